@@ -1,0 +1,17 @@
+//! Types and pure logic shared by the Nova host (`nova`) and the Nova extension (WASM).
+//!
+//! # Layout
+//! - [`protocol`]: the versioned envelope spoken over native messaging, its size limits, and the
+//!   method names with their typed parameters and results.
+//! - [`page`]: what page-side code returns: the compact page model of `nova.perceive`, text reads,
+//!   click and type reports.
+//! - [`selector`]: the `>>>` combinator grammar used by every selector (CSS plus descent into open
+//!   shadow roots and same-origin iframes) and perceive refs.
+//! - [`reason`]: reason codes that cross the host/extension boundary.
+//!
+//! Nothing here does I/O: the crate compiles for the host and for `wasm32-unknown-unknown`.
+
+pub mod page;
+pub mod protocol;
+pub mod reason;
+pub mod selector;

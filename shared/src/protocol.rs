@@ -1,0 +1,370 @@
+//! The native-messaging protocol between the hub (`nova native`) and the extension.
+//!
+//! Every frame carries one [`Envelope`]: `{v, id, kind, method, params | result | error}`.
+//! Requests flow both ways; each has a timeout on the sending side, and a missing reply becomes
+//! an error with a reason rather than a hang. Host-to-browser frames above
+//! [`HOST_TO_BROWSER_MAX_FRAME`] are split into [`Kind::Chunk`] frames that the extension
+//! reassembles.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Protocol version carried in every envelope. Bumped on incompatible changes.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Chrome refuses host-to-browser messages above 1 MiB; larger payloads are chunked.
+pub const HOST_TO_BROWSER_MAX_FRAME: usize = 1024 * 1024;
+
+/// Chrome sends at most 64 MiB browser-to-host; anything larger is rejected before allocation.
+pub const BROWSER_TO_HOST_MAX_FRAME: usize = 64 * 1024 * 1024;
+
+/// Payload bytes per chunk: the frame limit minus room for the envelope around the data
+/// (JSON string escaping can double a byte, so half the budget is the safe figure).
+pub const CHUNK_DATA_BYTES: usize = HOST_TO_BROWSER_MAX_FRAME / 2 - 1024;
+
+/// What a frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A request that expects exactly one `res` with the same id.
+    Req,
+    /// The response to a request.
+    Res,
+    /// A one-way event.
+    Evt,
+    /// One piece of an envelope too large for a single frame.
+    Chunk,
+}
+
+/// An error carried in a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WireError {
+    /// A reason code from [`crate::reason`] (or a host reason code).
+    pub code: String,
+    /// A sentence for humans saying what went wrong.
+    pub message: String,
+}
+
+/// One piece of a chunked envelope: `data` slices of the serialised envelope, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Chunk {
+    /// Zero-based index of this piece.
+    pub seq: u32,
+    /// How many pieces make the whole envelope.
+    pub total: u32,
+    /// A slice of the JSON text of the whole envelope.
+    pub data: String,
+}
+
+/// The frame envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    /// Protocol version ([`PROTOCOL_VERSION`]).
+    pub v: u32,
+    /// Correlation id: a response carries its request's id. Events use 0.
+    pub id: u32,
+    /// Frame kind.
+    pub kind: Kind,
+    /// Method name, on requests and events (see [`method`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Request or event parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// Successful response payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Failed response payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<WireError>,
+    /// Chunk payload, on `chunk` frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<Chunk>,
+}
+
+impl Envelope {
+    /// A request.
+    pub fn request(id: u32, method: &str, params: Value) -> Self {
+        Self::new(id, Kind::Req, Some(method.to_owned()), Some(params), None, None)
+    }
+
+    /// An event.
+    pub fn event(method: &str, params: Value) -> Self {
+        Self::new(0, Kind::Evt, Some(method.to_owned()), Some(params), None, None)
+    }
+
+    /// A successful response.
+    pub fn ok(id: u32, result: Value) -> Self {
+        Self::new(id, Kind::Res, None, None, Some(result), None)
+    }
+
+    /// A failed response.
+    pub fn err(id: u32, code: &str, message: impl Into<String>) -> Self {
+        let error = WireError { code: code.to_owned(), message: message.into() };
+        Self::new(id, Kind::Res, None, None, None, Some(error))
+    }
+
+    fn new(
+        id: u32,
+        kind: Kind,
+        method: Option<String>,
+        params: Option<Value>,
+        result: Option<Value>,
+        error: Option<WireError>,
+    ) -> Self {
+        Self { v: PROTOCOL_VERSION, id, kind, method, params, result, error, chunk: None }
+    }
+}
+
+/// Splits a serialised envelope into chunk frames when it exceeds the host-to-browser limit.
+/// Returns the text unchanged (one frame) when it fits.
+pub fn chunk_frames(id: u32, json: &str) -> Vec<String> {
+    if json.len() <= HOST_TO_BROWSER_MAX_FRAME {
+        return vec![json.to_owned()];
+    }
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < json.len() {
+        let mut end = (start + CHUNK_DATA_BYTES).min(json.len());
+        while !json.is_char_boundary(end) {
+            end -= 1;
+        }
+        pieces.push(&json[start..end]);
+        start = end;
+    }
+    let total = u32::try_from(pieces.len()).unwrap_or(u32::MAX);
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(seq, data)| {
+            let chunk = Chunk {
+                seq: u32::try_from(seq).unwrap_or(u32::MAX),
+                total,
+                data: data.to_owned(),
+            };
+            let mut env = Envelope::new(id, Kind::Chunk, None, None, None, None);
+            env.chunk = Some(chunk);
+            serde_json::to_string(&env).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Method names. Requests from host to extension unless noted.
+pub mod method {
+    /// Event, extension to host, on every (re)connect: [`super::Hello`].
+    pub const HELLO: &str = "hello";
+    /// Event, extension to host: a tab was created, navigated, activated or closed.
+    pub const TABS_CHANGED: &str = "tabs.changed";
+    /// Liveness probe; the result echoes the params.
+    pub const PING: &str = "ping";
+    /// List tabs: [`super::TabInfo`] list.
+    pub const TABS_LIST: &str = "tabs.list";
+    /// Open a URL in a target: [`super::NavigateParams`] -> [`super::NavigateResult`].
+    pub const NAVIGATE: &str = "tab.navigate";
+    /// Capture the visible viewport: [`super::ScreenshotParams`] -> [`super::ScreenshotResult`].
+    pub const SCREENSHOT: &str = "tab.screenshot";
+    /// Compact page model: [`super::PerceiveParams`] -> [`crate::page::PageModel`].
+    pub const PERCEIVE: &str = "page.perceive";
+    /// Visible text: [`super::ReadTextParams`] -> [`crate::page::TextRead`].
+    pub const READ_TEXT: &str = "page.readText";
+    /// Click: [`super::ClickParams`] -> [`crate::page::ActionReport`].
+    pub const CLICK: &str = "page.click";
+    /// Type: [`super::TypeParams`] -> [`crate::page::ActionReport`].
+    pub const TYPE: &str = "page.type";
+}
+
+/// First event after connecting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Hello {
+    /// The extension's version from its manifest.
+    pub extension_version: String,
+    /// `chromium` or `firefox`.
+    pub browser: String,
+    /// The browser's user agent string.
+    pub user_agent: String,
+}
+
+/// A tab as the extension knows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TabInfo {
+    /// Stable id of the tab for its lifetime (the browser's tab id, as a string).
+    pub target_id: String,
+    /// Window the tab lives in.
+    pub window_id: i32,
+    /// Current URL.
+    pub url: String,
+    /// Current title.
+    pub title: String,
+    /// Whether this is the focused tab of the focused window.
+    pub active: bool,
+    /// Count of committed top-level navigations in this tab since the extension saw it.
+    pub nav_epoch: u32,
+}
+
+/// `tab.navigate` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NavigateParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Absolute URL to open.
+    pub url: String,
+    /// Open in a new tab instead of the target.
+    pub new_tab: bool,
+    /// How long to wait for the load to complete.
+    pub timeout_ms: u32,
+}
+
+/// `tab.navigate` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NavigateResult {
+    /// The tab that navigated.
+    pub target_id: String,
+    /// URL before navigating.
+    pub url_before: String,
+    /// URL after the navigation committed (after redirects).
+    pub url: String,
+    /// Title once loaded.
+    pub title: String,
+    /// Navigation epoch after the navigation.
+    pub nav_epoch: u32,
+    /// Whether the load event fired before the timeout.
+    pub load_complete: bool,
+}
+
+/// `tab.screenshot` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScreenshotParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// `png` or `jpeg`.
+    pub format: String,
+    /// JPEG quality 1-100 (ignored for PNG).
+    pub quality: u8,
+}
+
+/// `tab.screenshot` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScreenshotResult {
+    /// The captured tab.
+    pub target_id: String,
+    /// URL of the captured page.
+    pub url: String,
+    /// `data:image/...;base64,...`
+    pub data_url: String,
+}
+
+/// `page.perceive` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PerceiveParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Most interactive elements to list.
+    pub max_elements: u32,
+    /// Most characters of visible text to include.
+    pub max_text_chars: u32,
+}
+
+/// `page.readText` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadTextParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Read only inside this element; the whole page when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Most characters to return.
+    pub max_chars: u32,
+}
+
+/// `page.click` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClickParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Selector or perceive ref.
+    pub selector: String,
+}
+
+/// `page.type` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TypeParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Selector or perceive ref.
+    pub selector: String,
+    /// Text to insert.
+    pub text: String,
+    /// Replace the current content instead of appending.
+    pub clear: bool,
+    /// Press Enter after typing.
+    pub press_enter: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn request_envelope_matches_golden_json() {
+        let env = Envelope::request(7, method::PERCEIVE, json!({"target": "active"}));
+        let text = serde_json::to_value(&env).expect("serialise");
+        assert_eq!(
+            text,
+            json!({"v": 1, "id": 7, "kind": "req", "method": "page.perceive",
+                   "params": {"target": "active"}})
+        );
+    }
+
+    #[test]
+    fn error_envelope_round_trips() {
+        let golden = r#"{"v":1,"id":3,"kind":"res","error":{"code":"timeout","message":"slow"}}"#;
+        let env: Envelope = serde_json::from_str(golden).expect("parse");
+        assert_eq!(env, Envelope::err(3, "timeout", "slow"));
+        assert_eq!(serde_json::to_string(&env).expect("serialise"), golden);
+    }
+
+    #[test]
+    fn envelope_rejects_unknown_fields() {
+        let err = serde_json::from_str::<Envelope>(r#"{"v":1,"id":1,"kind":"evt","extra":1}"#)
+            .expect_err("unknown field must fail");
+        assert!(err.to_string().contains("extra"), "{err}");
+    }
+
+    #[test]
+    fn small_payload_is_one_frame() {
+        assert_eq!(chunk_frames(1, "{}"), vec!["{}".to_owned()]);
+    }
+
+    #[test]
+    fn large_payload_is_chunked_and_reassembles() {
+        let big = Envelope::ok(9, json!({"text": "é".repeat(HOST_TO_BROWSER_MAX_FRAME)}));
+        let text = serde_json::to_string(&big).expect("serialise");
+        let frames = chunk_frames(9, &text);
+        assert!(frames.len() > 2);
+        let mut joined = String::new();
+        for (i, frame) in frames.iter().enumerate() {
+            assert!(frame.len() <= HOST_TO_BROWSER_MAX_FRAME, "frame {i} is {}", frame.len());
+            let env: Envelope = serde_json::from_str(frame).expect("chunk parses");
+            let chunk = env.chunk.expect("chunk payload");
+            assert_eq!(chunk.seq as usize, i);
+            assert_eq!(chunk.total as usize, frames.len());
+            joined.push_str(&chunk.data);
+        }
+        assert_eq!(joined, text);
+    }
+}

@@ -1,0 +1,33 @@
+//! Reason codes produced by page-side code and the bridge. Host-only reason codes (gates, leases)
+//! live next to the host code that emits them.
+
+/// The selector matched nothing in the target document.
+pub const ELEMENT_NOT_FOUND: &str = "element_not_found";
+/// The selector could not be parsed (bad CSS or a dangling `>>>`).
+pub const INVALID_SELECTOR: &str = "invalid_selector";
+/// The element exists but is not rendered (display:none, visibility:hidden, zero size).
+pub const ELEMENT_NOT_VISIBLE: &str = "element_not_visible";
+/// The element is disabled (`disabled` attribute, `aria-disabled=true`, or a disabled fieldset).
+pub const ELEMENT_DISABLED: &str = "element_disabled";
+/// Another element sits on top of the target at its click point.
+pub const ELEMENT_COVERED: &str = "element_covered";
+/// The element cannot take text (not an input, textarea or contenteditable).
+pub const ELEMENT_NOT_EDITABLE: &str = "element_not_editable";
+/// The element is read-only.
+pub const ELEMENT_READONLY: &str = "element_readonly";
+/// The target tab does not exist (closed, or never existed).
+pub const TARGET_NOT_FOUND: &str = "target_not_found";
+/// The page cannot be scripted (browser-internal pages such as `chrome://`).
+pub const PAGE_NOT_SCRIPTABLE: &str = "page_not_scriptable";
+/// Navigation failed (DNS, refused connection, blocked URL scheme).
+pub const NAVIGATION_FAILED: &str = "navigation_failed";
+/// The browser did not answer in time.
+pub const TIMEOUT: &str = "timeout";
+/// The browser-side handler failed unexpectedly; the message says how.
+pub const INTERNAL: &str = "internal_error";
+/// The request method is not known to this extension version.
+pub const UNKNOWN_METHOD: &str = "unknown_method";
+/// The request parameters did not match the method's schema.
+pub const BAD_PARAMS: &str = "bad_params";
+/// The screenshot could not be captured (tab not visible, permissions).
+pub const CAPTURE_FAILED: &str = "capture_failed";
