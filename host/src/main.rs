@@ -1,1 +1,228 @@
-fn main() {}
+//! `nova`: argument parsing and wiring only; the work happens in the `nova_host` library.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use nova_host::install::{self, Browser};
+use nova_host::paths::DataDir;
+use nova_host::{doctor, hub, mcp};
+
+#[derive(Parser)]
+#[command(
+    name = "nova",
+    version,
+    about = "Nova: verified browser actions for AI agents"
+)]
+struct Cli {
+    /// Data directory (default: NOVA_HOME, else the platform data directory).
+    #[arg(long, global = true, env = "NOVA_HOME")]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The hub; browsers start it through native messaging (you do not run this by hand).
+    Native {
+        /// What the browser passes: the extension origin (Chromium) or manifest path (Firefox).
+        caller: Option<String>,
+        /// Further browser arguments (Firefox passes the add-on id, Chrome a parent window).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        rest: Vec<String>,
+    },
+    /// MCP over stdio for agents: relays to the running hub.
+    Mcp {
+        /// Which browser's hub to use (default: the most recently started).
+        #[arg(long)]
+        browser: Option<String>,
+        /// Print the JSON an MCP client config needs and exit.
+        #[arg(long)]
+        print_config: bool,
+        /// How long to wait for a hub at start before answering locally.
+        #[arg(long, default_value_t = 1500)]
+        wait_ms: u64,
+    },
+    /// Register the native host with browsers (the named ones, else those detected).
+    Install {
+        /// Browser to register with (repeatable).
+        #[arg(long = "browser", value_enum)]
+        browsers: Vec<Browser>,
+        /// Also register inside this Chromium --user-data-dir profile.
+        #[arg(long)]
+        chromium_profile: Option<PathBuf>,
+        /// Host binary the manifest points at (default: this executable).
+        #[arg(long)]
+        host_path: Option<PathBuf>,
+    },
+    /// Remove the native-host registration.
+    Uninstall {
+        /// Browser to unregister from (repeatable; default: all).
+        #[arg(long = "browser", value_enum)]
+        browsers: Vec<Browser>,
+        /// Also unregister from this Chromium --user-data-dir profile.
+        #[arg(long)]
+        chromium_profile: Option<PathBuf>,
+    },
+    /// Check the installation, the hub, the store and free disk.
+    Doctor,
+}
+
+fn main() -> anyhow::Result<()> {
+    // Browsers start the host as `nova chrome-extension://<id>/` or `nova <manifest> <addon-id>`.
+    let mut args: Vec<String> = std::env::args().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a.starts_with("chrome-extension://") || a.ends_with(".json"))
+    {
+        args.insert(1, "native".into());
+    }
+    let cli = Cli::parse_from(args);
+    let data = DataDir::resolve(cli.data_dir.as_deref())?;
+    let runtime = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    };
+    match cli.command {
+        Command::Native { caller, rest: _ } => {
+            data.ensure()?;
+            let caller = caller.unwrap_or_default();
+            init_logging(Some((&data, hub::browser_from_caller(&caller))));
+            runtime()?.block_on(hub::run(data, caller))
+        }
+        Command::Mcp { print_config, .. } if print_config => print_config_json(&data),
+        Command::Mcp {
+            browser, wait_ms, ..
+        } => {
+            init_logging(None);
+            runtime()?.block_on(mcp::relay::run(
+                data,
+                browser,
+                Duration::from_millis(wait_ms),
+            ))
+        }
+        Command::Install {
+            browsers,
+            chromium_profile,
+            host_path,
+        } => {
+            let host = match host_path {
+                Some(p) => std::path::absolute(p)?,
+                None => std::env::current_exe()?,
+            };
+            let mut targets = user_targets(if browsers.is_empty() {
+                install::detect()
+            } else {
+                browsers
+            });
+            targets.extend(chromium_profile.as_deref().map(install::profile_target));
+            anyhow::ensure!(
+                !targets.is_empty(),
+                "no supported browser detected; name one with --browser (chromium, chrome, edge, brave, firefox)"
+            );
+            let mut out = std::io::stdout();
+            for t in targets {
+                install::install(&t, &host)
+                    .with_context(|| format!("writing {}", t.manifest.display()))?;
+                writeln!(
+                    out,
+                    "registered with {}: {}",
+                    t.browser.name(),
+                    t.manifest.display()
+                )?;
+            }
+            Ok(())
+        }
+        Command::Uninstall {
+            browsers,
+            chromium_profile,
+        } => {
+            let mut targets = user_targets(if browsers.is_empty() {
+                Browser::ALL.to_vec()
+            } else {
+                browsers
+            });
+            targets.extend(chromium_profile.as_deref().map(install::profile_target));
+            let mut out = std::io::stdout();
+            for t in targets {
+                if install::uninstall(&t)? {
+                    writeln!(out, "removed {}", t.manifest.display())?;
+                }
+            }
+            Ok(())
+        }
+        Command::Doctor => {
+            let checks = doctor::run_checks(&data);
+            let ok = doctor::report(&checks, &mut std::io::stdout())?;
+            if !ok {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn user_targets(browsers: Vec<Browser>) -> Vec<install::Target> {
+    browsers
+        .into_iter()
+        .filter_map(install::user_target)
+        .collect()
+}
+
+fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let http_url = hub::HubRecord::all(data)
+        .first()
+        .map(|h| h.http_url.clone())
+        .unwrap_or_else(|| {
+            format!(
+                "http://127.0.0.1:{}{}",
+                hub::DEFAULT_HTTP_PORT,
+                mcp::http::MCP_PATH
+            )
+        });
+    let data_dir = data.root().display().to_string();
+    let config = serde_json::json!({
+        "mcpServers": {
+            "nova": {"command": exe.display().to_string(), "args": ["mcp", "--data-dir", data_dir]}
+        },
+        "stdio": {"command": exe.display().to_string(), "args": ["mcp", "--data-dir", data_dir]},
+        "http": {
+            "url": http_url,
+            "tokenFile": data.token_file().display().to_string(),
+            "headers": {"Authorization": "Bearer <contents of tokenFile>"}
+        }
+    });
+    writeln!(
+        std::io::stdout(),
+        "{}",
+        serde_json::to_string_pretty(&config)?
+    )?;
+    Ok(())
+}
+
+fn init_logging(file: Option<(&DataDir, &str)>) {
+    use tracing_subscriber::fmt::writer::MakeWriterExt as _;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NOVA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
+    let log_file = file.and_then(|(data, browser)| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data.logs().join(format!("hub-{browser}.log")))
+            .ok()
+    });
+    match log_file {
+        Some(f) => builder
+            .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
+            .init(),
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+}

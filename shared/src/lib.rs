@@ -15,3 +15,12 @@ pub mod page;
 pub mod protocol;
 pub mod reason;
 pub mod selector;
+
+/// Name of the native-messaging host, as registered with browsers.
+pub const NATIVE_HOST_NAME: &str = "io.nova.host";
+
+/// The Chromium extension id, pinned by the public key in `manifest/manifest.json`.
+pub const CHROMIUM_EXTENSION_ID: &str = "cgmdkmgjapdamdnabcalmdadhdclnpgm";
+
+/// The Firefox add-on id (`browser_specific_settings.gecko.id`).
+pub const FIREFOX_ADDON_ID: &str = "nova@nova.io";

@@ -89,12 +89,26 @@ pub struct Envelope {
 impl Envelope {
     /// A request.
     pub fn request(id: u32, method: &str, params: Value) -> Self {
-        Self::new(id, Kind::Req, Some(method.to_owned()), Some(params), None, None)
+        Self::new(
+            id,
+            Kind::Req,
+            Some(method.to_owned()),
+            Some(params),
+            None,
+            None,
+        )
     }
 
     /// An event.
     pub fn event(method: &str, params: Value) -> Self {
-        Self::new(0, Kind::Evt, Some(method.to_owned()), Some(params), None, None)
+        Self::new(
+            0,
+            Kind::Evt,
+            Some(method.to_owned()),
+            Some(params),
+            None,
+            None,
+        )
     }
 
     /// A successful response.
@@ -104,7 +118,10 @@ impl Envelope {
 
     /// A failed response.
     pub fn err(id: u32, code: &str, message: impl Into<String>) -> Self {
-        let error = WireError { code: code.to_owned(), message: message.into() };
+        let error = WireError {
+            code: code.to_owned(),
+            message: message.into(),
+        };
         Self::new(id, Kind::Res, None, None, None, Some(error))
     }
 
@@ -116,7 +133,16 @@ impl Envelope {
         result: Option<Value>,
         error: Option<WireError>,
     ) -> Self {
-        Self { v: PROTOCOL_VERSION, id, kind, method, params, result, error, chunk: None }
+        Self {
+            v: PROTOCOL_VERSION,
+            id,
+            kind,
+            method,
+            params,
+            result,
+            error,
+            chunk: None,
+        }
     }
 }
 
@@ -358,7 +384,11 @@ mod tests {
         assert!(frames.len() > 2);
         let mut joined = String::new();
         for (i, frame) in frames.iter().enumerate() {
-            assert!(frame.len() <= HOST_TO_BROWSER_MAX_FRAME, "frame {i} is {}", frame.len());
+            assert!(
+                frame.len() <= HOST_TO_BROWSER_MAX_FRAME,
+                "frame {i} is {}",
+                frame.len()
+            );
             let env: Envelope = serde_json::from_str(frame).expect("chunk parses");
             let chunk = env.chunk.expect("chunk payload");
             assert_eq!(chunk.seq as usize, i);

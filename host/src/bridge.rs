@@ -1,0 +1,384 @@
+//! The bridge to the extension over native messaging: request/response correlation with
+//! timeouts, the browser's hello and tab list, and chunking of large host-to-browser frames.
+//!
+//! One hub process serves exactly one browser connection (its stdin/stdout). When that stream
+//! ends the browser is gone: every pending request fails with [`BridgeError::Disconnected`].
+
+pub mod codec;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nova_shared::protocol::{self, Envelope, Hello, Kind, TabInfo, method};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+
+use codec::{BROWSER_TO_HOST_MAX_FRAME, FrameError, HOST_TO_BROWSER_MAX_FRAME};
+
+/// Default time a request may take before it fails with `timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Why a bridge request failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum BridgeError {
+    /// No browser is connected to this hub.
+    #[error("the browser extension is not connected")]
+    Disconnected,
+    /// The extension did not answer in time.
+    #[error("the browser did not answer `{method}` within {ms} ms")]
+    Timeout {
+        /// Method that timed out.
+        method: String,
+        /// Timeout that elapsed.
+        ms: u64,
+    },
+    /// The extension answered with an error.
+    #[error("{message}")]
+    Remote {
+        /// Reason code from the extension.
+        code: String,
+        /// Its explanation.
+        message: String,
+    },
+}
+
+impl BridgeError {
+    /// The reason code for tool results.
+    pub fn reason_code(&self) -> &str {
+        match self {
+            Self::Disconnected => "browser_not_connected",
+            Self::Timeout { .. } => nova_shared::reason::TIMEOUT,
+            Self::Remote { code, .. } => code,
+        }
+    }
+
+    /// Whether retrying the same call later may succeed.
+    pub fn retryable(&self) -> bool {
+        matches!(self, Self::Disconnected | Self::Timeout { .. })
+    }
+}
+
+type Pending = oneshot::Sender<Result<Value, BridgeError>>;
+
+/// What the hub knows about the browser on the other end.
+#[derive(Debug, Default, Clone)]
+pub struct BrowserState {
+    /// The extension's hello, once received.
+    pub hello: Option<Hello>,
+    /// Last tab list the extension reported.
+    pub tabs: Vec<TabInfo>,
+}
+
+/// The hub's end of the native-messaging channel.
+pub struct Bridge {
+    out: mpsc::UnboundedSender<String>,
+    pending: Mutex<HashMap<u32, Pending>>,
+    next_id: AtomicU32,
+    connected: AtomicBool,
+    state: Mutex<BrowserState>,
+    hello_tx: tokio::sync::watch::Sender<bool>,
+}
+
+impl Bridge {
+    /// Starts the bridge over a byte stream pair (the hub's stdin/stdout). Returns the bridge
+    /// and a future that completes when the browser side closes.
+    pub fn start<R, W>(reader: R, writer: W) -> (Arc<Self>, tokio::task::JoinHandle<()>)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, rx) = mpsc::unbounded_channel();
+        let (hello_tx, _) = tokio::sync::watch::channel(false);
+        let bridge = Arc::new(Self {
+            out,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU32::new(1),
+            connected: AtomicBool::new(true),
+            state: Mutex::new(BrowserState::default()),
+            hello_tx,
+        });
+        tokio::spawn(write_loop(writer, rx));
+        let reader_bridge = bridge.clone();
+        let done = tokio::spawn(async move { reader_bridge.read_loop(reader).await });
+        (bridge, done)
+    }
+
+    /// Whether the browser connection is still open.
+    pub fn is_connected(&self) -> bool {
+        self.connected.load(Ordering::SeqCst)
+    }
+
+    /// A copy of what is known about the browser.
+    pub fn state(&self) -> BrowserState {
+        self.state.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Waits until the extension said hello (or `timeout` passes). Returns whether it did.
+    pub async fn wait_hello(&self, timeout: Duration) -> bool {
+        let mut rx = self.hello_tx.subscribe();
+        tokio::time::timeout(timeout, rx.wait_for(|h| *h))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Sends a request and waits for its response.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, BridgeError> {
+        if !self.is_connected() {
+            return Err(BridgeError::Disconnected);
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(id, tx);
+        }
+        self.send(&Envelope::request(id, method, params), id);
+        let outcome = tokio::time::timeout(timeout, rx).await;
+        if let Ok(mut p) = self.pending.lock() {
+            p.remove(&id);
+        }
+        match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(BridgeError::Disconnected),
+            Err(_) => Err(BridgeError::Timeout {
+                method: method.to_owned(),
+                ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            }),
+        }
+    }
+
+    /// Sends a request whose result is deserialised into `T`.
+    pub async fn call<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: impl serde::Serialize,
+        timeout: Duration,
+    ) -> Result<T, BridgeError> {
+        let params = serde_json::to_value(params).map_err(|e| internal(e.to_string()))?;
+        let value = self.request(method, params, timeout).await?;
+        serde_json::from_value(value).map_err(|e| {
+            internal(format!(
+                "unexpected `{method}` reply from the extension: {e}"
+            ))
+        })
+    }
+
+    fn send(&self, env: &Envelope, id: u32) {
+        match serde_json::to_string(env) {
+            Ok(json) => {
+                for frame in protocol::chunk_frames(id, &json) {
+                    let _ = self.out.send(frame);
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "cannot serialise envelope"),
+        }
+    }
+
+    async fn read_loop<R: AsyncRead + Unpin>(self: Arc<Self>, mut reader: R) {
+        loop {
+            match codec::read_frame(&mut reader, BROWSER_TO_HOST_MAX_FRAME).await {
+                Ok(Some(text)) => self.handle_frame(&text),
+                Ok(None) => break,
+                Err(e) if e.is_recoverable() => {
+                    tracing::warn!(error = %e, "rejected a frame from the browser");
+                }
+                Err(FrameError::Truncated) => {
+                    tracing::warn!("browser stream ended inside a frame");
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "browser stream failed");
+                    break;
+                }
+            }
+        }
+        self.connected.store(false, Ordering::SeqCst);
+        if let Ok(mut p) = self.pending.lock() {
+            for (_, tx) in p.drain() {
+                let _ = tx.send(Err(BridgeError::Disconnected));
+            }
+        }
+        tracing::info!("browser disconnected");
+    }
+
+    fn handle_frame(&self, text: &str) {
+        let env: Envelope = match serde_json::from_str(text) {
+            Ok(env) => env,
+            Err(e) => {
+                tracing::warn!(error = %e, bytes = text.len(), "rejected a malformed frame");
+                return;
+            }
+        };
+        match env.kind {
+            Kind::Res => {
+                let waiter = self.pending.lock().ok().and_then(|mut p| p.remove(&env.id));
+                let Some(tx) = waiter else {
+                    tracing::debug!(id = env.id, "late or unknown response dropped");
+                    return;
+                };
+                let result = match env.error {
+                    Some(e) => Err(BridgeError::Remote {
+                        code: e.code,
+                        message: e.message,
+                    }),
+                    None => Ok(env.result.unwrap_or(Value::Null)),
+                };
+                let _ = tx.send(result);
+            }
+            Kind::Evt => self.handle_event(env.method.as_deref().unwrap_or(""), env.params),
+            Kind::Req => self.handle_request(env),
+            Kind::Chunk => tracing::warn!("chunk frames are only sent host to browser; dropped"),
+        }
+    }
+
+    fn handle_event(&self, name: &str, params: Option<Value>) {
+        let params = params.unwrap_or(Value::Null);
+        match name {
+            method::HELLO => match serde_json::from_value::<Hello>(params) {
+                Ok(hello) => {
+                    tracing::info!(browser = %hello.browser, version = %hello.extension_version, "extension connected");
+                    if let Ok(mut s) = self.state.lock() {
+                        s.hello = Some(hello);
+                    }
+                    self.hello_tx.send_replace(true);
+                }
+                Err(e) => tracing::warn!(error = %e, "malformed hello"),
+            },
+            method::TABS_CHANGED => match serde_json::from_value::<Vec<TabInfo>>(params) {
+                Ok(tabs) => {
+                    if let Ok(mut s) = self.state.lock() {
+                        s.tabs = tabs;
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "malformed tab list"),
+            },
+            other => tracing::debug!(event = other, "unhandled event"),
+        }
+    }
+
+    fn handle_request(&self, env: Envelope) {
+        let reply = match env.method.as_deref() {
+            Some(method::PING) => Envelope::ok(env.id, env.params.unwrap_or(Value::Null)),
+            other => Envelope::err(
+                env.id,
+                nova_shared::reason::UNKNOWN_METHOD,
+                format!("the host has no method `{}`", other.unwrap_or("")),
+            ),
+        };
+        self.send(&reply, env.id);
+    }
+}
+
+fn internal(message: String) -> BridgeError {
+    BridgeError::Remote {
+        code: nova_shared::reason::INTERNAL.to_owned(),
+        message,
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<String>) {
+    while let Some(frame) = rx.recv().await {
+        if let Err(e) = codec::write_frame(&mut writer, &frame, HOST_TO_BROWSER_MAX_FRAME).await {
+            tracing::warn!(error = %e, "cannot write to the browser");
+            if !e.is_recoverable() {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn read_env(r: &mut (impl AsyncRead + Unpin)) -> Envelope {
+        let text = codec::read_frame(r, usize::MAX)
+            .await
+            .expect("frame")
+            .expect("some");
+        serde_json::from_str(&text).expect("envelope")
+    }
+
+    async fn write_env(w: &mut (impl AsyncWrite + Unpin), env: &Envelope) {
+        let text = serde_json::to_string(env).expect("json");
+        codec::write_frame(w, &text, usize::MAX)
+            .await
+            .expect("write");
+    }
+
+    #[tokio::test]
+    async fn request_is_answered_by_matching_response() {
+        let (host_side, mut browser) = tokio::io::duplex(1 << 20);
+        let (r, w) = tokio::io::split(host_side);
+        let (bridge, _done) = Bridge::start(r, w);
+        let call = tokio::spawn({
+            let b = bridge.clone();
+            async move {
+                b.request("tabs.list", json!({}), Duration::from_secs(5))
+                    .await
+            }
+        });
+        let req = read_env(&mut browser).await;
+        assert_eq!(req.method.as_deref(), Some("tabs.list"));
+        write_env(&mut browser, &Envelope::ok(req.id, json!([1, 2]))).await;
+        assert_eq!(call.await.expect("join").expect("ok"), json!([1, 2]));
+    }
+
+    #[tokio::test]
+    async fn missing_reply_times_out_with_reason() {
+        let (host_side, _browser) = tokio::io::duplex(1 << 20);
+        let (r, w) = tokio::io::split(host_side);
+        let (bridge, _done) = Bridge::start(r, w);
+        let err = bridge
+            .request("page.perceive", json!({}), Duration::from_millis(50))
+            .await;
+        let err = err.expect_err("timeout");
+        assert_eq!(err.reason_code(), "timeout");
+        assert!(err.to_string().contains("page.perceive"));
+    }
+
+    #[tokio::test]
+    async fn disconnect_fails_pending_requests() {
+        let (host_side, browser) = tokio::io::duplex(1 << 20);
+        let (r, w) = tokio::io::split(host_side);
+        let (bridge, done) = Bridge::start(r, w);
+        let call = tokio::spawn({
+            let b = bridge.clone();
+            async move { b.request("x", json!({}), Duration::from_secs(30)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(browser);
+        done.await.expect("reader ends");
+        let err = call.await.expect("join").expect_err("disconnected");
+        assert!(matches!(err, BridgeError::Disconnected));
+        assert!(!bridge.is_connected());
+    }
+
+    #[tokio::test]
+    async fn bad_frames_do_not_stop_the_bridge() {
+        let (host_side, mut browser) = tokio::io::duplex(1 << 20);
+        let (r, w) = tokio::io::split(host_side);
+        let (_bridge, _done) = Bridge::start(r, w);
+        codec::write_frame(&mut browser, "not json", usize::MAX)
+            .await
+            .expect("w");
+        browser.write_all(&2u32.to_ne_bytes()).await.expect("w");
+        browser.write_all(&[0xff, 0xff]).await.expect("w");
+        write_env(&mut browser, &Envelope::request(5, "ping", json!({"n": 1}))).await;
+        let reply = read_env(&mut browser).await;
+        assert_eq!((reply.id, reply.result), (5, Some(json!({"n": 1}))));
+        let mut rest = [0u8; 1];
+        let pending = tokio::time::timeout(Duration::from_millis(50), browser.read(&mut rest));
+        assert!(pending.await.is_err(), "no further output expected");
+    }
+}

@@ -1,0 +1,649 @@
+//! The browser tools: `nova.perceive`, `nova.read_text`, `nova.navigate`,
+//! `nova.click_selector`, `nova.type_selector` and `nova.capture_screenshot`.
+//!
+//! Each tool validates its arguments, resolves the target tab (`active` -> the focused tab),
+//! asks the extension through the bridge, and fills the observation row with what it touched.
+//! Page-side work (finding elements, checking they can be clicked, typing) happens in the
+//! extension; this module turns its reports into tool results.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use nova_shared::page::{ActionReport, PageModel, TextRead};
+use nova_shared::protocol::{
+    ClickParams, NavigateParams, NavigateResult, PerceiveParams, ReadTextParams, ScreenshotParams,
+    ScreenshotResult, TabInfo, TypeParams, method,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
+use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::tob::flags;
+
+/// `nova.perceive.maxElements` bounds and default.
+pub const PERCEIVE_MAX_ELEMENTS: (u32, u32, u32) = (1, 5000, 400);
+/// `nova.perceive.maxTextChars` bounds and default.
+pub const PERCEIVE_MAX_TEXT: (u32, u32, u32) = (0, 200_000, 4000);
+/// `nova.read_text.maxChars` bounds and default.
+pub const READ_TEXT_MAX_CHARS: (u32, u32, u32) = (1, 1_000_000, 20_000);
+/// `nova.navigate.timeoutMs` bounds and default.
+pub const NAVIGATE_TIMEOUT_MS: (u32, u32, u32) = (1000, 120_000, 30_000);
+/// `nova.type_selector.text`: most characters in one call.
+pub const TYPE_MAX_CHARS: usize = 100_000;
+/// `nova.capture_screenshot.quality` bounds and default (JPEG only).
+pub const SCREENSHOT_QUALITY: (u32, u32, u32) = (1, 100, 80);
+/// Longest selector accepted.
+pub const MAX_SELECTOR_LEN: usize = 4096;
+
+fn active() -> String {
+    "active".to_owned()
+}
+
+macro_rules! default_fn {
+    ($name:ident, $bounds:expr) => {
+        fn $name() -> u32 {
+            $bounds.2
+        }
+    };
+}
+default_fn!(default_max_elements, PERCEIVE_MAX_ELEMENTS);
+default_fn!(default_max_text, PERCEIVE_MAX_TEXT);
+default_fn!(default_read_chars, READ_TEXT_MAX_CHARS);
+default_fn!(default_nav_timeout, NAVIGATE_TIMEOUT_MS);
+default_fn!(default_quality, SCREENSHOT_QUALITY);
+
+fn yes() -> bool {
+    true
+}
+
+/// `nova.perceive` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PerceiveArgs {
+    /// Tab to read: a target id or `active` (default).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent (default `default`).
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Most interactive elements to list (1-5000, default 400).
+    #[serde(default = "default_max_elements")]
+    #[schemars(range(min = 1, max = 5000))]
+    pub max_elements: u32,
+    /// Most characters of visible text (0-200000, default 4000).
+    #[serde(default = "default_max_text")]
+    #[schemars(range(min = 0, max = 200000))]
+    pub max_text_chars: u32,
+}
+
+/// `nova.read_text` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadTextArgs {
+    /// Tab to read: a target id or `active` (default).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Read only inside this element (CSS, `>>>`, or a perceive ref); whole page when absent.
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// Most characters to return (1-1000000, default 20000).
+    #[serde(default = "default_read_chars")]
+    #[schemars(range(min = 1, max = 1000000))]
+    pub max_chars: u32,
+}
+
+/// `nova.navigate` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NavigateArgs {
+    /// Tab to navigate: a target id or `active` (default).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Absolute http(s), file or about:blank URL.
+    pub url: String,
+    /// Open in a new tab instead.
+    #[serde(default)]
+    pub new_tab: bool,
+    /// How long to wait for the page to load (1000-120000, default 30000).
+    #[serde(default = "default_nav_timeout")]
+    #[schemars(range(min = 1000, max = 120000))]
+    pub timeout_ms: u32,
+}
+
+/// `nova.click_selector` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClickArgs {
+    /// Tab: a target id or `active` (default).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// CSS selector (with `>>>` into shadow roots and same-origin iframes) or a perceive ref.
+    pub selector: String,
+}
+
+/// `nova.type_selector` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TypeArgs {
+    /// Tab: a target id or `active` (default).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Input, textarea or contenteditable element: CSS (with `>>>`) or a perceive ref.
+    pub selector: String,
+    /// Text to enter (at most 100000 characters). Password values are never stored or logged.
+    pub text: String,
+    /// Replace the current content (default) instead of appending.
+    #[serde(default = "yes")]
+    pub clear: bool,
+    /// Press Enter after typing.
+    #[serde(default)]
+    pub press_enter: bool,
+}
+
+/// Screenshot image format.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    /// Lossless PNG (default).
+    #[default]
+    Png,
+    /// JPEG with `quality`.
+    Jpeg,
+}
+
+/// `nova.capture_screenshot` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScreenshotArgs {
+    /// Tab: a target id or `active` (default).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// `png` (default) or `jpeg`.
+    #[serde(default)]
+    pub format: ImageFormat,
+    /// JPEG quality 1-100 (default 80).
+    #[serde(default = "default_quality")]
+    #[schemars(range(min = 1, max = 100))]
+    pub quality: u32,
+}
+
+/// Checks `value` against inclusive bounds, naming the field on failure.
+pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(), CallError> {
+    if value < bounds.0 || value > bounds.1 {
+        return Err(CallError::invalid(
+            field,
+            format!(
+                "`{field}` must be between {} and {}, got {value}",
+                bounds.0, bounds.1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_selector(selector: &str) -> Result<(), CallError> {
+    if selector.len() > MAX_SELECTOR_LEN {
+        return Err(CallError::invalid(
+            "selector",
+            format!(
+                "`selector` is {} bytes; at most {MAX_SELECTOR_LEN} are allowed",
+                selector.len()
+            ),
+        ));
+    }
+    nova_shared::selector::parse(selector)
+        .map(|_| ())
+        .map_err(|e| CallError::invalid("selector", format!("`selector` is invalid: {e}")))
+}
+
+fn check_url(url: &str) -> Result<(), CallError> {
+    let lower = url.trim().to_ascii_lowercase();
+    let allowed = ["http://", "https://", "file://"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+        || lower == "about:blank";
+    if !allowed {
+        return Err(CallError::invalid(
+            "url",
+            "`url` must be an absolute http://, https:// or file:// URL, or about:blank",
+        ));
+    }
+    Ok(())
+}
+
+impl Hub {
+    /// Resolves `active` or a target id to a tab the extension knows.
+    pub async fn resolve_target(&self, target_id: &str) -> Result<TabInfo, ToolReply> {
+        let find = |tabs: &[TabInfo]| {
+            tabs.iter()
+                .find(|t| {
+                    if target_id == "active" {
+                        t.active
+                    } else {
+                        t.target_id == target_id
+                    }
+                })
+                .cloned()
+        };
+        if let Some(tab) = find(&self.bridge.state().tabs) {
+            return Ok(tab);
+        }
+        let tabs: Vec<TabInfo> = self
+            .bridge
+            .call(method::TABS_LIST, json!({}), DEFAULT_TIMEOUT)
+            .await
+            .map_err(|e| ToolReply::bridge_failure(&e))?;
+        find(&tabs).ok_or_else(|| {
+            let known: Vec<&str> = tabs.iter().map(|t| t.target_id.as_str()).collect();
+            ToolReply::failure(
+                nova_shared::reason::TARGET_NOT_FOUND,
+                format!("no tab `{target_id}`; open tabs: {}", known.join(", ")),
+                false,
+            )
+        })
+    }
+
+    /// Resolves the target and enforces the lease; mutating calls auto-claim an unclaimed tab.
+    async fn enter_target(
+        &self,
+        rec: &mut CallRecord,
+        target_id: &str,
+        mutating: bool,
+    ) -> Result<Result<TabInfo, ToolReply>, CallError> {
+        let tab = match self.resolve_target(target_id).await {
+            Ok(tab) => tab,
+            Err(reply) => return Ok(Err(reply)),
+        };
+        rec.obs.target_id = Some(tab.target_id.clone());
+        rec.obs.url_before = Some(tab.url.clone());
+        rec.obs.nav_epoch_before = Some(tab.nav_epoch);
+        rec.obs.signal_flags |= flags::TARGET_RESOLVED;
+        let agent = rec.obs.agent_id.clone();
+        self.leases
+            .check(&tab.target_id, &agent)
+            .map_err(CallError::Owner)?;
+        if mutating {
+            self.leases
+                .auto_claim(&tab.target_id, &agent)
+                .map_err(CallError::Owner)?;
+        }
+        Ok(Ok(tab))
+    }
+
+    /// `nova.perceive`.
+    pub async fn perceive(
+        &self,
+        rec: &mut CallRecord,
+        a: PerceiveArgs,
+    ) -> Result<ToolReply, CallError> {
+        check_range("maxElements", a.max_elements, PERCEIVE_MAX_ELEMENTS)?;
+        check_range("maxTextChars", a.max_text_chars, PERCEIVE_MAX_TEXT)?;
+        let tab = match self.enter_target(rec, &a.target_id, false).await? {
+            Ok(tab) => tab,
+            Err(reply) => return Ok(reply),
+        };
+        let params = PerceiveParams {
+            target: tab.target_id.clone(),
+            max_elements: a.max_elements,
+            max_text_chars: a.max_text_chars,
+        };
+        let page: PageModel = match self
+            .bridge
+            .call(method::PERCEIVE, params, DEFAULT_TIMEOUT)
+            .await
+        {
+            Ok(p) => p,
+            Err(e) => return Ok(ToolReply::bridge_failure(&e)),
+        };
+        rec.executed();
+        rec.obs.url_after = Some(page.url.clone());
+        let text = render_page(&page);
+        let mut structured = ok_body(&tab.target_id);
+        merge(
+            &mut structured,
+            serde_json::to_value(&page).unwrap_or(Value::Null),
+        );
+        Ok(ToolReply::ok(structured).with_text(text))
+    }
+
+    /// `nova.read_text`.
+    pub async fn read_text(
+        &self,
+        rec: &mut CallRecord,
+        a: ReadTextArgs,
+    ) -> Result<ToolReply, CallError> {
+        check_range("maxChars", a.max_chars, READ_TEXT_MAX_CHARS)?;
+        if let Some(s) = &a.selector {
+            check_selector(s)?;
+            rec.obs.selector = Some(s.clone());
+        }
+        let tab = match self.enter_target(rec, &a.target_id, false).await? {
+            Ok(tab) => tab,
+            Err(reply) => return Ok(reply),
+        };
+        let params = ReadTextParams {
+            target: tab.target_id.clone(),
+            selector: a.selector.clone(),
+            max_chars: a.max_chars,
+        };
+        if a.selector.is_some() {
+            rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
+        } else {
+            rec.obs.signal_flags |= flags::FULL_DOCUMENT;
+        }
+        let read: TextRead = match self
+            .bridge
+            .call(method::READ_TEXT, params, DEFAULT_TIMEOUT)
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return Ok(ToolReply::bridge_failure(&e)),
+        };
+        rec.executed();
+        rec.obs.url_after = Some(read.url.clone());
+        let mut structured = ok_body(&tab.target_id);
+        merge(
+            &mut structured,
+            serde_json::to_value(&read).unwrap_or(Value::Null),
+        );
+        Ok(ToolReply::ok(structured).with_text(read.text))
+    }
+
+    /// `nova.navigate`.
+    pub async fn navigate(
+        &self,
+        rec: &mut CallRecord,
+        a: NavigateArgs,
+    ) -> Result<ToolReply, CallError> {
+        check_range("timeoutMs", a.timeout_ms, NAVIGATE_TIMEOUT_MS)?;
+        check_url(&a.url)?;
+        let tab = match self.enter_target(rec, &a.target_id, !a.new_tab).await? {
+            Ok(tab) => tab,
+            Err(reply) => return Ok(reply),
+        };
+        let params = NavigateParams {
+            target: tab.target_id.clone(),
+            url: a.url.clone(),
+            new_tab: a.new_tab,
+            timeout_ms: a.timeout_ms,
+        };
+        let wait = Duration::from_millis(u64::from(a.timeout_ms) + 5000);
+        let nav: NavigateResult = match self.bridge.call(method::NAVIGATE, params, wait).await {
+            Ok(n) => n,
+            Err(e) => return Ok(ToolReply::bridge_failure(&e)),
+        };
+        rec.executed();
+        rec.obs.signal_flags |= flags::NAVIGATION_COMMITTED;
+        rec.obs.target_id = Some(nav.target_id.clone());
+        rec.obs.url_after = Some(nav.url.clone());
+        rec.obs.nav_epoch_after = Some(nav.nav_epoch);
+        if a.new_tab {
+            let agent = rec.obs.agent_id.clone();
+            self.leases
+                .auto_claim(&nav.target_id, &agent)
+                .map_err(CallError::Owner)?;
+        }
+        let mut structured = ok_body(&nav.target_id);
+        merge(
+            &mut structured,
+            serde_json::to_value(&nav).unwrap_or(Value::Null),
+        );
+        if !nav.load_complete {
+            structured["status"] = json!("partial");
+            structured["reasonCode"] = json!("load_incomplete");
+        }
+        Ok(ToolReply::ok(structured))
+    }
+
+    /// `nova.click_selector`.
+    pub async fn click(&self, rec: &mut CallRecord, a: ClickArgs) -> Result<ToolReply, CallError> {
+        check_selector(&a.selector)?;
+        rec.obs.selector = Some(a.selector.clone());
+        let tab = match self.enter_target(rec, &a.target_id, true).await? {
+            Ok(tab) => tab,
+            Err(reply) => return Ok(reply),
+        };
+        rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
+        let params = ClickParams {
+            target: tab.target_id.clone(),
+            selector: a.selector,
+        };
+        let report = self
+            .bridge
+            .call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT)
+            .await;
+        Ok(self.action_reply(rec, &tab, report))
+    }
+
+    /// `nova.type_selector`.
+    pub async fn type_text(
+        &self,
+        rec: &mut CallRecord,
+        a: TypeArgs,
+    ) -> Result<ToolReply, CallError> {
+        check_selector(&a.selector)?;
+        let chars = a.text.chars().count();
+        if chars > TYPE_MAX_CHARS {
+            return Err(CallError::invalid(
+                "text",
+                format!("`text` has {chars} characters; at most {TYPE_MAX_CHARS} are allowed"),
+            ));
+        }
+        rec.obs.selector = Some(a.selector.clone());
+        let tab = match self.enter_target(rec, &a.target_id, true).await? {
+            Ok(tab) => tab,
+            Err(reply) => return Ok(reply),
+        };
+        rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
+        let params = TypeParams {
+            target: tab.target_id.clone(),
+            selector: a.selector,
+            text: a.text,
+            clear: a.clear,
+            press_enter: a.press_enter,
+        };
+        let report = self
+            .bridge
+            .call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT)
+            .await;
+        let mut reply = self.action_reply(rec, &tab, report);
+        reply.structured["typedChars"] = json!(chars);
+        Ok(reply)
+    }
+
+    fn action_reply(
+        &self,
+        rec: &mut CallRecord,
+        tab: &TabInfo,
+        report: Result<ActionReport, BridgeError>,
+    ) -> ToolReply {
+        match report {
+            Ok(r) => {
+                rec.executed();
+                rec.obs.url_after = Some(r.url_after.clone());
+                if r.action_dispatched {
+                    rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
+                }
+                let mut structured = ok_body(&tab.target_id);
+                merge(
+                    &mut structured,
+                    serde_json::to_value(&r).unwrap_or(Value::Null),
+                );
+                ToolReply::ok(structured)
+            }
+            Err(e) => {
+                let mut reply = ToolReply::bridge_failure(&e);
+                // Page-side refusals (not visible, covered, disabled) happen before any event is
+                // dispatched; timeouts and disconnects leave the question open.
+                let dispatched = match e {
+                    BridgeError::Remote { .. } => json!(false),
+                    _ => Value::Null,
+                };
+                reply.structured["actionDispatched"] = dispatched;
+                reply.structured["targetId"] = json!(tab.target_id);
+                reply
+            }
+        }
+    }
+
+    /// `nova.capture_screenshot`.
+    pub async fn screenshot(
+        &self,
+        rec: &mut CallRecord,
+        a: ScreenshotArgs,
+    ) -> Result<ToolReply, CallError> {
+        check_range("quality", a.quality, SCREENSHOT_QUALITY)?;
+        let tab = match self.enter_target(rec, &a.target_id, false).await? {
+            Ok(tab) => tab,
+            Err(reply) => return Ok(reply),
+        };
+        let (format, mime, ext) = match a.format {
+            ImageFormat::Png => ("png", "image/png", "png"),
+            ImageFormat::Jpeg => ("jpeg", "image/jpeg", "jpg"),
+        };
+        let params = ScreenshotParams {
+            target: tab.target_id.clone(),
+            format: format.to_owned(),
+            quality: u8::try_from(a.quality).unwrap_or(80),
+        };
+        let shot: ScreenshotResult = match self
+            .bridge
+            .call(method::SCREENSHOT, params, DEFAULT_TIMEOUT)
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => return Ok(ToolReply::bridge_failure(&e)),
+        };
+        rec.executed();
+        rec.obs.url_after = Some(shot.url.clone());
+        let b64 = shot
+            .data_url
+            .split_once(',')
+            .map(|(_, d)| d)
+            .unwrap_or_default()
+            .to_owned();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&b64)
+            .unwrap_or_default();
+        let (width, height) = png_size(&bytes).unzip();
+        let path = self
+            .data
+            .screenshots()
+            .join(format!("{}.{ext}", rec.obs.call_id));
+        let saved = std::fs::write(&path, &bytes).is_ok();
+        let mut structured = ok_body(&tab.target_id);
+        merge(
+            &mut structured,
+            json!({
+                "url": shot.url, "mimeType": mime, "bytes": bytes.len(),
+                "width": width, "height": height, "responseMode": "inline",
+                "screenshotFilePath": saved.then(|| path.display().to_string()),
+            }),
+        );
+        Ok(ToolReply::ok(structured).with_image(b64, mime))
+    }
+}
+
+/// Width and height from a PNG's IHDR chunk.
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    if bytes.len() < 24 || &bytes[..8] != b"\x89PNG\r\n\x1a\n" {
+        return None;
+    }
+    let w = u32::from_be_bytes(bytes[16..20].try_into().ok()?);
+    let h = u32::from_be_bytes(bytes[20..24].try_into().ok()?);
+    Some((w, h))
+}
+
+fn ok_body(target_id: &str) -> Value {
+    json!({"ok": true, "status": "ok", "targetId": target_id})
+}
+
+fn merge(into: &mut Value, from: Value) {
+    if let (Some(a), Value::Object(b)) = (into.as_object_mut(), from) {
+        a.extend(b);
+    }
+}
+
+/// The text rendering of a page model agents read: short lines, refs first.
+fn render_page(p: &PageModel) -> String {
+    let mut out = format!("{} — {}\nstate: {}\n", p.title, p.url, p.page_state);
+    if !p.landmarks.is_empty() {
+        out.push_str(&format!("landmarks: {}\n", p.landmarks.join("; ")));
+    }
+    for f in &p.forms {
+        out.push_str(f);
+        out.push('\n');
+    }
+    out.push_str("elements:\n");
+    for e in &p.elements {
+        out.push_str(e);
+        out.push('\n');
+    }
+    out.push_str("text:\n");
+    out.push_str(&p.text);
+    if p.truncated.any {
+        out.push_str(&format!(
+            "\n[truncated: {} elements, {} text chars in total]",
+            p.truncated.elements_total, p.truncated.text_chars_total
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_errors_name_field_and_bounds() {
+        let err =
+            check_range("maxElements", 9000, PERCEIVE_MAX_ELEMENTS).expect_err("out of range");
+        let text = err.to_string();
+        assert!(
+            text.contains("maxElements") && text.contains("5000") && text.contains("9000"),
+            "{text}"
+        );
+        check_range("maxElements", 1, PERCEIVE_MAX_ELEMENTS).expect("lower bound inclusive");
+    }
+
+    #[test]
+    fn urls_outside_the_allowed_schemes_are_refused() {
+        assert!(check_url("javascript:alert(1)").is_err());
+        assert!(check_url("chrome://settings").is_err());
+        check_url("https://example.com/").expect("https");
+        check_url("about:blank").expect("blank");
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected_by_name() {
+        let err = serde_json::from_value::<ClickArgs>(json!({"selector": "a", "bogus": 1}))
+            .expect_err("unknown");
+        assert!(err.to_string().contains("bogus"));
+    }
+
+    #[test]
+    fn png_dimensions_are_read_from_the_header() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend_from_slice(&800u32.to_be_bytes());
+        png.extend_from_slice(&600u32.to_be_bytes());
+        assert_eq!(png_size(&png), Some((800, 600)));
+        assert_eq!(png_size(b"nope"), None);
+    }
+}

@@ -1,0 +1,302 @@
+//! The call pipeline every tool call goes through, whatever transport it came by:
+//! parse and bound-check arguments -> run the tool -> record one TOB observation (always,
+//! including invalid, blocked and failed calls).
+//!
+//! The gate pipeline (AAG) slots in between parsing and running; it does not exist yet.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::bridge::{Bridge, BridgeError};
+use crate::lease::{Leases, OwnerMismatch};
+use crate::paths::{DataDir, now_ms};
+use crate::tob::{self, Observation, Outcome, Recorder};
+
+/// Everything a tool call needs: the browser, the store, the leases.
+pub struct Hub {
+    /// The data dir.
+    pub data: DataDir,
+    /// The extension connection.
+    pub bridge: Arc<Bridge>,
+    /// The observation recorder.
+    pub recorder: Recorder,
+    /// Tab leases.
+    pub leases: Leases,
+}
+
+/// One MCP session (one connection).
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Session id, recorded on every observation.
+    pub id: String,
+}
+
+impl Session {
+    /// A new session with a random id.
+    pub fn new() -> Self {
+        Self {
+            id: uuid::Uuid::new_v4().simple().to_string(),
+        }
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A call rejected at the protocol level (JSON-RPC error), not a tool failure.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// Arguments did not match the schema or bounds (-32602).
+    #[error("{message}")]
+    InvalidParams {
+        /// The offending field, when known.
+        field: Option<String>,
+        /// What is wrong, naming the field and the bound.
+        message: String,
+    },
+    /// The tool does not exist (-32602).
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// Another agent holds the tab (-32040).
+    #[error(transparent)]
+    Owner(#[from] OwnerMismatch),
+}
+
+impl CallError {
+    /// An invalid-params error for `field`.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::InvalidParams {
+            field: Some(field.to_owned()),
+            message: message.into(),
+        }
+    }
+
+    /// The reason code recorded for this error.
+    pub fn reason_code(&self) -> &'static str {
+        match self {
+            Self::InvalidParams { .. } | Self::UnknownTool(_) => "invalid_params",
+            Self::Owner(_) => crate::lease::OWNER_MISMATCH,
+        }
+    }
+}
+
+/// A tool result: structured content plus what the agent reads.
+#[derive(Debug, Clone)]
+pub struct ToolReply {
+    /// `structuredContent`: always has `ok` and `status`, and `reasonCode` on failure.
+    pub structured: Value,
+    /// Whether the MCP result is an error.
+    pub is_error: bool,
+    /// Text content; the structured JSON when absent.
+    pub text: Option<String>,
+    /// Image content (base64, mime type).
+    pub image: Option<(String, String)>,
+}
+
+impl ToolReply {
+    /// A success.
+    pub fn ok(structured: Value) -> Self {
+        Self {
+            structured,
+            is_error: false,
+            text: None,
+            image: None,
+        }
+    }
+
+    /// A tool failure with a reason code.
+    pub fn failure(reason: &str, message: impl Into<String>, retryable: bool) -> Self {
+        let structured = json!({
+            "ok": false, "status": "failed", "reasonCode": reason,
+            "retryable": retryable, "message": message.into(),
+        });
+        Self {
+            structured,
+            is_error: true,
+            text: None,
+            image: None,
+        }
+    }
+
+    /// A failure reported by the bridge.
+    pub fn bridge_failure(e: &BridgeError) -> Self {
+        let mut reply = Self::failure(e.reason_code(), e.to_string(), e.retryable());
+        if matches!(e, BridgeError::Disconnected) {
+            reply.structured["message"] = json!(crate::mcp::NOT_CONNECTED_HELP);
+            reply.structured["retryAfterMs"] = json!(2000);
+        }
+        reply
+    }
+
+    /// Sets the text content.
+    pub fn with_text(mut self, text: String) -> Self {
+        self.text = Some(text);
+        self
+    }
+
+    /// Adds an image.
+    pub fn with_image(mut self, data: String, mime: &str) -> Self {
+        self.image = Some((data, mime.to_owned()));
+        self
+    }
+}
+
+/// The observation being built for one call.
+pub struct CallRecord {
+    /// The row.
+    pub obs: Observation,
+}
+
+impl CallRecord {
+    /// Marks the call as having reached the browser.
+    pub fn executed(&mut self) {
+        self.obs.executed = true;
+    }
+}
+
+/// Parses tool arguments, turning serde's message into one that names the field.
+pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, CallError> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        let message = e.to_string();
+        let field = message.split('`').nth(1).map(str::to_owned);
+        CallError::InvalidParams {
+            field,
+            message: format!("invalid arguments: {message}"),
+        }
+    })
+}
+
+/// Arguments as recorded: typed text is replaced by its length so that no secret (password
+/// fields included) is ever stored.
+fn redact(tool: &str, args: &Map<String, Value>) -> String {
+    let mut copy = args.clone();
+    if tool == "nova.type_selector"
+        && let Some(Value::String(text)) = copy.get("text")
+    {
+        let n = text.chars().count();
+        copy.insert("text".into(), json!(format!("<redacted {n} chars>")));
+    }
+    Value::Object(copy).to_string()
+}
+
+impl Hub {
+    /// Runs one tool call end to end and records it.
+    pub async fn call_tool(
+        &self,
+        session: &Session,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<ToolReply, CallError> {
+        let started = Instant::now();
+        let agent_id = args
+            .get("agentId")
+            .and_then(Value::as_str)
+            .unwrap_or(crate::lease::DEFAULT_AGENT)
+            .to_owned();
+        let (_, _, base_flags) = tob::classify(name);
+        let mut rec = CallRecord {
+            obs: Observation {
+                call_id: uuid::Uuid::new_v4().to_string(),
+                seq: self.recorder.next_seq(),
+                tool: name.to_owned(),
+                agent_id,
+                mcp_session: session.id.clone(),
+                signal_flags: base_flags,
+                args_json: Some(redact(name, &args)),
+                started_at_ms: now_ms(),
+                ..Default::default()
+            },
+        };
+        let span = tracing::info_span!("tool", call = %&rec.obs.call_id[..8], tool = name);
+        let _guard = span.enter();
+        let result = self.run(&mut rec, name, args).await;
+        let obs = &mut rec.obs;
+        obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        match &result {
+            Ok(reply) => {
+                obs.ok = !reply.is_error;
+                obs.outcome = Some(if reply.is_error {
+                    Outcome::Failed
+                } else {
+                    Outcome::Success
+                });
+                obs.reason_code = reply
+                    .structured
+                    .get("reasonCode")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+            Err(e) => {
+                obs.outcome = Some(match e {
+                    CallError::Owner(_) => Outcome::BlockedPreflight,
+                    _ => Outcome::InvalidParams,
+                });
+                obs.block_stage = Some(match e {
+                    CallError::Owner(_) => "lease".to_owned(),
+                    _ => "validation".to_owned(),
+                });
+                obs.reason_code = Some(e.reason_code().to_owned());
+            }
+        }
+        tracing::info!(ok = obs.ok, ms = obs.duration_ms, reason = ?obs.reason_code, "tool call");
+        self.recorder.record(rec.obs);
+        result
+    }
+
+    async fn run(
+        &self,
+        rec: &mut CallRecord,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<ToolReply, CallError> {
+        match name {
+            "nova.perceive" => self.perceive(rec, parse_args(args)?).await,
+            "nova.read_text" => self.read_text(rec, parse_args(args)?).await,
+            "nova.navigate" => self.navigate(rec, parse_args(args)?).await,
+            "nova.click_selector" => self.click(rec, parse_args(args)?).await,
+            "nova.type_selector" => self.type_text(rec, parse_args(args)?).await,
+            "nova.capture_screenshot" => self.screenshot(rec, parse_args(args)?).await,
+            "nova.tab_claim" => self.tab_claim(rec, parse_args(args)?).await,
+            "nova.tab_release" => self.tab_release(rec, parse_args(args)?).await,
+            other => Err(CallError::UnknownTool(other.to_owned())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_text_is_never_recorded() {
+        let args = json!({"selector": "#pw", "text": "hunter2"});
+        let Value::Object(map) = args else {
+            unreachable!()
+        };
+        let recorded = redact("nova.type_selector", &map);
+        assert!(!recorded.contains("hunter2"), "{recorded}");
+        assert!(recorded.contains("<redacted 7 chars>"));
+    }
+
+    #[test]
+    fn parse_errors_name_the_field() {
+        let Value::Object(map) = json!({"selector": "a", "nope": 1}) else {
+            unreachable!()
+        };
+        let err = parse_args::<crate::browse::ClickArgs>(map).expect_err("unknown field");
+        match err {
+            CallError::InvalidParams { field, message } => {
+                assert_eq!(field.as_deref(), Some("nope"));
+                assert!(message.contains("nope"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

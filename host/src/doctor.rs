@@ -1,0 +1,149 @@
+//! `nova doctor`: checks the installation and says how to fix each problem.
+
+use std::io::Write;
+
+use crate::hub::HubRecord;
+use crate::install::{self, Browser};
+use crate::paths::DataDir;
+
+/// AAG `safety.disk_space_low`: below 500 MB free Nova blocks work.
+pub const MIN_FREE_BYTES: u64 = 500 * 1024 * 1024;
+
+/// One check's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// What was checked.
+    pub name: String,
+    /// `Ok(detail)` or `Err((problem, fix))`.
+    pub result: Result<String, (String, String)>,
+}
+
+/// Runs every check.
+pub fn run_checks(data: &DataDir) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let detected = install::detect();
+    let mut any_manifest = false;
+    for browser in Browser::ALL {
+        let Some(target) = install::user_target(browser) else {
+            continue;
+        };
+        let present = target.manifest.exists();
+        if !present && !detected.contains(&browser) {
+            continue;
+        }
+        any_manifest |= present;
+        checks.push(Check {
+            name: format!("{} native-host manifest", browser.name()),
+            result: install::check(&target)
+                .map(|p| format!("{} -> {}", target.manifest.display(), p.display()))
+                .map_err(|problem| {
+                    (
+                        problem,
+                        format!("run `nova install --browser {}`", browser.name()),
+                    )
+                }),
+        });
+    }
+    if checks.is_empty() && !any_manifest {
+        checks.push(Check {
+            name: "browsers".into(),
+            result: Err((
+                "no supported browser found for this user".into(),
+                "install Chromium (`apt-get install chromium`) or Firefox, then `nova install`"
+                    .into(),
+            )),
+        });
+    }
+    let hubs = HubRecord::all(data);
+    let live: Vec<&HubRecord> = hubs
+        .iter()
+        .filter(|h| std::os::unix::net::UnixStream::connect(&h.socket).is_ok())
+        .collect();
+    checks.push(Check {
+        name: "hub running".into(),
+        result: match live.first() {
+            Some(h) => Ok(format!("{} hub pid {} at {}", h.browser, h.pid, h.http_url)),
+            None => Err((
+                "no hub is running (the browser starts it when the extension connects)".into(),
+                "start Nova with `cargo xtask run`, or open your browser with the Nova extension"
+                    .into(),
+            )),
+        },
+    });
+    checks.push(Check {
+        name: "relay socket reachable".into(),
+        result: match (live.first(), hubs.first()) {
+            (Some(h), _) => Ok(h.socket.display().to_string()),
+            (None, Some(h)) => Err((
+                format!(
+                    "{} does not accept connections (stale registration)",
+                    h.socket.display()
+                ),
+                "restart the browser; the next hub replaces the registration".into(),
+            )),
+            (None, None) => Err(("no hub registered".into(), "see `hub running`".into())),
+        },
+    });
+    checks.push(Check {
+        name: "store integrity".into(),
+        result: store_check(data),
+    });
+    checks.push(Check {
+        name: "free disk".into(),
+        result: disk_check(data),
+    });
+    checks
+}
+
+fn store_check(data: &DataDir) -> Result<String, (String, String)> {
+    let db = data.db();
+    if !db.exists() {
+        return Ok(format!(
+            "{} not created yet (created on first use)",
+            db.display()
+        ));
+    }
+    let fix = format!("move {} aside; Nova creates a fresh store", db.display());
+    let conn = crate::store::open_read_only(&db).map_err(|e| (e.to_string(), fix.clone()))?;
+    crate::store::check_integrity(&conn).map_err(|e| (e.to_string(), fix.clone()))?;
+    let version = crate::store::schema_version(&conn).map_err(|e| (e.to_string(), fix))?;
+    Ok(format!("{} ok, schema v{version}", db.display()))
+}
+
+fn disk_check(data: &DataDir) -> Result<String, (String, String)> {
+    let mut dir = data.root().to_path_buf();
+    while !dir.exists() {
+        if !dir.pop() {
+            break;
+        }
+    }
+    let free = fs4::available_space(&dir).map_err(|e| {
+        (
+            format!("cannot read free space: {e}"),
+            "check the data dir path".into(),
+        )
+    })?;
+    let mb = free / (1024 * 1024);
+    if free < MIN_FREE_BYTES {
+        return Err((
+            format!("only {mb} MB free at {}", dir.display()),
+            "free at least 500 MB".into(),
+        ));
+    }
+    Ok(format!("{mb} MB free"))
+}
+
+/// Prints the report; returns whether everything passed.
+pub fn report(checks: &[Check], out: &mut impl Write) -> std::io::Result<bool> {
+    let mut all_ok = true;
+    for c in checks {
+        match &c.result {
+            Ok(detail) => writeln!(out, "ok    {}: {detail}", c.name)?,
+            Err((problem, fix)) => {
+                all_ok = false;
+                writeln!(out, "FAIL  {}: {problem}\n      fix: {fix}", c.name)?;
+            }
+        }
+    }
+    Ok(all_ok)
+}

@@ -1,0 +1,208 @@
+//! `nova native`: the hub the browser spawns. It owns the browser connection (stdin/stdout),
+//! opens the store, serves MCP on a unix socket (for `nova mcp` relays) and on 127.0.0.1 HTTP,
+//! and registers itself in `hubs/<browser>.json` so relays and `nova doctor` can find it.
+//!
+//! The browser may start a hub at any time (a restarted service worker reconnects and spawns a
+//! new process): the newest hub takes the socket and the registration over, and an older hub
+//! exits as soon as its browser stream closes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bridge::Bridge;
+use crate::dispatch::Hub;
+use crate::lease::Leases;
+use crate::mcp;
+use crate::paths::{DataDir, now_ms};
+use crate::tob::Recorder;
+
+/// Environment variable with the preferred HTTP port; `0` picks a free one.
+pub const HTTP_PORT_ENV: &str = "NOVA_HTTP_PORT";
+/// Port tried first when `NOVA_HTTP_PORT` is unset; a free port is used when it is taken.
+pub const DEFAULT_HTTP_PORT: u16 = 47_821;
+
+/// What a running hub publishes in `hubs/<browser>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HubRecord {
+    /// Browser family: `chromium` or `firefox`.
+    pub browser: String,
+    /// Hub process id.
+    pub pid: u32,
+    /// Unix socket for `nova mcp`.
+    pub socket: PathBuf,
+    /// Streamable HTTP endpoint.
+    pub http_url: String,
+    /// Start time, ms since epoch.
+    pub started_at_ms: i64,
+    /// The caller the browser named (extension origin).
+    pub caller: String,
+}
+
+impl HubRecord {
+    /// Reads every registration in the data dir, newest first.
+    pub fn all(data: &DataDir) -> Vec<Self> {
+        let mut out: Vec<Self> = std::fs::read_dir(data.hubs())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| std::fs::read(e.path()).ok())
+            .filter_map(|b| serde_json::from_slice(&b).ok())
+            .collect();
+        out.sort_by_key(|r| std::cmp::Reverse(r.started_at_ms));
+        out
+    }
+}
+
+/// Browser family from the argument the browser passes to its native host: Chromium passes
+/// the extension origin `chrome-extension://<id>/`, Firefox the manifest path and the add-on id.
+pub fn browser_from_caller(caller: &str) -> &'static str {
+    if caller.starts_with("chrome-extension://") {
+        "chromium"
+    } else {
+        "firefox"
+    }
+}
+
+/// Runs the hub until the browser disconnects or a termination signal arrives.
+pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
+    data.ensure()?;
+    let browser = browser_from_caller(&caller).to_owned();
+    let recorder = Recorder::start(&data.db())?;
+    let (bridge, browser_done) = Bridge::start(tokio::io::stdin(), tokio::io::stdout());
+    let hub = Arc::new(Hub {
+        data: data.clone(),
+        bridge,
+        recorder,
+        leases: Leases::default(),
+    });
+
+    let socket = data.hub_socket(&browser);
+    let _ = std::fs::remove_file(&socket);
+    let unix = tokio::net::UnixListener::bind(&socket)?;
+    crate::paths::set_mode(&socket, 0o600)?;
+    tokio::spawn(accept_unix(hub.clone(), unix));
+
+    let token = mcp::http::ensure_token(&data)?;
+    let tcp = bind_http().await?;
+    let http_url = format!("http://{}{}", tcp.local_addr()?, mcp::http::MCP_PATH);
+    tokio::spawn({
+        let hub = hub.clone();
+        async move {
+            if let Err(e) = mcp::http::serve(hub, tcp, token).await {
+                tracing::error!(error = %e, "HTTP endpoint stopped");
+            }
+        }
+    });
+
+    let record = HubRecord {
+        browser: browser.clone(),
+        pid: std::process::id(),
+        socket: socket.clone(),
+        http_url: http_url.clone(),
+        started_at_ms: now_ms(),
+        caller,
+    };
+    write_record(&data, &record)?;
+    tracing::info!(%http_url, socket = %socket.display(), "hub ready");
+
+    tokio::select! {
+        _ = browser_done => tracing::info!("browser closed the connection; hub stopping"),
+        _ = terminated() => tracing::info!("termination signal; hub stopping"),
+    }
+    hub.recorder.flush().await;
+    // Only remove what is still ours: a newer hub may have taken over.
+    let file = data.hub_file(&browser);
+    let still_ours = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<HubRecord>(&b).ok())
+        .is_some_and(|r| r.pid == record.pid);
+    if still_ours {
+        let _ = std::fs::remove_file(&file);
+        let _ = std::fs::remove_file(&socket);
+    }
+    Ok(())
+}
+
+async fn bind_http() -> std::io::Result<tokio::net::TcpListener> {
+    let preferred = std::env::var(HTTP_PORT_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u16>().ok())
+        .unwrap_or(DEFAULT_HTTP_PORT);
+    match tokio::net::TcpListener::bind(("127.0.0.1", preferred)).await {
+        Ok(l) => Ok(l),
+        Err(e) if preferred != 0 => {
+            tracing::warn!(port = preferred, error = %e, "preferred HTTP port busy; using a free one");
+            tokio::net::TcpListener::bind(("127.0.0.1", 0)).await
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn write_record(data: &DataDir, record: &HubRecord) -> std::io::Result<()> {
+    let file = data.hub_file(&record.browser);
+    let tmp = file.with_extension(format!("json.{}", record.pid));
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?,
+    )?;
+    crate::paths::set_mode(&tmp, 0o600)?;
+    std::fs::rename(tmp, file)
+}
+
+async fn accept_unix(hub: Arc<Hub>, listener: tokio::net::UnixListener) {
+    use rmcp::ServiceExt as _;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "unix accept failed");
+                continue;
+            }
+        };
+        let server = mcp::server::NovaServer::new(hub.clone());
+        tokio::spawn(async move {
+            let (r, w) = stream.into_split();
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(r, w)
+                .with_max_line_length(mcp::MAX_LINE_BYTES);
+            match server.serve(transport).await {
+                Ok(running) => {
+                    let _ = running.waiting().await;
+                }
+                Err(e) => tracing::warn!(error = %e, "MCP session failed to start"),
+            }
+        });
+    }
+}
+
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caller_names_the_browser() {
+        assert_eq!(browser_from_caller("chrome-extension://abc/"), "chromium");
+        assert_eq!(
+            browser_from_caller("/home/u/.mozilla/native-messaging-hosts/io.nova.host.json"),
+            "firefox"
+        );
+    }
+}

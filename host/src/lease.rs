@@ -1,0 +1,289 @@
+//! Tab leases (contracts.md §8): an agent claims a tab for a while; calls by other agents on a
+//! claimed tab fail with `claim.owner_mismatch` (JSON-RPC -32040) until the lease is released,
+//! expires, or is force-reclaimed with a reason.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::paths::now_ms;
+
+/// `tab_claim.ttlMs` default: 120000.
+pub const DEFAULT_TTL_MS: u32 = 120_000;
+/// `tab_claim.ttlMs` lower bound: 5000.
+pub const MIN_TTL_MS: u32 = 5_000;
+/// `tab_claim.ttlMs` upper bound: 1800000.
+pub const MAX_TTL_MS: u32 = 1_800_000;
+/// The agent id used when a call names none.
+pub const DEFAULT_AGENT: &str = "default";
+/// JSON-RPC error code for `claim.owner_mismatch`.
+pub const OWNER_MISMATCH_CODE: i32 = -32040;
+/// Reason code for a call on a tab another agent holds.
+pub const OWNER_MISMATCH: &str = "claim.owner_mismatch";
+
+fn default_agent() -> String {
+    DEFAULT_AGENT.to_owned()
+}
+
+fn default_ttl() -> u32 {
+    DEFAULT_TTL_MS
+}
+
+/// `nova.tab_claim` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimArgs {
+    /// Tab to claim: a target id or `active`.
+    pub target_id: String,
+    /// Claiming agent.
+    #[serde(default = "default_agent")]
+    pub agent_id: String,
+    /// Role of the agent: actor, archivist or mcp.
+    #[serde(default)]
+    pub agent_role: Option<AgentRole>,
+    /// Lease length in ms (5000-1800000, default 120000). A re-claim by the owner extends it.
+    #[serde(default = "default_ttl")]
+    #[schemars(range(min = 5000, max = 1800000))]
+    pub ttl_ms: u32,
+    /// Free-form label shown in the popup; a re-claim updates it only when non-empty.
+    #[serde(default)]
+    pub debug_label: Option<String>,
+    /// Takes the tab from another agent; the displaced owner is told once.
+    #[serde(default)]
+    pub reclaim_reason: Option<String>,
+}
+
+/// Agent roles a claim may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentRole {
+    /// Acts on pages.
+    Actor,
+    /// Reads and records.
+    Archivist,
+    /// A generic MCP client.
+    Mcp,
+}
+
+/// `nova.tab_release` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReleaseArgs {
+    /// Tab to release: a target id or `active`.
+    pub target_id: String,
+    /// Releasing agent; must be the owner.
+    #[serde(default = "default_agent")]
+    pub agent_id: String,
+}
+
+/// A live lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// Owner agent id.
+    pub owner: String,
+    /// Owner role, when given.
+    pub role: Option<AgentRole>,
+    /// Expiry, ms since epoch.
+    pub expires_at_ms: i64,
+    /// Label.
+    pub debug_label: Option<String>,
+    /// Token required to finalize the lease with an explicit decision.
+    pub finalization_token: String,
+}
+
+/// Another agent holds the tab.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tab {target_id} is claimed by agent `{owner}` for {remaining_ms} more ms")]
+pub struct OwnerMismatch {
+    /// The tab.
+    pub target_id: String,
+    /// Who holds it.
+    pub owner: String,
+    /// Time left on the lease.
+    pub remaining_ms: i64,
+}
+
+/// All leases of this hub.
+#[derive(Debug, Default)]
+pub struct Leases {
+    map: Mutex<HashMap<String, Lease>>,
+}
+
+impl Leases {
+    /// Claims or extends. Another agent's live lease is an error unless `reclaim_reason` is set.
+    pub fn claim(
+        &self,
+        target_id: &str,
+        agent: &str,
+        role: Option<AgentRole>,
+        ttl_ms: u32,
+        label: Option<&str>,
+        reclaim_reason: Option<&str>,
+    ) -> Result<Lease, OwnerMismatch> {
+        let now = now_ms();
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = map.get_mut(target_id).filter(|l| l.expires_at_ms > now) {
+            if existing.owner == agent {
+                existing.expires_at_ms = now + i64::from(ttl_ms);
+                if let Some(l) = label.filter(|l| !l.is_empty()) {
+                    existing.debug_label = Some(l.to_owned());
+                }
+                return Ok(existing.clone());
+            }
+            if reclaim_reason.is_none_or(str::is_empty) {
+                return Err(OwnerMismatch {
+                    target_id: target_id.to_owned(),
+                    owner: existing.owner.clone(),
+                    remaining_ms: existing.expires_at_ms - now,
+                });
+            }
+            tracing::info!(target_id, from = %existing.owner, to = agent, "tab reclaimed");
+        }
+        let lease = Lease {
+            owner: agent.to_owned(),
+            role,
+            expires_at_ms: now + i64::from(ttl_ms),
+            debug_label: label.filter(|l| !l.is_empty()).map(str::to_owned),
+            finalization_token: uuid::Uuid::new_v4().simple().to_string(),
+        };
+        map.insert(target_id.to_owned(), lease.clone());
+        Ok(lease)
+    }
+
+    /// Releases the owner's lease. Returns whether a lease was released.
+    pub fn release(&self, target_id: &str, agent: &str) -> Result<bool, OwnerMismatch> {
+        self.check(target_id, agent)?;
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(map.remove(target_id).is_some())
+    }
+
+    /// Fails when another agent holds a live lease on the tab.
+    pub fn check(&self, target_id: &str, agent: &str) -> Result<(), OwnerMismatch> {
+        let now = now_ms();
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        match map.get(target_id) {
+            Some(l) if l.expires_at_ms > now && l.owner != agent => Err(OwnerMismatch {
+                target_id: target_id.to_owned(),
+                owner: l.owner.clone(),
+                remaining_ms: l.expires_at_ms - now,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The first mutating call on an unclaimed tab claims it for the caller with the default TTL.
+    pub fn auto_claim(&self, target_id: &str, agent: &str) -> Result<(), OwnerMismatch> {
+        self.claim(target_id, agent, None, DEFAULT_TTL_MS, None, None)
+            .map(|_| ())
+    }
+
+    /// The live lease on a tab, if any.
+    pub fn get(&self, target_id: &str) -> Option<Lease> {
+        let now = now_ms();
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(target_id)
+            .filter(|l| l.expires_at_ms > now)
+            .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_agent_is_refused_until_release() {
+        let leases = Leases::default();
+        leases
+            .claim("1", "a", None, 10_000, Some("x"), None)
+            .expect("claim");
+        let err = leases.check("1", "b").expect_err("b refused");
+        assert_eq!(err.owner, "a");
+        assert!(leases.claim("1", "b", None, 10_000, None, None).is_err());
+        assert!(leases.release("1", "b").is_err(), "only the owner releases");
+        assert!(leases.release("1", "a").expect("release"));
+        leases.check("1", "b").expect("free now");
+    }
+
+    #[test]
+    fn reclaim_with_reason_takes_over_and_reclaim_by_owner_extends() {
+        let leases = Leases::default();
+        let first = leases
+            .claim("1", "a", None, 5_000, Some("one"), None)
+            .expect("claim");
+        let again = leases
+            .claim("1", "a", None, 60_000, Some(""), None)
+            .expect("extend");
+        assert!(again.expires_at_ms > first.expires_at_ms);
+        assert_eq!(
+            again.debug_label.as_deref(),
+            Some("one"),
+            "empty label keeps the old one"
+        );
+        let taken = leases
+            .claim("1", "b", None, 5_000, None, Some("stuck"))
+            .expect("reclaim");
+        assert_eq!(taken.owner, "b");
+    }
+}
+
+mod tools {
+    use serde_json::json;
+
+    use super::{ClaimArgs, MAX_TTL_MS, MIN_TTL_MS, ReleaseArgs};
+    use crate::browse::check_range;
+    use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+
+    impl Hub {
+        /// `nova.tab_claim`.
+        pub async fn tab_claim(
+            &self,
+            rec: &mut CallRecord,
+            a: ClaimArgs,
+        ) -> Result<ToolReply, CallError> {
+            check_range("ttlMs", a.ttl_ms, (MIN_TTL_MS, MAX_TTL_MS, 0))?;
+            let tab = match self.resolve_target(&a.target_id).await {
+                Ok(tab) => tab,
+                Err(reply) => return Ok(reply),
+            };
+            rec.obs.target_id = Some(tab.target_id.clone());
+            rec.obs.url_before = Some(tab.url.clone());
+            let lease = self.leases.claim(
+                &tab.target_id,
+                &a.agent_id,
+                a.agent_role,
+                a.ttl_ms,
+                a.debug_label.as_deref(),
+                a.reclaim_reason.as_deref(),
+            )?;
+            let remaining = lease.expires_at_ms - crate::paths::now_ms();
+            Ok(ToolReply::ok(json!({
+                "ok": true, "status": "ok", "targetId": tab.target_id, "claimed": true,
+                "claimOwner": lease.owner, "leaseRemainingMs": remaining,
+                "expiresAtUtc": lease.expires_at_ms, "finalizationToken": lease.finalization_token,
+                "debugLabel": lease.debug_label,
+            })))
+        }
+
+        /// `nova.tab_release`.
+        pub async fn tab_release(
+            &self,
+            rec: &mut CallRecord,
+            a: ReleaseArgs,
+        ) -> Result<ToolReply, CallError> {
+            let tab = match self.resolve_target(&a.target_id).await {
+                Ok(tab) => tab,
+                Err(reply) => return Ok(reply),
+            };
+            rec.obs.target_id = Some(tab.target_id.clone());
+            let released = self.leases.release(&tab.target_id, &a.agent_id)?;
+            Ok(ToolReply::ok(json!({
+                "ok": true, "status": "ok", "targetId": tab.target_id,
+                "releaseState": "released", "claimState": "unclaimed", "released": released,
+                "finalized": false, "finalizeDecision": null, "finalizeReasonCode": null,
+            })))
+        }
+    }
+}

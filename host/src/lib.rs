@@ -1,0 +1,27 @@
+//! The Nova host: the hub the browser spawns (`nova native`), the MCP relay agents run
+//! (`nova mcp`), and the installation commands.
+//!
+//! # Layout
+//! - [`hub`]: `nova native`: wires the bridge, the store and the MCP listeners together.
+//! - [`bridge`]: native messaging to the extension (framing in [`bridge::codec`]), request
+//!   correlation and timeouts, the browser's tab list.
+//! - [`dispatch`]: the call pipeline every tool call takes (validate, run, record evidence).
+//! - [`browse`]: the browser tools (perceive, read, navigate, click, type, screenshot).
+//! - [`lease`]: tab leases (`nova.tab_claim` / `nova.tab_release`).
+//! - [`tob`]: the Tool Observation Bus: observation rows and their batched writer.
+//! - [`store`]: the SQLite store, migrations and integrity checks.
+//! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
+//! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
+//! - [`paths`]: the data dir and everything in it.
+
+pub mod bridge;
+pub mod browse;
+pub mod dispatch;
+pub mod doctor;
+pub mod hub;
+pub mod install;
+pub mod lease;
+pub mod mcp;
+pub mod paths;
+pub mod store;
+pub mod tob;

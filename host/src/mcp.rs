@@ -1,0 +1,21 @@
+//! The MCP layer: maps MCP requests onto [`crate::dispatch::Hub::call_tool`] and holds no tool
+//! logic of its own.
+//!
+//! - [`catalog`]: the tool list with JSON schemas generated from the argument types.
+//! - [`server`]: the rmcp `ServerHandler`, one instance per MCP session.
+//! - [`http`]: streamable HTTP on 127.0.0.1 with bearer token and Origin/Host checks.
+//! - [`relay`]: `nova mcp`, the stdio command agents run, relaying to the hub's unix socket.
+
+pub mod catalog;
+pub mod http;
+pub mod relay;
+pub mod server;
+
+/// Most bytes in one JSON-RPC line from an agent (stdio relay and unix socket): tool arguments
+/// are small; anything bigger is a broken or hostile client.
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// What a tool call without a browser says to do.
+pub const NOT_CONNECTED_HELP: &str = "No browser is connected to Nova. Start one with \
+`cargo xtask run` (or open your browser with the Nova extension installed), check with \
+`nova doctor`, then retry the call.";

@@ -1,0 +1,110 @@
+//! The tool catalog: names, descriptions and input schemas generated from the argument types
+//! (so `deny_unknown_fields` shows as `additionalProperties: false` and bounds as
+//! `minimum`/`maximum`).
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{Tool, ToolAnnotations};
+use schemars::JsonSchema;
+
+use crate::browse::{
+    ClickArgs, NavigateArgs, PerceiveArgs, ReadTextArgs, ScreenshotArgs, TypeArgs,
+};
+use crate::lease::{ClaimArgs, ReleaseArgs};
+
+fn tool<T: JsonSchema>(name: &'static str, description: &'static str, read_only: bool) -> Tool {
+    let schema = schemars::schema_for!(T).to_value();
+    let mut object = schema.as_object().cloned().unwrap_or_default();
+    object.remove("$schema");
+    object.remove("title");
+    let mut annotations = ToolAnnotations::default();
+    annotations.read_only_hint = Some(read_only);
+    annotations.open_world_hint = Some(true);
+    Tool::new(name, description, Arc::new(object)).with_annotations(annotations)
+}
+
+/// Every tool Nova offers, in a stable order.
+pub fn tools() -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        vec![
+            tool::<PerceiveArgs>(
+                "nova.perceive",
+                "Understand the visible page: URL, title, page state, interactive elements with \
+                 refs (e12) usable as selectors, landmarks, forms and visible text.",
+                true,
+            ),
+            tool::<ReadTextArgs>(
+                "nova.read_text",
+                "Read the visible text of the page or of one element.",
+                true,
+            ),
+            tool::<NavigateArgs>(
+                "nova.navigate",
+                "Open a URL in a tab and wait for it to load.",
+                false,
+            ),
+            tool::<ClickArgs>(
+                "nova.click_selector",
+                "Click an element after checking it is visible, enabled and not covered. \
+                 Reports actionDispatched: true only once the page was touched.",
+                false,
+            ),
+            tool::<TypeArgs>(
+                "nova.type_selector",
+                "Type into an input, textarea or contenteditable editor with real input events. \
+                 Password values are never stored or logged.",
+                false,
+            ),
+            tool::<ScreenshotArgs>(
+                "nova.capture_screenshot",
+                "Capture the visible part of a tab as an image.",
+                true,
+            ),
+            tool::<ClaimArgs>(
+                "nova.tab_claim",
+                "Reserve a tab for this agent; other agents' calls on it fail with \
+                 claim.owner_mismatch until release or expiry.",
+                false,
+            ),
+            tool::<ReleaseArgs>(
+                "nova.tab_release",
+                "Release a tab this agent claimed.",
+                false,
+            ),
+        ]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_forbid_unknown_fields_and_carry_bounds() {
+        let perceive = tools()
+            .iter()
+            .find(|t| t.name == "nova.perceive")
+            .expect("perceive");
+        let schema = serde_json::Value::Object((*perceive.input_schema).clone());
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["properties"]["maxElements"]["maximum"], 5000);
+        let claim = tools()
+            .iter()
+            .find(|t| t.name == "nova.tab_claim")
+            .expect("claim");
+        let schema = serde_json::Value::Object((*claim.input_schema).clone());
+        assert_eq!(schema["properties"]["ttlMs"]["minimum"], 5000);
+        assert_eq!(schema["required"], serde_json::json!(["targetId"]));
+    }
+
+    #[test]
+    fn names_are_unique_and_namespaced() {
+        let mut names: Vec<_> = tools().iter().map(|t| t.name.to_string()).collect();
+        assert!(names.iter().all(|n| n.starts_with("nova.")));
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), tools().len());
+    }
+}

@@ -1,0 +1,215 @@
+//! Streamable HTTP on 127.0.0.1 only. Every request must carry `Authorization: Bearer <token>`
+//! (the token lives in the data dir, mode 0600) and a `Host` naming this loopback endpoint;
+//! a present `Origin` must be this endpoint too. Foreign Host or Origin: 403 (DNS rebinding,
+//! drive-by pages). Missing or wrong token: 401.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rand::RngCore as _;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::server::NovaServer;
+use crate::dispatch::Hub;
+use crate::paths::DataDir;
+
+/// Path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Reads the bearer token, creating it (32 random bytes, hex, mode 0600) on first use.
+pub fn ensure_token(data: &DataDir) -> std::io::Result<String> {
+    let path = data.token_file();
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        let token = existing.trim().to_owned();
+        if token.len() >= 32 {
+            return Ok(token);
+        }
+    }
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path)?;
+    file.write_all(token.as_bytes())?;
+    crate::paths::set_mode(&path, 0o600)?;
+    Ok(token)
+}
+
+struct Guard {
+    token: String,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+}
+
+/// Serves MCP over HTTP on `listener` (bound to 127.0.0.1 by the caller) until the task ends.
+pub async fn serve(
+    hub: Arc<Hub>,
+    listener: tokio::net::TcpListener,
+    token: String,
+) -> std::io::Result<()> {
+    let port = listener.local_addr()?.port();
+    let hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+    let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
+    let mut config = StreamableHttpServerConfig::default();
+    config.allowed_hosts = hosts.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(NovaServer::new(hub.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let guard = Arc::new(Guard {
+        token,
+        hosts,
+        origins,
+    });
+    let app = axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(guard, check));
+    axum::serve(listener, app).await
+}
+
+async fn check(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    if let Err(refusal) = admit(&g, request.headers()) {
+        return refusal;
+    }
+    next.run(request).await
+}
+
+fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Response> {
+    let header_str = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &header::HeaderValue| v.to_str().ok())
+    };
+    let host = header_str(header::HOST).unwrap_or("");
+    if !g.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden_host",
+            "Host must name this loopback endpoint",
+        ));
+    }
+    if let Some(origin) = header_str(header::ORIGIN)
+        && !g.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden_origin",
+            "cross-origin requests are refused",
+        ));
+    }
+    let presented = header_str(header::AUTHORIZATION)
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !constant_time_eq(presented.trim().as_bytes(), g.token.as_bytes()) {
+        let mut r = refuse(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "send Authorization: Bearer <token>; the token is in the mcp-token file of the Nova data dir",
+        );
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+        return Err(r);
+    }
+    Ok(())
+}
+
+fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        axum::Json(serde_json::json!({"error": code, "message": message})),
+    )
+        .into_response()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> Guard {
+        Guard {
+            token: "t".repeat(64),
+            hosts: vec!["127.0.0.1:9".into(), "localhost:9".into()],
+            origins: vec!["http://127.0.0.1:9".into(), "http://localhost:9".into()],
+        }
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().expect("header"));
+        }
+        h
+    }
+
+    #[test]
+    fn statuses_follow_the_security_rules() {
+        let g = guard();
+        let bearer = format!("Bearer {}", "t".repeat(64));
+        let status = |h: HeaderMap| admit(&g, &h).err().map(|r| r.status().as_u16());
+        assert_eq!(
+            status(headers(&[
+                ("host", "127.0.0.1:9"),
+                ("authorization", &bearer)
+            ])),
+            None
+        );
+        assert_eq!(
+            status(headers(&[("host", "evil.com"), ("authorization", &bearer)])),
+            Some(403)
+        );
+        assert_eq!(
+            status(headers(&[
+                ("host", "localhost:9"),
+                ("origin", "https://evil.com"),
+                ("authorization", &bearer)
+            ])),
+            Some(403)
+        );
+        assert_eq!(status(headers(&[("host", "localhost:9")])), Some(401));
+        assert_eq!(
+            status(headers(&[
+                ("host", "localhost:9"),
+                ("authorization", "Bearer nope")
+            ])),
+            Some(401)
+        );
+    }
+
+    #[test]
+    fn token_is_created_once_with_owner_only_mode() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let data = DataDir::at(tmp.path());
+        data.ensure().expect("ensure");
+        let a = ensure_token(&data).expect("create");
+        let b = ensure_token(&data).expect("read");
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(data.token_file())
+                .expect("meta")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! `nova mcp`: the stdio command agents configure. It relays JSON-RPC lines between the agent
+//! and the hub's unix socket, reading every line with a size bound.
+//!
+//! Without a hub it stays up and answers by itself: `initialize`, `ping` and `tools/list` work
+//! (the catalog is compiled in), and every tool call gets a structured, retryable
+//! `browser_not_connected` result saying what to do. Each call also tries to reach a hub again;
+//! once one is up, the relay replays the agent's `initialize` to it and from then on relays.
+//! If the hub goes away mid-session, requests in flight are answered with the same error.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::sync::mpsc;
+
+use super::{MAX_LINE_BYTES, NOT_CONNECTED_HELP};
+use crate::hub::HubRecord;
+use crate::paths::{DataDir, now_ms};
+use crate::tob::{self, Observation, Outcome, Recorder};
+
+/// Id of the `initialize` the relay replays to a hub found mid-session.
+const REPLAY_ID: &str = "nova-relay-initialize";
+
+/// One line read with a bound.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line (without the newline).
+    Text(Vec<u8>),
+    /// A line longer than the bound; it was consumed and dropped.
+    Oversized,
+    /// End of input.
+    Eof,
+}
+
+/// Reads one `\n`-terminated line without ever buffering more than `max` bytes of it.
+pub async fn read_line_bounded<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> std::io::Result<Line> {
+    let mut buf = Vec::new();
+    let mut oversized = false;
+    loop {
+        let chunk = r.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(if oversized {
+                Line::Oversized
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Text(buf)
+            });
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if !oversized {
+            if buf.len() + take > max {
+                oversized = true;
+                buf = Vec::new();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        r.consume(if done { take + 1 } else { take });
+        if done {
+            return Ok(if oversized {
+                Line::Oversized
+            } else {
+                Line::Text(buf)
+            });
+        }
+    }
+}
+
+struct HubLink {
+    writer: OwnedWriteHalf,
+    lines: mpsc::Receiver<Option<Vec<u8>>>,
+}
+
+/// The relay state.
+struct Relay {
+    data: DataDir,
+    browser: Option<String>,
+    init: Option<Value>,
+    hub: Option<HubLink>,
+    inflight: HashMap<String, Value>,
+    recorder: Option<Recorder>,
+    session: String,
+}
+
+/// Runs the relay on stdin/stdout until stdin closes.
+pub async fn run(data: DataDir, browser: Option<String>, wait: Duration) -> anyhow::Result<()> {
+    let mut relay = Relay {
+        data,
+        browser,
+        init: None,
+        hub: None,
+        inflight: HashMap::new(),
+        recorder: None,
+        session: uuid::Uuid::new_v4().simple().to_string(),
+    };
+    let deadline = tokio::time::Instant::now() + wait;
+    while relay.hub.is_none() {
+        relay.hub = connect(&relay.data, relay.browser.as_deref()).await;
+        if relay.hub.is_some() || tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if relay.hub.is_none() {
+        tracing::info!("no hub running; answering locally until a browser connects");
+    }
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    let mut stdout = tokio::io::stdout();
+    loop {
+        let hub_line = async {
+            match relay.hub.as_mut() {
+                Some(link) => link.lines.recv().await.flatten(),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            line = read_line_bounded(&mut stdin, MAX_LINE_BYTES) => {
+                let out = match line? {
+                    Line::Eof => break,
+                    Line::Oversized => vec![error_response(
+                        Value::Null,
+                        -32600,
+                        &format!("request line exceeds {MAX_LINE_BYTES} bytes"),
+                    )],
+                    Line::Text(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => vec![],
+                    Line::Text(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+                        Ok(msg) => relay.from_agent(msg).await,
+                        Err(e) => vec![error_response(Value::Null, -32700, &format!("parse error: {e}"))],
+                    },
+                };
+                write_lines(&mut stdout, &out).await?;
+            }
+            line = hub_line => {
+                let out = match line {
+                    Some(bytes) => relay.from_hub(bytes),
+                    None => relay.hub_lost(),
+                };
+                write_lines(&mut stdout, &out).await?;
+            }
+        }
+    }
+    if let Some(r) = &relay.recorder {
+        r.flush().await;
+    }
+    Ok(())
+}
+
+async fn write_lines(out: &mut tokio::io::Stdout, lines: &[Value]) -> std::io::Result<()> {
+    for line in lines {
+        let mut text = line.to_string();
+        text.push('\n');
+        out.write_all(text.as_bytes()).await?;
+    }
+    out.flush().await
+}
+
+async fn connect(data: &DataDir, browser: Option<&str>) -> Option<HubLink> {
+    for record in HubRecord::all(data) {
+        if browser.is_some_and(|b| b != record.browser) {
+            continue;
+        }
+        let Ok(stream) = UnixStream::connect(&record.socket).await else {
+            continue;
+        };
+        tracing::info!(browser = %record.browser, pid = record.pid, "connected to hub");
+        let (r, writer) = stream.into_split();
+        let (tx, lines) = mpsc::channel(64);
+        tokio::spawn(async move {
+            let mut r = BufReader::new(r);
+            loop {
+                match read_line_bounded(&mut r, usize::MAX).await {
+                    Ok(Line::Text(b)) => {
+                        if tx.send(Some(b)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(Line::Oversized) => {}
+                    Ok(Line::Eof) | Err(_) => {
+                        let _ = tx.send(None).await;
+                        return;
+                    }
+                }
+            }
+        });
+        return Some(HubLink { writer, lines });
+    }
+    None
+}
+
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+impl Relay {
+    async fn from_agent(&mut self, msg: Value) -> Vec<Value> {
+        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+        let id = msg.get("id").cloned();
+        if method.as_deref() == Some("initialize") {
+            self.init = Some(msg.clone());
+        }
+        if self.hub.is_none() && method.as_deref() != Some("initialize") && id.is_some() {
+            self.hub = connect(&self.data, self.browser.as_deref()).await;
+            if self.hub.is_some() && !self.replay_initialize().await {
+                self.hub = None;
+            }
+        }
+        if self.hub.is_some() {
+            if let (Some(id), Some(_)) = (&id, &method) {
+                self.inflight.insert(id_key(id), msg.clone());
+            }
+            if self.send_to_hub(&msg).await {
+                return vec![];
+            }
+            self.hub = None;
+            if let Some(id) = &id {
+                self.inflight.remove(&id_key(id));
+            }
+        }
+        match (method, id) {
+            (Some(m), Some(id)) => vec![self.answer_locally(&m, id, &msg)],
+            _ => vec![],
+        }
+    }
+
+    async fn send_to_hub(&mut self, msg: &Value) -> bool {
+        let Some(link) = self.hub.as_mut() else {
+            return false;
+        };
+        let mut text = msg.to_string();
+        text.push('\n');
+        link.writer.write_all(text.as_bytes()).await.is_ok()
+    }
+
+    /// Sends the agent's `initialize` (and `initialized`) to a hub found mid-session and waits
+    /// for its answer, which the agent already got from the relay and must not see twice.
+    async fn replay_initialize(&mut self) -> bool {
+        let Some(mut init) = self.init.clone() else {
+            return true;
+        };
+        init["id"] = json!(REPLAY_ID);
+        if !self.send_to_hub(&init).await {
+            return false;
+        }
+        let Some(link) = self.hub.as_mut() else {
+            return false;
+        };
+        let answer = tokio::time::timeout(Duration::from_secs(5), link.lines.recv()).await;
+        if !matches!(answer, Ok(Some(Some(_)))) {
+            return false;
+        }
+        self.send_to_hub(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await
+    }
+
+    fn from_hub(&mut self, bytes: Vec<u8>) -> Vec<Value> {
+        let Ok(msg) = serde_json::from_slice::<Value>(&bytes) else {
+            tracing::warn!("unparseable line from hub dropped");
+            return vec![];
+        };
+        if let Some(id) = msg.get("id") {
+            if id == REPLAY_ID {
+                return vec![];
+            }
+            if msg.get("method").is_none() {
+                self.inflight.remove(&id_key(id));
+            }
+        }
+        vec![msg]
+    }
+
+    fn hub_lost(&mut self) -> Vec<Value> {
+        tracing::info!("hub went away; answering locally");
+        self.hub = None;
+        let pending: Vec<Value> = self.inflight.drain().map(|(_, m)| m).collect();
+        pending
+            .into_iter()
+            .filter_map(|m| {
+                let method = m.get("method")?.as_str()?.to_owned();
+                let id = m.get("id")?.clone();
+                Some(self.answer_locally(&method, id, &m))
+            })
+            .collect()
+    }
+
+    fn answer_locally(&mut self, method: &str, id: Value, msg: &Value) -> Value {
+        match method {
+            "initialize" => {
+                let mut info =
+                    serde_json::to_value(super::server::server_info()).unwrap_or_default();
+                if let Some(v) = msg.pointer("/params/protocolVersion") {
+                    info["protocolVersion"] = v.clone();
+                }
+                json!({"jsonrpc": "2.0", "id": id, "result": info})
+            }
+            "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            "tools/list" => {
+                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": super::catalog::tools()}})
+            }
+            "tools/call" => {
+                let tool = msg
+                    .pointer("/params/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                self.record_unconnected(tool, msg.pointer("/params/arguments"));
+                let structured = json!({
+                    "ok": false, "status": "failed", "reasonCode": "browser_not_connected",
+                    "retryable": true, "retryAfterMs": 2000, "message": NOT_CONNECTED_HELP,
+                });
+                json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "content": [{"type": "text", "text": structured.to_string()}],
+                    "structuredContent": structured, "isError": true,
+                }})
+            }
+            other => error_response(
+                id,
+                -32601,
+                &format!("method `{other}` is not available without a browser"),
+            ),
+        }
+    }
+
+    /// Records the refused call so that support staff see the agent tried while no browser
+    /// was connected.
+    fn record_unconnected(&mut self, tool: &str, args: Option<&Value>) {
+        if self.recorder.is_none() && self.data.ensure().is_ok() {
+            self.recorder = Recorder::start(&self.data.db()).ok();
+        }
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let (_, _, flags) = tob::classify(tool);
+        let agent_id = args
+            .and_then(|a| a.get("agentId"))
+            .and_then(Value::as_str)
+            .unwrap_or(crate::lease::DEFAULT_AGENT);
+        recorder.record(Observation {
+            call_id: uuid::Uuid::new_v4().to_string(),
+            seq: recorder.next_seq(),
+            tool: tool.to_owned(),
+            agent_id: agent_id.to_owned(),
+            mcp_session: self.session.clone(),
+            signal_flags: flags,
+            outcome: Some(Outcome::Failed),
+            reason_code: Some("browser_not_connected".into()),
+            block_stage: Some("relay".into()),
+            started_at_ms: now_ms(),
+            ..Default::default()
+        });
+    }
+}
+
+fn error_response(id: Value, code: i32, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bounded_reader_drops_long_lines_and_keeps_going() {
+        let input = b"short\nthis line is far too long\nok\nlast".to_vec();
+        let mut r = BufReader::with_capacity(4, input.as_slice());
+        assert_eq!(
+            read_line_bounded(&mut r, 10).await.expect("1"),
+            Line::Text(b"short".to_vec())
+        );
+        assert_eq!(
+            read_line_bounded(&mut r, 10).await.expect("2"),
+            Line::Oversized
+        );
+        assert_eq!(
+            read_line_bounded(&mut r, 10).await.expect("3"),
+            Line::Text(b"ok".to_vec())
+        );
+        assert_eq!(
+            read_line_bounded(&mut r, 10).await.expect("4"),
+            Line::Text(b"last".to_vec())
+        );
+        assert_eq!(read_line_bounded(&mut r, 10).await.expect("5"), Line::Eof);
+    }
+
+    #[tokio::test]
+    async fn without_hub_tool_calls_get_a_structured_retryable_error() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let mut relay = Relay {
+            data: DataDir::at(tmp.path()),
+            browser: None,
+            init: None,
+            hub: None,
+            inflight: HashMap::new(),
+            recorder: None,
+            session: "s".into(),
+        };
+        let out = relay
+            .from_agent(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                               "params": {"name": "nova.perceive", "arguments": {}}}))
+            .await;
+        let result = &out[0]["result"];
+        assert_eq!(result["isError"], true);
+        assert_eq!(
+            result["structuredContent"]["reasonCode"],
+            "browser_not_connected"
+        );
+        assert_eq!(result["structuredContent"]["retryable"], true);
+        let listed = relay
+            .from_agent(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+            .await;
+        assert!(
+            listed[0]["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty())
+        );
+        relay.recorder.as_ref().expect("recorder").flush().await;
+        let conn = crate::store::open(&DataDir::at(tmp.path()).db()).expect("db");
+        let reason: String = conn
+            .query_row("SELECT reason_code FROM observations", [], |r| r.get(0))
+            .expect("row recorded");
+        assert_eq!(reason, "browser_not_connected");
+    }
+}

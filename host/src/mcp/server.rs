@@ -1,0 +1,115 @@
+//! The MCP server handler. One [`NovaServer`] per MCP session; it translates `tools/list` and
+//! `tools/call` and nothing else.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::json;
+
+use crate::dispatch::{CallError, Hub, Session, ToolReply};
+use crate::lease::OWNER_MISMATCH_CODE;
+
+/// Instructions sent to agents at initialize.
+pub const INSTRUCTIONS: &str = "Nova drives the user's own browser. Read before acting: call \
+nova.perceive to see the page (elements come with refs such as e12 that work as selectors), then \
+act with nova.click_selector / nova.type_selector and check the result. Every call is recorded as \
+evidence. Use nova.tab_claim when several agents share the browser.";
+
+/// The server info every Nova MCP endpoint reports.
+pub fn server_info() -> InitializeResult {
+    InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        .with_server_info(Implementation::new("nova", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+}
+
+/// Turns a tool reply into an MCP result.
+pub fn to_result(reply: ToolReply) -> CallToolResult {
+    let text = reply.text.unwrap_or_else(|| reply.structured.to_string());
+    let mut content = Vec::new();
+    if let Some((data, mime)) = reply.image {
+        content.push(ContentBlock::image(data, mime));
+    }
+    content.push(ContentBlock::text(text));
+    let mut result = if reply.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = Some(reply.structured);
+    result
+}
+
+/// Turns a protocol-level call error into a JSON-RPC error.
+pub fn to_error(e: &CallError) -> ErrorData {
+    match e {
+        CallError::InvalidParams { field, message } => ErrorData::new(
+            ErrorCode::INVALID_PARAMS,
+            message.clone(),
+            Some(json!({"reasonCode": e.reason_code(), "field": field})),
+        ),
+        CallError::UnknownTool(name) => ErrorData::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("unknown tool `{name}`"),
+            Some(json!({"reasonCode": "unknown_tool"})),
+        ),
+        CallError::Owner(o) => ErrorData::new(
+            ErrorCode(OWNER_MISMATCH_CODE),
+            o.to_string(),
+            Some(json!({
+                "reasonCode": e.reason_code(), "targetId": o.target_id, "claimOwner": o.owner,
+                "leaseRemainingMs": o.remaining_ms, "retryable": true,
+                "retryAfterMs": o.remaining_ms.min(30_000),
+            })),
+        ),
+    }
+}
+
+/// One MCP session's handler.
+#[derive(Clone)]
+pub struct NovaServer {
+    hub: Arc<Hub>,
+    session: Session,
+}
+
+impl NovaServer {
+    /// A handler for a new session.
+    pub fn new(hub: Arc<Hub>) -> Self {
+        Self {
+            hub,
+            session: Session::new(),
+        }
+    }
+}
+
+impl ServerHandler for NovaServer {
+    fn get_info(&self) -> InitializeResult {
+        server_info()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            super::catalog::tools().to_vec(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        match self.hub.call_tool(&self.session, &request.name, args).await {
+            Ok(reply) => Ok(to_result(reply).into()),
+            Err(e) => Err(to_error(&e)),
+        }
+    }
+}

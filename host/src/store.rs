@@ -1,0 +1,136 @@
+//! The local store: one SQLite database (`nova.db`) in WAL mode, versioned by
+//! `PRAGMA user_version` with numbered SQL migrations in `host/migrations/`, checked for integrity
+//! every time it is opened. Subsystems own their tables and queries (`tob` owns `observations`);
+//! this module only opens connections and migrates.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+/// Migrations in order; index + 1 is the schema version they produce.
+const MIGRATIONS: &[(&str, &str)] = &[(
+    "0001_observations",
+    include_str!("../migrations/0001_observations.sql"),
+)];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Why the store could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The integrity check found damage.
+    #[error("store integrity check failed: {0}")]
+    Corrupt(String),
+    /// The database was written by a newer Nova.
+    #[error("store schema version {found} is newer than this build's {supported}; upgrade Nova")]
+    TooNew {
+        /// Version found on disk.
+        found: u32,
+        /// Version this build knows.
+        supported: u32,
+    },
+}
+
+/// Opens (creating if needed) the store at `path`, migrates it and checks its integrity.
+pub fn open(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    check_integrity(&conn)?;
+    migrate(&conn)?;
+    Ok(conn)
+}
+
+/// Opens the store read-only (for `nova doctor` and support tooling).
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+/// `PRAGMA quick_check`: cheap enough for every open, catches torn pages and broken indexes.
+pub fn check_integrity(conn: &Connection) -> Result<(), StoreError> {
+    let verdict: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+    if verdict == "ok" {
+        Ok(())
+    } else {
+        Err(StoreError::Corrupt(verdict))
+    }
+}
+
+/// The schema version on disk.
+pub fn schema_version(conn: &Connection) -> Result<u32, StoreError> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let current = schema_version(conn)?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            found: current,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let version = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        tracing::info!(migration = name, version, "migrating store");
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_migrates_to_latest_and_is_idempotent() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("nova.db");
+        let conn = open(&path).expect("open");
+        assert_eq!(schema_version(&conn).expect("v"), SCHEMA_VERSION);
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .expect("m");
+        assert_eq!(mode, "wal");
+        drop(conn);
+        let again = open(&path).expect("reopen");
+        assert_eq!(schema_version(&again).expect("v"), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("nova.db");
+        Connection::open(&path)
+            .expect("c")
+            .pragma_update(None, "user_version", 999)
+            .expect("v");
+        assert!(matches!(
+            open(&path),
+            Err(StoreError::TooNew { found: 999, .. })
+        ));
+    }
+
+    #[test]
+    fn damaged_file_is_refused() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("nova.db");
+        std::fs::write(
+            &path,
+            b"this is not a database, just bytes long enough ........",
+        )
+        .expect("w");
+        assert!(open(&path).is_err());
+    }
+}

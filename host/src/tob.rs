@@ -1,0 +1,362 @@
+//! TOB, the Tool Observation Bus: every tool call becomes one observation row, failed and
+//! blocked calls included (TOB seed; contracts.md §4.1-4.2).
+//!
+//! Rows are written off the hot path: [`Recorder::record`] hands the row to a writer thread that
+//! batches inserts into one transaction; [`Recorder::flush`] is the barrier that waits until
+//! everything recorded before it is committed (used before any decision that reads evidence).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::mpsc;
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use crate::store::{self, StoreError};
+
+/// Most rows inserted in one transaction.
+const MAX_BATCH: usize = 1024;
+
+/// Signal flags (64-bit mask), contracts.md §4.2.
+pub mod flags {
+    /// Page content reached the agent.
+    pub const CONTENT_EXPOSED: i64 = 1 << 0;
+    /// Pixels reached the agent.
+    pub const VISUAL_EXPOSED: i64 = 1 << 1;
+    /// DOM structure reached the agent.
+    pub const DOM_EXPOSED: i64 = 1 << 2;
+    /// A selector was resolved against the page.
+    pub const SELECTOR_TOUCHED: i64 = 1 << 3;
+    /// A navigation was requested.
+    pub const NAVIGATION_INTENT: i64 = 1 << 4;
+    /// A navigation committed.
+    pub const NAVIGATION_COMMITTED: i64 = 1 << 5;
+    /// The call tried to change the page.
+    pub const MUTATION_ATTEMPTED: i64 = 1 << 6;
+    /// The page was changed (events dispatched).
+    pub const MUTATION_COMMITTED: i64 = 1 << 7;
+    /// The agent supplied input text.
+    pub const INPUT_SUPPLIED: i64 = 1 << 8;
+    /// A search ran.
+    pub const SEARCH_EXECUTED: i64 = 1 << 9;
+    /// Console output reached the agent.
+    pub const CONSOLE_EXPOSED: i64 = 1 << 10;
+    /// A file reached the agent.
+    pub const FILE_EXPOSED: i64 = 1 << 11;
+    /// Only the viewport was covered.
+    pub const VIEWPORT_ONLY: i64 = 1 << 12;
+    /// The whole document was covered.
+    pub const FULL_DOCUMENT: i64 = 1 << 13;
+    /// The target tab was resolved.
+    pub const TARGET_RESOLVED: i64 = 1 << 14;
+}
+
+/// Action kind of a call (TOB seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionKind {
+    /// Reads page content.
+    Read,
+    /// Opens or changes the page.
+    Navigate,
+    /// Touches elements.
+    Interact,
+    /// Writes Nova state (tasks, claims, knowledge).
+    Write,
+    /// Everything else (tool discovery, leases).
+    Meta,
+}
+
+impl ActionKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Navigate => "navigate",
+            Self::Interact => "interact",
+            Self::Write => "write",
+            Self::Meta => "meta",
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The call did what was asked.
+    Success,
+    /// The call ran and failed.
+    Failed,
+    /// A gate or lease stopped the call before it ran.
+    BlockedPreflight,
+    /// The arguments were rejected before anything ran.
+    InvalidParams,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::Failed => "failed",
+            Self::BlockedPreflight => "blocked_preflight",
+            Self::InvalidParams => "invalid_params",
+        }
+    }
+}
+
+/// Static classification of a tool: action kind, surface and the flags it always carries.
+pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
+    use flags::*;
+    match tool {
+        "nova.perceive" => (
+            ActionKind::Read,
+            "webpage",
+            CONTENT_EXPOSED | VISUAL_EXPOSED | DOM_EXPOSED,
+        ),
+        "nova.read_text" => (ActionKind::Read, "dom_node", CONTENT_EXPOSED | DOM_EXPOSED),
+        "nova.capture_screenshot" => (ActionKind::Read, "webpage", VISUAL_EXPOSED | VIEWPORT_ONLY),
+        "nova.navigate" => (ActionKind::Navigate, "webpage", NAVIGATION_INTENT),
+        "nova.click_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED),
+        "nova.type_selector" => (
+            ActionKind::Interact,
+            "dom_node",
+            MUTATION_ATTEMPTED | INPUT_SUPPLIED,
+        ),
+        _ => (ActionKind::Meta, "none", 0),
+    }
+}
+
+/// One observation row.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// dispatch_call_id.
+    pub call_id: String,
+    /// dispatch_seq.
+    pub seq: i64,
+    /// Tool name.
+    pub tool: String,
+    /// Agent id (argument, else MCP client name, else `default`).
+    pub agent_id: String,
+    /// MCP session id.
+    pub mcp_session: String,
+    /// Resolved target.
+    pub target_id: Option<String>,
+    /// URL before the call.
+    pub url_before: Option<String>,
+    /// URL after the call.
+    pub url_after: Option<String>,
+    /// Navigation epoch before.
+    pub nav_epoch_before: Option<u32>,
+    /// Navigation epoch after.
+    pub nav_epoch_after: Option<u32>,
+    /// Signal flags.
+    pub signal_flags: i64,
+    /// Logical success.
+    pub ok: bool,
+    /// Whether the call reached the browser.
+    pub executed: bool,
+    /// Outcome.
+    pub outcome: Option<Outcome>,
+    /// Reason code on failure.
+    pub reason_code: Option<String>,
+    /// Error code (`aag_blocked:<gate>` for gate blocks).
+    pub error_code: Option<String>,
+    /// Stage that blocked the call.
+    pub block_stage: Option<String>,
+    /// Selector used.
+    pub selector: Option<String>,
+    /// Redacted arguments.
+    pub args_json: Option<String>,
+    /// Start time.
+    pub started_at_ms: i64,
+    /// Duration.
+    pub duration_ms: i64,
+}
+
+enum Msg {
+    Row(Box<Observation>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// Records observations through a background writer thread.
+pub struct Recorder {
+    tx: mpsc::Sender<Msg>,
+    seq: AtomicI64,
+}
+
+impl Recorder {
+    /// Starts the writer on the store at `db`.
+    pub fn start(db: &Path) -> Result<Self, StoreError> {
+        let conn = store::open(db)?;
+        let last: i64 =
+            conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM observations", [], |r| {
+                r.get(0)
+            })?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("tob-writer".into())
+            .spawn(move || writer(conn, rx))
+            .map_err(|e| StoreError::Corrupt(format!("cannot start the writer thread: {e}")))?;
+        Ok(Self {
+            tx,
+            seq: AtomicI64::new(last),
+        })
+    }
+
+    /// The next dispatch sequence number.
+    pub fn next_seq(&self) -> i64 {
+        self.seq.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Queues a row; never blocks the caller on disk.
+    pub fn record(&self, obs: Observation) {
+        if self.tx.send(Msg::Row(Box::new(obs))).is_err() {
+            tracing::error!("observation writer is gone; row dropped");
+        }
+    }
+
+    /// Waits until every row recorded before this call is committed.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Msg::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
+    while let Ok(first) = rx.recv() {
+        let mut rows = Vec::new();
+        let mut waiters = Vec::new();
+        let mut next = Some(first);
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Row(r) => rows.push(r),
+                Msg::Flush(w) => waiters.push(w),
+            }
+            if rows.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if !rows.is_empty()
+            && let Err(e) = insert_batch(&mut conn, &rows)
+        {
+            tracing::error!(error = %e, rows = rows.len(), "cannot write observations");
+        }
+        for w in waiters {
+            let _ = w.send(());
+        }
+    }
+}
+
+fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO observations (seq, call_id, request_id_short, tool, agent_id, mcp_session,
+               target_id, url_before, url_after, url_effective, nav_epoch_before, nav_epoch_after,
+               action_kind, surface, signal_flags, ok, executed, outcome_kind, reason_code,
+               error_code, block_stage, selector, args_json, started_at_ms, duration_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+               ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+        )?;
+        for o in rows {
+            let (kind, surface, _) = classify(&o.tool);
+            let effective = o.url_after.clone().or_else(|| o.url_before.clone());
+            // A relay without a hub may have taken a sequence number meanwhile; on a clash the
+            // row keeps its data and SQLite assigns the next free number.
+            let mut insert = |seq: Option<i64>| {
+                stmt.execute(params![
+                    seq,
+                    o.call_id,
+                    o.call_id.get(..8).unwrap_or(&o.call_id),
+                    o.tool,
+                    o.agent_id,
+                    o.mcp_session,
+                    o.target_id,
+                    o.url_before,
+                    o.url_after,
+                    effective,
+                    o.nav_epoch_before,
+                    o.nav_epoch_after,
+                    kind.as_str(),
+                    surface,
+                    o.signal_flags,
+                    o.ok,
+                    o.executed,
+                    o.outcome.unwrap_or(Outcome::Failed).as_str(),
+                    o.reason_code,
+                    o.error_code,
+                    o.block_stage,
+                    o.selector,
+                    o.args_json,
+                    o.started_at_ms,
+                    o.duration_ms,
+                ])
+            };
+            match insert(Some(o.seq)) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+                {
+                    insert(None)?;
+                }
+                other => {
+                    other?;
+                }
+            }
+        }
+    }
+    tx.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seq: i64, tool: &str) -> Observation {
+        Observation {
+            call_id: uuid::Uuid::new_v4().to_string(),
+            seq,
+            tool: tool.into(),
+            agent_id: "a".into(),
+            mcp_session: "s".into(),
+            outcome: Some(Outcome::Success),
+            ok: true,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn flush_makes_recorded_rows_visible_and_seq_survives_restart() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("nova.db");
+        let rec = Recorder::start(&db).expect("start");
+        for _ in 0..50 {
+            let seq = rec.next_seq();
+            rec.record(row(seq, "nova.perceive"));
+        }
+        rec.flush().await;
+        let conn = store::open(&db).expect("open");
+        let (n, kinds): (i64, String) = conn
+            .query_row(
+                "SELECT COUNT(*), GROUP_CONCAT(DISTINCT action_kind) FROM observations",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("count");
+        assert_eq!((n, kinds.as_str()), (50, "read"));
+        drop(rec);
+        let again = Recorder::start(&db).expect("restart");
+        assert_eq!(again.next_seq(), 51);
+    }
+
+    #[test]
+    fn classification_follows_the_contract_table() {
+        let (kind, _, f) = classify("nova.type_selector");
+        assert_eq!(kind, ActionKind::Interact);
+        assert_ne!(f & flags::INPUT_SUPPLIED, 0);
+        assert_eq!(classify("nova.navigate").0, ActionKind::Navigate);
+        assert_eq!(classify("nova.tab_claim").0, ActionKind::Meta);
+    }
+}
