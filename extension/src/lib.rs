@@ -1,1 +1,19 @@
-//! placeholder
+//! The Nova extension, compiled to WebAssembly: one module with two entry points.
+//!
+//! # Layout
+//! - [`bindings`]: every `chrome.*` API binding (and the Chromium/Firefox differences).
+//! - [`background`]: the service worker: native port to the hub, tabs, navigation, screenshots,
+//!   routing page work to content scripts. Entry points `bg_start`, `bg_event`.
+//! - [`content`]: the content-script entry point `content_handle`.
+//! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
+//! - [`perceive`]: the compact page model and visible text.
+//! - [`actions`]: click and type with pre-dispatch checks.
+//!
+//! The JavaScript in `extension/static/` only loads this module and forwards browser events.
+
+pub mod actions;
+pub mod background;
+pub mod bindings;
+pub mod content;
+pub mod dom;
+pub mod perceive;

@@ -114,11 +114,12 @@ fn main() -> anyhow::Result<()> {
                 Some(p) => std::path::absolute(p)?,
                 None => std::env::current_exe()?,
             };
-            let mut targets = user_targets(if browsers.is_empty() {
-                install::detect()
-            } else {
-                browsers
-            });
+            // With only a profile named, register there alone (tests, `cargo xtask run`).
+            let browsers = match (browsers.is_empty(), &chromium_profile) {
+                (true, None) => install::detect(),
+                _ => browsers,
+            };
+            let mut targets = user_targets(browsers);
             targets.extend(chromium_profile.as_deref().map(install::profile_target));
             anyhow::ensure!(
                 !targets.is_empty(),

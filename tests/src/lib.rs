@@ -1,1 +1,260 @@
-//! placeholder
+//! The end-to-end harness: real Chromium with the built extension, the real `nova` host, a
+//! fixture HTTP server on 127.0.0.1:0, and an MCP client speaking to `nova mcp`.
+//!
+//! # Layout
+//! - [`Dist`]: where `cargo xtask build` put the extension and the host.
+//! - [`chromium`]: finding and launching Chromium in its own process group.
+//! - [`fixtures`]: the fixture web server (`tests/fixtures/`).
+//! - [`Nova`]: one isolated test world (data dir, profile, browser, fixtures) and its MCP
+//!   clients.
+//!
+//! `cargo xtask run` uses the same launcher, so what the tests drive is what people run.
+
+pub mod chromium;
+pub mod fixtures;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::Value;
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The built artifacts.
+#[derive(Debug, Clone)]
+pub struct Dist {
+    /// The unpacked extension.
+    pub extension: PathBuf,
+    /// The `nova` binary.
+    pub host: PathBuf,
+}
+
+impl Dist {
+    /// Finds `dist/` (or `NOVA_DIST`) and checks it holds a build.
+    pub fn locate() -> anyhow::Result<Self> {
+        let root = std::env::var_os("NOVA_DIST")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_root().join("dist"));
+        let dist = Self {
+            extension: root.join("extension"),
+            host: root.join("bin").join("nova"),
+        };
+        for needed in [
+            dist.extension.join("manifest.json"),
+            dist.extension.join("pkg/nova_extension_bg.wasm"),
+            dist.host.clone(),
+        ] {
+            if !needed.exists() {
+                bail!(
+                    "{} is missing: run `cargo xtask build` first (or `cargo xtask test`)",
+                    needed.display()
+                );
+            }
+        }
+        Ok(dist)
+    }
+
+    /// Registers the native host inside a Chromium profile.
+    pub fn register_host(&self, profile: &Path) -> anyhow::Result<()> {
+        let out = Command::new(&self.host)
+            .args(["install", "--chromium-profile"])
+            .arg(profile)
+            .arg("--host-path")
+            .arg(&self.host)
+            .output()
+            .context("running nova install")?;
+        if !out.status.success() {
+            bail!(
+                "nova install failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Reads the newest hub registration in `data`, waiting up to `timeout` for one to appear.
+pub fn wait_for_hub(data: &Path, timeout: Duration) -> anyhow::Result<Value> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(record) = hub_records(data).into_iter().next() {
+            let socket = record["socket"].as_str().unwrap_or_default();
+            if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+                return Ok(record);
+            }
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "no hub registered in {} after {timeout:?}; see {}/logs",
+                data.display(),
+                data.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// All hub registrations, newest first.
+pub fn hub_records(data: &Path) -> Vec<Value> {
+    let mut records: Vec<Value> = std::fs::read_dir(data.join("hubs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|b| serde_json::from_slice(&b).ok())
+        .collect();
+    records.sort_by_key(|r: &Value| std::cmp::Reverse(r["startedAtMs"].as_i64().unwrap_or(0)));
+    records
+}
+
+/// An MCP client connected through `nova mcp`.
+pub struct Client {
+    service: RunningService<RoleClient, ()>,
+}
+
+impl Client {
+    /// Starts `nova mcp --data-dir <data>` and completes the MCP handshake.
+    pub async fn stdio(host: &Path, data: &Path) -> anyhow::Result<Self> {
+        let mut cmd = tokio::process::Command::new(host);
+        cmd.arg("mcp")
+            .arg("--data-dir")
+            .arg(data)
+            .env("NOVA_LOG", "warn");
+        let service =
+            ().serve(TokioChildProcess::new(cmd)?)
+                .await
+                .context("MCP handshake with nova mcp")?;
+        Ok(Self { service })
+    }
+
+    /// Calls a tool; protocol errors come back as `Err` with the JSON-RPC message.
+    pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
+        let Value::Object(map) = args else {
+            bail!("tool arguments must be an object")
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(map);
+        Ok(self.service.peer().call_tool(params).await?)
+    }
+
+    /// Calls a tool and returns its structured content, failing on protocol errors.
+    pub async fn structured(&self, tool: &str, args: Value) -> anyhow::Result<Value> {
+        let result = self.call(tool, args).await?;
+        result
+            .structured_content
+            .context("result has no structuredContent")
+    }
+
+    /// The tool names the server lists.
+    pub async fn tool_names(&self) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .service
+            .peer()
+            .list_all_tools()
+            .await?
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect())
+    }
+
+    /// Closes the session.
+    pub async fn close(self) -> anyhow::Result<()> {
+        self.service.cancel().await?;
+        Ok(())
+    }
+}
+
+/// One isolated world: temp data dir and profile, fixture server, Chromium with the extension.
+pub struct Nova {
+    /// Built artifacts.
+    pub dist: Dist,
+    /// The data dir (NOVA_HOME of the browser and its hub).
+    pub data: PathBuf,
+    /// The Chromium profile.
+    pub profile: PathBuf,
+    /// The fixture server.
+    pub fixtures: fixtures::FixtureServer,
+    /// The browser, when running.
+    pub browser: Option<chromium::BrowserProcess>,
+    _tmp: tempfile::TempDir,
+}
+
+impl Nova {
+    /// Starts everything and waits for the hub to come up.
+    pub async fn start() -> anyhow::Result<Self> {
+        let mut nova = Self::without_browser().await?;
+        nova.launch_browser()?;
+        Ok(nova)
+    }
+
+    /// Everything but the browser (for tests of `nova mcp` with no browser).
+    pub async fn without_browser() -> anyhow::Result<Self> {
+        let dist = Dist::locate()?;
+        let tmp = tempfile::Builder::new().prefix("nova-e2e-").tempdir()?;
+        let data = tmp.path().join("data");
+        let profile = tmp.path().join("profile");
+        std::fs::create_dir_all(&data)?;
+        dist.register_host(&profile)?;
+        let fixtures =
+            fixtures::FixtureServer::start(&workspace_root().join("tests/fixtures")).await?;
+        Ok(Self {
+            dist,
+            data,
+            profile,
+            fixtures,
+            browser: None,
+            _tmp: tmp,
+        })
+    }
+
+    /// Launches Chromium on about:blank and waits for the hub.
+    pub fn launch_browser(&mut self) -> anyhow::Result<()> {
+        let opts = chromium::LaunchOptions {
+            binary: chromium::find_binary()?,
+            profile: self.profile.clone(),
+            data_dir: self.data.clone(),
+            extension: self.dist.extension.clone(),
+            headless: true,
+            url: "about:blank".into(),
+            http_port: Some(0),
+        };
+        self.browser = Some(chromium::launch(&opts)?);
+        wait_for_hub(&self.data, Duration::from_secs(30))?;
+        Ok(())
+    }
+
+    /// A new MCP client through `nova mcp`.
+    pub async fn client(&self) -> anyhow::Result<Client> {
+        Client::stdio(&self.dist.host, &self.data).await
+    }
+
+    /// The URL of a fixture page.
+    pub fn url(&self, path: &str) -> String {
+        self.fixtures.url(path)
+    }
+
+    /// The hub's process id.
+    pub fn hub_pid(&self) -> Option<i32> {
+        hub_records(&self.data)
+            .first()
+            .and_then(|r| r["pid"].as_i64())
+            .and_then(|p| i32::try_from(p).ok())
+    }
+
+    /// Opens the store for inspection.
+    pub fn store_path(&self) -> PathBuf {
+        self.data.join("nova.db")
+    }
+}

@@ -1,1 +1,72 @@
-fn main() {}
+//! `cargo xtask`: the project's own commands.
+//!
+//! # Layout
+//! - `build`: host binary + extension (WASM + glue + static files) into `dist/`.
+//! - `run`: build, register the host for a dedicated Chromium profile, start Chromium with the
+//!   extension on a demo page, print how agents connect; Ctrl-C stops everything.
+//! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
+
+mod build;
+mod demo;
+mod run;
+mod test;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Nova's build, run and test commands")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the host and the extension into dist/.
+    Build,
+    /// Build, install the host, start a browser with the extension, print how agents connect.
+    Run(run::RunArgs),
+    /// Install missing tools, then run fmt, clippy, unit, integration and end-to-end tests.
+    Test(test::TestArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Cmd::Build => build::build().map(|_| ()),
+        Cmd::Run(args) => run::run(args),
+        Cmd::Test(args) => test::test(args),
+    }
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    nova_e2e::workspace_root()
+}
+
+/// Runs a command in the workspace root, failing with its name when it fails.
+pub fn run_cmd(cmd: &mut Command) -> anyhow::Result<()> {
+    let shown = format!("{cmd:?}");
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed ({status})");
+    }
+    Ok(())
+}
+
+/// A `cargo` command using the same cargo that runs xtask.
+pub fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// Prints a progress line to stderr.
+pub fn step(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "==> {message}");
+}

@@ -1,0 +1,402 @@
+//! Page-side actions: click and type, each checked before anything is dispatched.
+//!
+//! A click is dispatched only when the element is visible, enabled and is what sits at its own
+//! click point (nothing covers it). Typing uses the browser's editing commands
+//! (`insertText`), which fire real `beforeinput`/`input` events that framework-controlled
+//! inputs and rich editors react to; a value-setter fallback covers inputs that refuse them.
+
+use js_sys::{Object, Reflect};
+use nova_shared::page::ActionReport;
+use nova_shared::protocol::{ClickParams, TypeParams};
+use nova_shared::reason;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{
+    Element, Event, EventInit, HtmlDocument, HtmlElement, HtmlInputElement, HtmlTextAreaElement,
+    InputEvent, InputEventInit, KeyboardEvent, KeyboardEventInit, MouseEvent, MouseEventInit,
+    PointerEvent, PointerEventInit,
+};
+
+use crate::dom::{self, Failure, fail};
+
+fn href() -> String {
+    dom::window()
+        .ok()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_default()
+}
+
+fn scroll_into_view(el: &Element) {
+    let opts = web_sys::ScrollIntoViewOptions::new();
+    opts.set_block(web_sys::ScrollLogicalPosition::Center);
+    opts.set_inline(web_sys::ScrollLogicalPosition::Center);
+    opts.set_behavior(web_sys::ScrollBehavior::Instant);
+    el.scroll_into_view_with_scroll_into_view_options(&opts);
+}
+
+/// Checks the element can be acted on; returns its click point.
+fn actionable(el: &Element) -> Result<(f32, f32), Failure> {
+    let what = dom::describe(el);
+    if !dom::is_visible(el) {
+        return Err(fail(
+            reason::ELEMENT_NOT_VISIBLE,
+            format!("{what} is not visible"),
+        ));
+    }
+    if dom::is_disabled(el) {
+        return Err(fail(
+            reason::ELEMENT_DISABLED,
+            format!("{what} is disabled"),
+        ));
+    }
+    scroll_into_view(el);
+    let r = el.get_bounding_client_rect();
+    let (x, y) = (
+        (r.left() + r.width() / 2.0) as f32,
+        (r.top() + r.height() / 2.0) as f32,
+    );
+    let root = dom::Root::of(el).ok_or_else(|| {
+        fail(
+            reason::ELEMENT_NOT_FOUND,
+            format!("{what} is not in a document"),
+        )
+    })?;
+    match root.element_from_point(x, y) {
+        Some(hit) if hit == *el || el.contains(Some(&hit)) => Ok((x, y)),
+        Some(hit) => Err(fail(
+            reason::ELEMENT_COVERED,
+            format!(
+                "{what} is covered by {} at its click point ({x:.0}, {y:.0})",
+                dom::describe(&hit)
+            ),
+        )),
+        None => Err(fail(
+            reason::ELEMENT_NOT_VISIBLE,
+            format!("{what} is outside the viewport"),
+        )),
+    }
+}
+
+fn mouse_init(x: f32, y: f32, buttons: u16) -> MouseEventInit {
+    let init = MouseEventInit::new();
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    init.set_composed(true);
+    init.set_client_x(x as i32);
+    init.set_client_y(y as i32);
+    init.set_button(0);
+    init.set_buttons(buttons);
+    if let Some(w) = web_sys::window() {
+        init.set_view(Some(&w));
+    }
+    init
+}
+
+fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
+    let init = PointerEventInit::new();
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    init.set_composed(true);
+    init.set_client_x(x as i32);
+    init.set_client_y(y as i32);
+    init.set_buttons(buttons);
+    init.set_pointer_id(1);
+    init.set_pointer_type("mouse");
+    init.set_is_primary(true);
+    PointerEvent::new_with_event_init_dict(kind, &init)
+        .map(|e| el.dispatch_event(&e).unwrap_or(true))
+        .unwrap_or(true)
+}
+
+fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
+    MouseEvent::new_with_mouse_event_init_dict(kind, &mouse_init(x, y, buttons))
+        .map(|e| el.dispatch_event(&e).unwrap_or(true))
+        .unwrap_or(true)
+}
+
+fn focus(el: &Element) {
+    if let Some(h) = dom::as_html(el) {
+        let _ = h.focus();
+    }
+}
+
+/// `page.click`.
+pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
+    let el = dom::resolve(&p.selector)?;
+    let (x, y) = actionable(&el)?;
+    let element = dom::describe(&el);
+    let url_before = href();
+    pointer(&el, "pointerover", x, y, 0);
+    mouse(&el, "mouseover", x, y, 0);
+    pointer(&el, "pointermove", x, y, 0);
+    mouse(&el, "mousemove", x, y, 0);
+    pointer(&el, "pointerdown", x, y, 1);
+    if mouse(&el, "mousedown", x, y, 1) {
+        focus(&el);
+    }
+    pointer(&el, "pointerup", x, y, 0);
+    mouse(&el, "mouseup", x, y, 0);
+    mouse(&el, "click", x, y, 0);
+    Ok(ActionReport {
+        action_dispatched: true,
+        url_before,
+        url_after: href(),
+        element,
+        readback: None,
+        sensitive: false,
+        method: "click".into(),
+        warnings: Vec::new(),
+    })
+}
+
+enum Field {
+    Input(HtmlInputElement),
+    Area(HtmlTextAreaElement),
+    Editable(HtmlElement),
+}
+
+/// Runs an editing command in the element's own document (which may be an iframe's).
+fn exec(el: &Element, command: &str, value: &str) -> bool {
+    el.owner_document()
+        .map(|d| d.unchecked_into::<HtmlDocument>())
+        .and_then(|d| {
+            d.exec_command_with_show_ui_and_value(command, false, value)
+                .ok()
+        })
+        .unwrap_or(false)
+}
+
+fn selection_of(el: &Element) -> Option<web_sys::Selection> {
+    el.owner_document()
+        .and_then(|d| d.get_selection().ok().flatten())
+}
+
+fn fire(el: &Element, kind: &str) {
+    let init = EventInit::new();
+    init.set_bubbles(true);
+    if let Ok(e) = Event::new_with_event_init_dict(kind, &init) {
+        let _ = el.dispatch_event(&e);
+    }
+}
+
+fn fire_input(el: &Element, data: &str) {
+    let init = InputEventInit::new();
+    init.set_bubbles(true);
+    init.set_composed(true);
+    init.set_input_type("insertText");
+    init.set_data(Some(data));
+    if let Ok(e) = InputEvent::new_with_event_init_dict("input", &init) {
+        let _ = el.dispatch_event(&e);
+    }
+}
+
+fn key(el: &Element, kind: &str) -> bool {
+    let init = KeyboardEventInit::new();
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    init.set_composed(true);
+    init.set_key("Enter");
+    init.set_code("Enter");
+    init.set_key_code(13);
+    init.set_which(13);
+    KeyboardEvent::new_with_keyboard_event_init_dict(kind, &init)
+        .map(|e| el.dispatch_event(&e).unwrap_or(true))
+        .unwrap_or(true)
+}
+
+fn select_end_of(el: &Element) {
+    let Some(doc) = el.owner_document() else {
+        return;
+    };
+    let (Ok(range), Some(sel)) = (doc.create_range(), selection_of(el)) else {
+        return;
+    };
+    let _ = range.select_node_contents(el);
+    range.collapse_with_to_start(false);
+    let _ = sel.remove_all_ranges();
+    let _ = sel.add_range(&range);
+}
+
+fn value_of(f: &Field) -> String {
+    match f {
+        Field::Input(i) => i.value(),
+        Field::Area(a) => a.value(),
+        Field::Editable(e) => e.inner_text(),
+    }
+}
+
+/// Sets a form control's value through the element's own prototype setter and announces it,
+/// for controls that refuse editing commands.
+fn set_value_fallback(f: &Field, el: &Element, value: &str, inserted: &str) {
+    match f {
+        Field::Input(i) => i.set_value(value),
+        Field::Area(a) => a.set_value(value),
+        Field::Editable(e) => e.set_inner_text(value),
+    }
+    fire_input(el, inserted);
+}
+
+/// `page.type`.
+pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
+    let el = dom::resolve(&p.selector)?;
+    let what = dom::describe(&el);
+    let field = if let Some(i) = dom::as_input(&el) {
+        let t = dom::input_type(&el);
+        if matches!(
+            t.as_str(),
+            "checkbox"
+                | "radio"
+                | "file"
+                | "submit"
+                | "button"
+                | "reset"
+                | "image"
+                | "range"
+                | "color"
+                | "hidden"
+        ) {
+            return Err(fail(
+                reason::ELEMENT_NOT_EDITABLE,
+                format!("{what} (type={t}) does not take typed text"),
+            ));
+        }
+        if i.read_only() {
+            return Err(fail(
+                reason::ELEMENT_READONLY,
+                format!("{what} is read-only"),
+            ));
+        }
+        Field::Input(i.clone())
+    } else if let Some(a) = dom::as_textarea(&el) {
+        if a.read_only() {
+            return Err(fail(
+                reason::ELEMENT_READONLY,
+                format!("{what} is read-only"),
+            ));
+        }
+        Field::Area(a.clone())
+    } else if let Some(h) = dom::as_html(&el).filter(|h| h.is_content_editable()) {
+        Field::Editable(h.clone())
+    } else {
+        return Err(fail(
+            reason::ELEMENT_NOT_EDITABLE,
+            format!("{what} is not an input, textarea or contenteditable element"),
+        ));
+    };
+    actionable(&el)?;
+    let sensitive = matches!(&field, Field::Input(_)) && dom::input_type(&el) == "password";
+    let url_before = href();
+    focus(&el);
+    let before = value_of(&field);
+    match &field {
+        Field::Input(i) if p.clear => i.select(),
+        Field::Area(a) if p.clear => a.select(),
+        Field::Input(i) => {
+            let end = u32::try_from(i.value().encode_utf16().count()).unwrap_or(0);
+            let _ = i.set_selection_range(end, end);
+        }
+        Field::Area(a) => {
+            let end = u32::try_from(a.value().encode_utf16().count()).unwrap_or(0);
+            let _ = a.set_selection_range(end, end);
+        }
+        Field::Editable(_) if p.clear => {
+            if let Some(sel) = selection_of(&el) {
+                let _ = sel.select_all_children(&el);
+            }
+        }
+        Field::Editable(_) => select_end_of(&el),
+    }
+    let expected = if p.clear {
+        p.text.clone()
+    } else {
+        format!("{before}{}", p.text)
+    };
+    let mut method = if matches!(field, Field::Editable(_)) {
+        "contenteditable"
+    } else {
+        "native_input"
+    };
+    let inserted = if p.text.is_empty() {
+        exec(&el, "delete", "")
+    } else {
+        exec(&el, "insertText", &p.text)
+    };
+    let landed = match &field {
+        Field::Editable(e) => dom::collapse(&e.inner_text()).contains(&dom::collapse(&p.text)),
+        _ => {
+            value_of(&field) == expected
+                || (!p.text.is_empty() && value_of(&field).ends_with(&p.text))
+        }
+    };
+    if !inserted || !landed {
+        set_value_fallback(&field, &el, &expected, &p.text);
+        method = "value_setter";
+    }
+    if !matches!(field, Field::Editable(_)) {
+        fire(&el, "change");
+    }
+    if p.press_enter {
+        let proceed = key(&el, "keydown");
+        key(&el, "keypress");
+        if proceed {
+            match &field {
+                Field::Input(i) => {
+                    if let Some(form) = i.form() {
+                        let _ = Reflect::get(&form, &"requestSubmit".into())
+                            .ok()
+                            .filter(|f| f.is_function())
+                            .map(|f| f.unchecked_into::<js_sys::Function>())
+                            .map(|f| f.call0(&form));
+                    }
+                }
+                Field::Area(_) => {
+                    exec(&el, "insertText", "\n");
+                }
+                Field::Editable(_) => {
+                    exec(&el, "insertParagraph", "");
+                }
+            }
+        }
+        key(&el, "keyup");
+    }
+    let after = value_of(&field);
+    let mut warnings = Vec::new();
+    if !sensitive
+        && p.clear
+        && !p.text.is_empty()
+        && after.chars().count() < p.text.chars().count()
+        && !matches!(field, Field::Editable(_))
+    {
+        warnings.push(format!(
+            "value is {} characters, shorter than the {} typed (maxlength?)",
+            after.chars().count(),
+            p.text.chars().count()
+        ));
+    }
+    Ok(ActionReport {
+        action_dispatched: true,
+        url_before,
+        url_after: href(),
+        element: what,
+        readback: if sensitive { None } else { Some(after) },
+        sensitive,
+        method: method.into(),
+        warnings,
+    })
+}
+
+/// Wraps a reply for the content-script message channel: `{ok: value}` or `{err: {code, message}}`.
+pub fn envelope(result: Result<JsValue, Failure>) -> JsValue {
+    let o = Object::new();
+    match result {
+        Ok(v) => {
+            let _ = Reflect::set(&o, &"ok".into(), &v);
+        }
+        Err((code, message)) => {
+            let e = Object::new();
+            let _ = Reflect::set(&e, &"code".into(), &code.into());
+            let _ = Reflect::set(&e, &"message".into(), &message.into());
+            let _ = Reflect::set(&o, &"err".into(), &e);
+        }
+    }
+    o.into()
+}

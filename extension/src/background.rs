@@ -1,0 +1,466 @@
+//! The background service worker (event page in Firefox): keeps the native-messaging port to
+//! the hub open (reconnecting with backoff), tracks tabs and navigation epochs, and serves the
+//! hub's requests, forwarding page work to the content script of the target tab.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use js_sys::{Function, Object, Promise, Reflect};
+use nova_shared::protocol::{
+    self, Envelope, Hello, Kind, NavigateParams, NavigateResult, ScreenshotParams,
+    ScreenshotResult, TabInfo, method,
+};
+use nova_shared::reason;
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use crate::bindings::{self, Port};
+
+/// First reconnect delay after the port drops.
+const BACKOFF_START_MS: i32 = 250;
+/// Longest reconnect delay.
+const BACKOFF_MAX_MS: i32 = 10_000;
+
+/// A failure: reason code and message.
+type Failure = (String, String);
+
+fn fail(code: &str, message: impl Into<String>) -> Failure {
+    (code.to_owned(), message.into())
+}
+
+#[derive(Default)]
+struct State {
+    port: Option<Port>,
+    backoff_ms: i32,
+    epochs: HashMap<i32, u32>,
+    chunks: Vec<String>,
+    nav_waiters: Vec<(i32, Function)>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State { backoff_ms: BACKOFF_START_MS, ..Default::default() });
+}
+
+/// Serialises to a plain JS object (maps as objects, not `Map`).
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(JsValue::NULL)
+}
+
+fn from_js<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, String> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())
+}
+
+/// Entry point, called by `background.js` once the module is initialised.
+#[wasm_bindgen]
+pub fn bg_start() {
+    bindings::log("background started");
+    connect();
+}
+
+/// Browser events forwarded by `background.js` (listeners are registered there synchronously so
+/// they also wake a stopped worker).
+#[wasm_bindgen]
+pub fn bg_event(name: String, detail: JsValue) {
+    let tab_id = Reflect::get(&detail, &"tabId".into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .map(|v| v as i32);
+    let top_frame = Reflect::get(&detail, &"frameId".into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        == Some(0.0);
+    match name.as_str() {
+        "committed" if top_frame => {
+            if let Some(tab) = tab_id {
+                STATE.with(|s| *s.borrow_mut().epochs.entry(tab).or_insert(0) += 1);
+            }
+            spawn_local(send_tabs());
+        }
+        "completed" | "navError" | "sameDoc" if top_frame => {
+            let outcome = match name.as_str() {
+                "navError" => {
+                    let e = Reflect::get(&detail, &"error".into())
+                        .ok()
+                        .and_then(|v| v.as_string());
+                    format!("error:{}", e.unwrap_or_default())
+                }
+                _ => "completed".to_owned(),
+            };
+            if let Some(tab) = tab_id {
+                resolve_waiters(tab, &outcome);
+            }
+            spawn_local(send_tabs());
+        }
+        "removed" => {
+            if let Some(tab) = tab_id {
+                STATE.with(|s| s.borrow_mut().epochs.remove(&tab));
+                resolve_waiters(tab, "error:tab closed");
+            }
+            spawn_local(send_tabs());
+        }
+        "tabs" => spawn_local(send_tabs()),
+        _ => {}
+    }
+}
+
+fn resolve_waiters(tab: i32, outcome: &str) {
+    let waiters: Vec<Function> = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let (mine, rest): (Vec<_>, Vec<_>) = s.nav_waiters.drain(..).partition(|(t, _)| *t == tab);
+        s.nav_waiters = rest;
+        mine.into_iter().map(|(_, f)| f).collect()
+    });
+    for f in waiters {
+        let _ = f.call1(&JsValue::NULL, &JsValue::from_str(outcome));
+    }
+}
+
+fn connect() {
+    let port = bindings::connect_native(nova_shared::NATIVE_HOST_NAME);
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(|msg: JsValue| {
+        STATE.with(|s| s.borrow_mut().backoff_ms = BACKOFF_START_MS);
+        spawn_local(on_host_message(msg));
+    });
+    port.on_message()
+        .add_listener(on_message.as_ref().unchecked_ref());
+    on_message.forget();
+    let on_disconnect = Closure::<dyn FnMut(JsValue)>::new(|p: JsValue| {
+        let why = bindings::port_error(p.unchecked_ref()).unwrap_or_else(|| "closed".into());
+        let delay = STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            s.port = None;
+            let d = s.backoff_ms;
+            s.backoff_ms = (d * 2).min(BACKOFF_MAX_MS);
+            d
+        });
+        bindings::log(&format!(
+            "host disconnected ({why}); reconnecting in {delay} ms"
+        ));
+        let retry = Closure::once_into_js(connect);
+        bindings::set_timeout(retry.unchecked_ref(), delay);
+    });
+    port.on_disconnect()
+        .add_listener(on_disconnect.as_ref().unchecked_ref());
+    on_disconnect.forget();
+    STATE.with(|s| s.borrow_mut().port = Some(port));
+    let hello = Hello {
+        extension_version: manifest_version(),
+        browser: if bindings::is_firefox() {
+            "firefox"
+        } else {
+            "chromium"
+        }
+        .into(),
+        user_agent: bindings::user_agent(),
+    };
+    post(&Envelope::event(
+        method::HELLO,
+        serde_json::to_value(hello).unwrap_or_default(),
+    ));
+    spawn_local(send_tabs());
+}
+
+fn manifest_version() -> String {
+    Reflect::get(&bindings::get_manifest(), &"version".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+fn post(env: &Envelope) {
+    STATE.with(|s| {
+        if let Some(port) = &s.borrow().port
+            && let Err(e) = port.post_message(&to_js(env))
+        {
+            bindings::log(&format!(
+                "cannot post to host: {}",
+                bindings::error_text(&e)
+            ));
+        }
+    });
+}
+
+async fn send_tabs() {
+    if STATE.with(|s| s.borrow().port.is_none()) {
+        return;
+    }
+    if let Ok(tabs) = list_tabs().await {
+        post(&Envelope::event(
+            method::TABS_CHANGED,
+            serde_json::to_value(tabs).unwrap_or_default(),
+        ));
+    }
+}
+
+async fn on_host_message(msg: JsValue) {
+    let env: Envelope = match from_js(msg) {
+        Ok(env) => env,
+        Err(e) => {
+            bindings::log(&format!("malformed frame from host: {e}"));
+            return;
+        }
+    };
+    let env = match env.kind {
+        Kind::Chunk => match take_chunk(env) {
+            Some(whole) => whole,
+            None => return,
+        },
+        _ => env,
+    };
+    if env.kind != Kind::Req {
+        return;
+    }
+    let id = env.id;
+    let reply = match handle(
+        env.method.as_deref().unwrap_or(""),
+        env.params.unwrap_or(Value::Null),
+    )
+    .await
+    {
+        Ok(v) => Envelope::ok(id, v),
+        Err((code, message)) => Envelope::err(id, &code, message),
+    };
+    post(&reply);
+}
+
+/// Collects chunk frames; returns the whole envelope once the last piece arrived.
+fn take_chunk(env: Envelope) -> Option<Envelope> {
+    let chunk = env.chunk?;
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        if chunk.seq == 0 {
+            s.chunks.clear();
+        }
+        s.chunks.push(chunk.data);
+        if s.chunks.len() < chunk.total as usize {
+            return None;
+        }
+        let text: String = s.chunks.drain(..).collect();
+        serde_json::from_str(&text).ok()
+    })
+}
+
+async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
+    fn parse<T: serde::de::DeserializeOwned>(p: Value) -> Result<T, Failure> {
+        serde_json::from_value(p).map_err(|e| fail(reason::BAD_PARAMS, e.to_string()))
+    }
+    fn out<T: Serialize>(v: T) -> Result<Value, Failure> {
+        serde_json::to_value(v).map_err(|e| fail(reason::INTERNAL, e.to_string()))
+    }
+    match name {
+        method::PING => Ok(params),
+        method::TABS_LIST => out(list_tabs().await?),
+        method::NAVIGATE => out(navigate(parse(params)?).await?),
+        method::SCREENSHOT => out(screenshot(parse(params)?).await?),
+        method::PERCEIVE | method::READ_TEXT | method::CLICK | method::TYPE => {
+            let target = params
+                .get("target")
+                .and_then(Value::as_str)
+                .unwrap_or("active")
+                .to_owned();
+            let tab = resolve_tab(&target).await?;
+            to_page(tab, name, params).await
+        }
+        other => Err(fail(
+            reason::UNKNOWN_METHOD,
+            format!("the extension has no method `{other}`"),
+        )),
+    }
+}
+
+fn js_err(code: &str) -> impl Fn(JsValue) -> Failure + '_ {
+    move |e| fail(code, bindings::error_text(&e))
+}
+
+fn field<T: serde::de::DeserializeOwned>(obj: &JsValue, name: &str) -> Option<T> {
+    Reflect::get(obj, &name.into())
+        .ok()
+        .and_then(|v| serde_wasm_bindgen::from_value(v).ok())
+}
+
+fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in pairs {
+        let _ = Reflect::set(&o, &(*k).into(), v);
+    }
+    o.into()
+}
+
+async fn active_tab_id() -> Option<i32> {
+    let q = obj(&[("active", true.into()), ("lastFocusedWindow", true.into())]);
+    let found = bindings::tabs_query(&q).await.ok()?;
+    let first = js_sys::Array::from(&found).get(0);
+    if !first.is_undefined() {
+        return field(&first, "id");
+    }
+    let any = bindings::tabs_query(&obj(&[("active", true.into())]))
+        .await
+        .ok()?;
+    field(&js_sys::Array::from(&any).get(0), "id")
+}
+
+async fn list_tabs() -> Result<Vec<TabInfo>, Failure> {
+    let all = bindings::tabs_query(&Object::new())
+        .await
+        .map_err(js_err(reason::INTERNAL))?;
+    let active = active_tab_id().await;
+    let epochs = STATE.with(|s| s.borrow().epochs.clone());
+    Ok(js_sys::Array::from(&all)
+        .iter()
+        .filter_map(|t| {
+            let id: i32 = field(&t, "id")?;
+            Some(TabInfo {
+                target_id: id.to_string(),
+                window_id: field(&t, "windowId").unwrap_or(-1),
+                url: field(&t, "url").unwrap_or_default(),
+                title: field(&t, "title").unwrap_or_default(),
+                active: Some(id) == active,
+                nav_epoch: epochs.get(&id).copied().unwrap_or(0),
+            })
+        })
+        .collect())
+}
+
+async fn resolve_tab(target: &str) -> Result<i32, Failure> {
+    let id = if target == "active" {
+        active_tab_id().await
+    } else {
+        target.parse().ok()
+    };
+    let id = id.ok_or_else(|| fail(reason::TARGET_NOT_FOUND, format!("no tab `{target}`")))?;
+    bindings::tabs_get(id)
+        .await
+        .map_err(|_| fail(reason::TARGET_NOT_FOUND, format!("no tab `{target}`")))?;
+    Ok(id)
+}
+
+/// Resolves when the tab's top frame finishes loading (or fails, or `timeout_ms` passes):
+/// `completed`, `error:<text>` or `timeout`.
+fn nav_waiter(tab: i32, timeout_ms: u32) -> Promise {
+    Promise::new(&mut |resolve, _reject| {
+        STATE.with(|s| s.borrow_mut().nav_waiters.push((tab, resolve.clone())));
+        let timeout = Closure::once_into_js(move || {
+            let _ = resolve.call1(&JsValue::NULL, &"timeout".into());
+        });
+        bindings::set_timeout(
+            timeout.unchecked_ref(),
+            i32::try_from(timeout_ms).unwrap_or(i32::MAX),
+        );
+    })
+}
+
+async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
+    let (tab, url_before, outcome) = if p.new_tab {
+        let created = bindings::tabs_create(&obj(&[
+            ("url", p.url.as_str().into()),
+            ("active", true.into()),
+        ]))
+        .await
+        .map_err(js_err(reason::NAVIGATION_FAILED))?;
+        let tab: i32 =
+            field(&created, "id").ok_or_else(|| fail(reason::INTERNAL, "new tab has no id"))?;
+        let outcome = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, p.timeout_ms)).await;
+        (tab, String::new(), outcome)
+    } else {
+        let tab = resolve_tab(&p.target).await?;
+        let before = bindings::tabs_get(tab)
+            .await
+            .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+        let waiter = nav_waiter(tab, p.timeout_ms);
+        bindings::tabs_update(tab, &obj(&[("url", p.url.as_str().into())]))
+            .await
+            .map_err(js_err(reason::NAVIGATION_FAILED))?;
+        let outcome = wasm_bindgen_futures::JsFuture::from(waiter).await;
+        (tab, field(&before, "url").unwrap_or_default(), outcome)
+    };
+    let outcome = outcome.ok().and_then(|v| v.as_string()).unwrap_or_default();
+    if let Some(error) = outcome.strip_prefix("error:") {
+        return Err(fail(
+            reason::NAVIGATION_FAILED,
+            format!("navigation to {} failed: {error}", p.url),
+        ));
+    }
+    let after = bindings::tabs_get(tab)
+        .await
+        .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+    Ok(NavigateResult {
+        target_id: tab.to_string(),
+        url_before,
+        url: field(&after, "url").unwrap_or_default(),
+        title: field(&after, "title").unwrap_or_default(),
+        nav_epoch: STATE.with(|s| s.borrow().epochs.get(&tab).copied().unwrap_or(0)),
+        load_complete: outcome == "completed",
+    })
+}
+
+async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
+    let tab = resolve_tab(&p.target).await?;
+    let info = bindings::tabs_get(tab)
+        .await
+        .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+    if field::<bool>(&info, "active") != Some(true) {
+        bindings::tabs_update(tab, &obj(&[("active", true.into())]))
+            .await
+            .map_err(js_err(reason::CAPTURE_FAILED))?;
+    }
+    let window: i32 = field(&info, "windowId").unwrap_or(-2);
+    let mut options = vec![("format", JsValue::from_str(&p.format))];
+    if p.format == "jpeg" {
+        options.push(("quality", p.quality.into()));
+    }
+    let data = bindings::capture_visible_tab(window, &obj(&options))
+        .await
+        .map_err(js_err(reason::CAPTURE_FAILED))?;
+    Ok(ScreenshotResult {
+        target_id: tab.to_string(),
+        url: field(&info, "url").unwrap_or_default(),
+        data_url: data.as_string().unwrap_or_default(),
+    })
+}
+
+/// Sends page work to the top frame's content script, injecting it first on pages that were
+/// open before the extension loaded.
+async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
+    let message = to_js(
+        &serde_json::json!({"nova": protocol::PROTOCOL_VERSION, "method": name, "params": params}),
+    );
+    let reply = match bindings::tabs_send_message(tab, &message, 0).await {
+        Ok(r) => r,
+        Err(e) => {
+            let text = bindings::error_text(&e);
+            if !(text.contains("Receiving end does not exist")
+                || text.contains("Could not establish connection"))
+            {
+                return Err(fail(reason::INTERNAL, text));
+            }
+            bindings::inject_files(tab, &["content.js"])
+                .await
+                .map_err(|e| {
+                    fail(
+                        reason::PAGE_NOT_SCRIPTABLE,
+                        format!("cannot script this page: {}", bindings::error_text(&e)),
+                    )
+                })?;
+            bindings::tabs_send_message(tab, &message, 0)
+                .await
+                .map_err(js_err(reason::INTERNAL))?
+        }
+    };
+    let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
+    if let Some(ok) = reply.get("ok") {
+        return Ok(ok.clone());
+    }
+    let code = reply
+        .pointer("/err/code")
+        .and_then(Value::as_str)
+        .unwrap_or(reason::INTERNAL);
+    let message = reply
+        .pointer("/err/message")
+        .and_then(Value::as_str)
+        .unwrap_or("page script failed");
+    Err(fail(code, message))
+}

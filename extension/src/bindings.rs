@@ -1,0 +1,154 @@
+//! Every `chrome.*` binding the extension uses, in one place. Firefox exposes the same
+//! promise-based APIs under `chrome` in Manifest V3; where the two differ (port errors), the
+//! difference is handled here.
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `runtime.Port`.
+    pub type Port;
+    /// A `chrome.events.Event`.
+    pub type ChromeEvent;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connectNative)]
+    pub fn connect_native(application: &str) -> Port;
+
+    #[wasm_bindgen(method, js_name = postMessage, catch)]
+    pub fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
+
+    #[wasm_bindgen(method, getter, js_name = onMessage)]
+    pub fn on_message(this: &Port) -> ChromeEvent;
+
+    #[wasm_bindgen(method, getter, js_name = onDisconnect)]
+    pub fn on_disconnect(this: &Port) -> ChromeEvent;
+
+    #[wasm_bindgen(method)]
+    pub fn disconnect(this: &Port);
+
+    #[wasm_bindgen(method, js_name = addListener)]
+    pub fn add_listener(this: &ChromeEvent, listener: &Function);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]
+    pub fn get_manifest() -> JsValue;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query_raw(query: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = get)]
+    fn tabs_get_raw(tab_id: i32) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update)]
+    fn tabs_update_raw(tab_id: i32, props: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]
+    fn tabs_create_raw(props: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = sendMessage)]
+    fn tabs_send_message_raw(tab_id: i32, message: &JsValue, options: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab)]
+    fn capture_visible_tab_raw(window_id: i32, options: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript)]
+    fn execute_script_raw(injection: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub fn set_timeout(handler: &Function, ms: i32) -> JsValue;
+}
+
+async fn wait(p: Promise) -> Result<JsValue, JsValue> {
+    wasm_bindgen_futures::JsFuture::from(p).await
+}
+
+/// `chrome.tabs.query`.
+pub async fn tabs_query(query: &JsValue) -> Result<JsValue, JsValue> {
+    wait(tabs_query_raw(query)).await
+}
+
+/// `chrome.tabs.get`.
+pub async fn tabs_get(tab_id: i32) -> Result<JsValue, JsValue> {
+    wait(tabs_get_raw(tab_id)).await
+}
+
+/// `chrome.tabs.update`.
+pub async fn tabs_update(tab_id: i32, props: &JsValue) -> Result<JsValue, JsValue> {
+    wait(tabs_update_raw(tab_id, props)).await
+}
+
+/// `chrome.tabs.create`.
+pub async fn tabs_create(props: &JsValue) -> Result<JsValue, JsValue> {
+    wait(tabs_create_raw(props)).await
+}
+
+/// `chrome.tabs.sendMessage` to one frame.
+pub async fn tabs_send_message(
+    tab_id: i32,
+    message: &JsValue,
+    frame_id: i32,
+) -> Result<JsValue, JsValue> {
+    let options = js_sys::Object::new();
+    let _ = Reflect::set(&options, &"frameId".into(), &frame_id.into());
+    wait(tabs_send_message_raw(tab_id, message, &options)).await
+}
+
+/// `chrome.tabs.captureVisibleTab`.
+pub async fn capture_visible_tab(window_id: i32, options: &JsValue) -> Result<JsValue, JsValue> {
+    wait(capture_visible_tab_raw(window_id, options)).await
+}
+
+/// `chrome.scripting.executeScript` with files, in all frames.
+pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<JsValue, JsValue> {
+    let target = js_sys::Object::new();
+    let _ = Reflect::set(&target, &"tabId".into(), &tab_id.into());
+    let _ = Reflect::set(&target, &"allFrames".into(), &true.into());
+    let injection = js_sys::Object::new();
+    let _ = Reflect::set(&injection, &"target".into(), &target);
+    let list: js_sys::Array = files.iter().map(|f| JsValue::from_str(f)).collect();
+    let _ = Reflect::set(&injection, &"files".into(), &list);
+    wait(execute_script_raw(&injection)).await
+}
+
+/// The error a port disconnected with: `port.error` (Firefox) or `chrome.runtime.lastError`
+/// (Chromium), as text.
+pub fn port_error(port: &Port) -> Option<String> {
+    let firefox = Reflect::get(port, &"error".into())
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_null());
+    let chromium = Reflect::get(&js_sys::global(), &"chrome".into())
+        .and_then(|c| Reflect::get(&c, &"runtime".into()))
+        .and_then(|r| Reflect::get(&r, &"lastError".into()))
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_null());
+    firefox.or(chromium).map(|e| error_text(&e))
+}
+
+/// The message of a JS error value.
+pub fn error_text(e: &JsValue) -> String {
+    Reflect::get(e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// Whether this runs in Firefox (its manifest carries `browser_specific_settings` and the
+/// runtime exposes `browser`).
+pub fn is_firefox() -> bool {
+    Reflect::has(&js_sys::global(), &"browser".into()).unwrap_or(false)
+}
+
+/// The user agent string.
+pub fn user_agent() -> String {
+    Reflect::get(&js_sys::global(), &"navigator".into())
+        .and_then(|n| Reflect::get(&n, &"userAgent".into()))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// Logs to the console (visible as INFO:CONSOLE with `--enable-logging=stderr`).
+pub fn log(message: &str) {
+    web_sys::console::log_1(&JsValue::from_str(&format!("[nova] {message}")));
+}

@@ -1,0 +1,420 @@
+//! DOM helpers for page-side code: selector resolution (CSS, `>>>`, perceive refs), element
+//! roles and names, visibility.
+
+use std::cell::RefCell;
+
+use js_sys::{Reflect, WeakMap};
+use nova_shared::reason;
+use nova_shared::selector::{self, Selector};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Document, Element, HtmlElement, HtmlIFrameElement, ShadowRoot};
+
+/// A failure: reason code and message.
+pub type Failure = (String, String);
+
+/// Builds a failure.
+pub fn fail(code: &str, message: impl Into<String>) -> Failure {
+    (code.to_owned(), message.into())
+}
+
+/// The page's window.
+pub fn window() -> Result<web_sys::Window, Failure> {
+    web_sys::window().ok_or_else(|| fail(reason::INTERNAL, "no window"))
+}
+
+/// The top document of this frame.
+pub fn document() -> Result<Document, Failure> {
+    window()?
+        .document()
+        .ok_or_else(|| fail(reason::INTERNAL, "no document"))
+}
+
+/// A place selectors run in: a document or an open shadow root.
+pub enum Root {
+    /// A document (top, or a same-origin iframe's).
+    Doc(Document),
+    /// An open shadow root.
+    Shadow(ShadowRoot),
+}
+
+impl Root {
+    fn query(&self, css: &str) -> Result<Option<Element>, Failure> {
+        let found = match self {
+            Self::Doc(d) => d.query_selector(css),
+            Self::Shadow(s) => s.query_selector(css),
+        };
+        found.map_err(|_| {
+            fail(
+                reason::INVALID_SELECTOR,
+                format!("`{css}` is not a valid CSS selector"),
+            )
+        })
+    }
+
+    /// The element at a viewport point within this root.
+    pub fn element_from_point(&self, x: f32, y: f32) -> Option<Element> {
+        match self {
+            Self::Doc(d) => d.element_from_point(x, y),
+            Self::Shadow(s) => s.element_from_point(x, y),
+        }
+    }
+
+    /// The root an element lives in.
+    pub fn of(el: &Element) -> Option<Self> {
+        let node = el.get_root_node();
+        match node.node_type() {
+            web_sys::Node::DOCUMENT_FRAGMENT_NODE => Some(Self::Shadow(node.unchecked_into())),
+            web_sys::Node::DOCUMENT_NODE => Some(Self::Doc(node.unchecked_into())),
+            _ => None,
+        }
+    }
+}
+
+/// The root to descend into from `host` for `>>>`: its open shadow root, or the document of a
+/// same-origin iframe.
+pub fn inner_root(host: &Element) -> Option<Root> {
+    if let Some(frame) = as_iframe(host) {
+        return frame.content_document().map(Root::Doc);
+    }
+    host.shadow_root().map(Root::Shadow)
+}
+
+struct Refs {
+    by_element: WeakMap,
+    elements: Vec<Element>,
+}
+
+thread_local! {
+    static REFS: RefCell<Option<Refs>> = const { RefCell::new(None) };
+}
+
+/// Most refs kept per document; older ones are dropped first.
+const MAX_REFS: usize = 50_000;
+
+/// The ref of an element, assigning the next one if it has none. Stable for the document's
+/// lifetime, so a ref from one perceive still works after the next.
+pub fn ref_for(el: &Element) -> u32 {
+    REFS.with(|r| {
+        let mut r = r.borrow_mut();
+        let refs = r.get_or_insert_with(|| Refs {
+            by_element: WeakMap::new(),
+            elements: Vec::new(),
+        });
+        if let Some(n) = refs.by_element.get(el).as_f64() {
+            return n as u32;
+        }
+        if refs.elements.len() >= MAX_REFS {
+            refs.elements.clear();
+            refs.by_element = WeakMap::new();
+        }
+        refs.elements.push(el.clone());
+        let n = u32::try_from(refs.elements.len()).unwrap_or(u32::MAX);
+        refs.by_element.set(el, &JsValue::from(n));
+        n
+    })
+}
+
+fn element_for_ref(n: u32) -> Option<Element> {
+    REFS.with(|r| {
+        r.borrow()
+            .as_ref()
+            .and_then(|refs| refs.elements.get(n.checked_sub(1)? as usize).cloned())
+    })
+}
+
+/// Resolves a selector or ref to its first matching element.
+pub fn resolve(sel: &str) -> Result<Element, Failure> {
+    let parsed = selector::parse(sel).map_err(|e| fail(reason::INVALID_SELECTOR, e.to_string()))?;
+    match parsed {
+        Selector::Ref(n) => {
+            let el = element_for_ref(n).ok_or_else(|| {
+                fail(
+                    reason::ELEMENT_NOT_FOUND,
+                    format!("no element with ref e{n} on this page; call nova.perceive again"),
+                )
+            })?;
+            if !el.is_connected() {
+                return Err(fail(
+                    reason::ELEMENT_NOT_FOUND,
+                    format!("ref e{n} is gone from the page; call nova.perceive again"),
+                ));
+            }
+            Ok(el)
+        }
+        Selector::Chain(segments) => {
+            let mut root = Root::Doc(document()?);
+            let last = segments.len() - 1;
+            for (i, css) in segments.iter().enumerate() {
+                let el = root.query(css)?.ok_or_else(|| {
+                    let context = if i == 0 {
+                        String::new()
+                    } else {
+                        format!(" inside `{}`", segments[..i].join(" >>> "))
+                    };
+                    fail(
+                        reason::ELEMENT_NOT_FOUND,
+                        format!("nothing matches `{css}`{context}"),
+                    )
+                })?;
+                if i == last {
+                    return Ok(el);
+                }
+                root = inner_root(&el).ok_or_else(|| {
+                    fail(
+                        reason::ELEMENT_NOT_FOUND,
+                        format!("`{css}` has no open shadow root or same-origin frame to descend into with >>>"),
+                    )
+                })?;
+            }
+            Err(fail(reason::ELEMENT_NOT_FOUND, "empty selector"))
+        }
+    }
+}
+
+/// Whether the element is rendered: has a box, is not `visibility: hidden`, not inside a
+/// `display: none` or `content-visibility: hidden` subtree.
+pub fn is_visible(el: &Element) -> bool {
+    if let Ok(check) = Reflect::get(el, &"checkVisibility".into())
+        && let Some(f) = as_function(&check)
+    {
+        let opts = js_sys::Object::new();
+        let _ = Reflect::set(&opts, &"visibilityProperty".into(), &true.into());
+        if f.call1(el, &opts).ok().and_then(|v| v.as_bool()) == Some(false) {
+            return false;
+        }
+    }
+    let rect = el.get_bounding_client_rect();
+    rect.width() > 0.0 || rect.height() > 0.0
+}
+
+/// Whether the element is disabled (attribute, disabled fieldset, or `aria-disabled`).
+pub fn is_disabled(el: &Element) -> bool {
+    el.matches(":disabled").unwrap_or(false)
+        || el
+            .get_attribute("aria-disabled")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// Collapses whitespace and trims.
+pub fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn clip(s: String, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s;
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+/// The element's tag, lower case.
+pub fn tag(el: &Element) -> String {
+    el.local_name().to_ascii_lowercase()
+}
+
+/// The input type, lower case (`text` when absent).
+pub fn input_type(el: &Element) -> String {
+    el.get_attribute("type")
+        .map(|t| t.to_ascii_lowercase())
+        .unwrap_or_else(|| "text".into())
+}
+
+/// The ARIA role: explicit, else implied by the tag.
+pub fn role(el: &Element) -> String {
+    if let Some(r) = el
+        .get_attribute("role")
+        .and_then(|r| r.split_whitespace().next().map(str::to_owned))
+    {
+        return r;
+    }
+    let t = tag(el);
+    match t.as_str() {
+        "a" if el.has_attribute("href") => "link".into(),
+        "button" | "summary" => "button".into(),
+        "select" => if el.has_attribute("multiple") {
+            "listbox"
+        } else {
+            "combobox"
+        }
+        .into(),
+        "textarea" => "textbox".into(),
+        "option" => "option".into(),
+        "input" => match input_type(el).as_str() {
+            "button" | "submit" | "reset" | "image" => "button".into(),
+            "checkbox" => "checkbox".into(),
+            "radio" => "radio".into(),
+            "range" => "slider".into(),
+            "search" => "searchbox".into(),
+            "file" => "file".into(),
+            _ => "textbox".into(),
+        },
+        "nav" => "navigation".into(),
+        "main" => "main".into(),
+        "header" => "banner".into(),
+        "footer" => "contentinfo".into(),
+        "aside" => "complementary".into(),
+        "form" => "form".into(),
+        "search" => "search".into(),
+        _ if is_editable_root(el) => "textbox".into(),
+        other => other.into(),
+    }
+}
+
+/// Whether the element is the root of a contenteditable region.
+pub fn is_editable_root(el: &Element) -> bool {
+    let Some(h) = as_html(el) else {
+        return false;
+    };
+    h.is_content_editable()
+        && !el
+            .parent_element()
+            .and_then(|p| as_html(&p).cloned())
+            .is_some_and(|p| p.is_content_editable())
+}
+
+fn text_of_ids(el: &Element, ids: &str) -> String {
+    let Some(root) = Root::of(el) else {
+        return String::new();
+    };
+    let parts: Vec<String> = ids
+        .split_whitespace()
+        .filter_map(|id| match &root {
+            Root::Doc(d) => d.get_element_by_id(id),
+            Root::Shadow(s) => s.get_element_by_id(id),
+        })
+        .filter_map(|e| e.text_content())
+        .collect();
+    collapse(&parts.join(" "))
+}
+
+/// The accessible name, approximated: aria-labelledby, aria-label, labels, button values,
+/// visible text, then placeholder / title / alt / name. At most 80 characters.
+pub fn name(el: &Element) -> String {
+    let attr = |a: &str| {
+        el.get_attribute(a)
+            .map(|v| collapse(&v))
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(ids) = el.get_attribute("aria-labelledby") {
+        let n = text_of_ids(el, &ids);
+        if !n.is_empty() {
+            return clip(n, 80);
+        }
+    }
+    if let Some(n) = attr("aria-label") {
+        return clip(n, 80);
+    }
+    let t = tag(el);
+    if matches!(t.as_str(), "input" | "select" | "textarea") {
+        if let Ok(labels) = Reflect::get(el, &"labels".into())
+            && labels.is_object()
+            && let Some(list) = Some(labels.unchecked_ref::<web_sys::NodeList>())
+        {
+            let text: Vec<String> = (0..list.length())
+                .filter_map(|i| list.item(i))
+                .filter_map(|n| n.text_content())
+                .collect();
+            let n = collapse(&text.join(" "));
+            if !n.is_empty() {
+                return clip(n, 80);
+            }
+        }
+        if t == "input" && matches!(input_type(el).as_str(), "button" | "submit" | "reset") {
+            if let Some(v) = attr("value") {
+                return clip(v, 80);
+            }
+            return if input_type(el) == "submit" {
+                "Submit".into()
+            } else {
+                String::new()
+            };
+        }
+    } else if let Some(h) = as_html(el) {
+        let n = collapse(&h.inner_text());
+        if !n.is_empty() {
+            return clip(n, 80);
+        }
+    }
+    ["placeholder", "title", "alt", "name"]
+        .iter()
+        .find_map(|a| attr(a))
+        .map(|n| clip(n, 80))
+        .unwrap_or_default()
+}
+
+/// `button "Send"`: how an element is named in reports.
+pub fn describe(el: &Element) -> String {
+    let n = name(el);
+    if n.is_empty() {
+        role(el)
+    } else {
+        format!("{} \"{}\"", role(el), n.replace('"', "'"))
+    }
+}
+
+/// A name from attributes only (aria-label, aria-labelledby, name, id), for containers such as
+/// forms and landmarks whose text content would be the whole section.
+pub fn name_attr_only(el: &Element) -> String {
+    if let Some(ids) = el.get_attribute("aria-labelledby") {
+        let n = text_of_ids(el, &ids);
+        if !n.is_empty() {
+            return clip(n, 60);
+        }
+    }
+    ["aria-label", "name", "id"]
+        .iter()
+        .find_map(|a| {
+            el.get_attribute(a)
+                .map(|v| collapse(&v))
+                .filter(|v| !v.is_empty())
+        })
+        .map(|n| clip(n, 60))
+        .unwrap_or_default()
+}
+
+// Realm-safe casts. Nodes inside same-origin iframes belong to another JavaScript realm, where
+// `instanceof` against this realm's constructors is false; `dyn_ref` would reject them. These
+// casts check the node type and tag instead.
+
+const HTML_NS: &str = "http://www.w3.org/1999/xhtml";
+
+/// The node as an element.
+pub fn as_element(node: &web_sys::Node) -> Option<&Element> {
+    (node.node_type() == web_sys::Node::ELEMENT_NODE).then(|| node.unchecked_ref())
+}
+
+/// The element as an HTML element (not SVG or MathML).
+pub fn as_html(el: &Element) -> Option<&HtmlElement> {
+    (el.namespace_uri().as_deref() == Some(HTML_NS)).then(|| el.unchecked_ref())
+}
+
+fn as_tag<'a, T: JsCast>(el: &'a Element, name: &str) -> Option<&'a T> {
+    (as_html(el).is_some() && tag(el) == name).then(|| el.unchecked_ref())
+}
+
+/// `<input>`.
+pub fn as_input(el: &Element) -> Option<&web_sys::HtmlInputElement> {
+    as_tag(el, "input")
+}
+
+/// `<textarea>`.
+pub fn as_textarea(el: &Element) -> Option<&web_sys::HtmlTextAreaElement> {
+    as_tag(el, "textarea")
+}
+
+/// `<select>`.
+pub fn as_select(el: &Element) -> Option<&web_sys::HtmlSelectElement> {
+    as_tag(el, "select")
+}
+
+/// `<iframe>`.
+pub fn as_iframe(el: &Element) -> Option<&HtmlIFrameElement> {
+    as_tag(el, "iframe")
+}
+
+/// A function value from any realm.
+pub fn as_function(v: &JsValue) -> Option<&js_sys::Function> {
+    v.is_function().then(|| v.unchecked_ref())
+}

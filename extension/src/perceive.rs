@@ -1,0 +1,469 @@
+//! The compact page model (`nova.perceive`) and visible-text reads (`nova.read_text`).
+//!
+//! One walk over the flat tree (light DOM, open shadow roots, slots, same-origin iframes) that
+//! skips what a person cannot see: `display: none`, `visibility: hidden`, zero-size and
+//! clipped screen-reader-only boxes, and boxes placed off the page (negative coordinates).
+
+use nova_shared::page::{PageModel, TextRead, Truncation, Viewport};
+use nova_shared::protocol::{PerceiveParams, ReadTextParams};
+use nova_shared::selector::format_ref;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, Node};
+
+use crate::dom::{self, Failure};
+
+const INTERACTIVE_ROLES: &[&str] = &[
+    "button",
+    "link",
+    "checkbox",
+    "radio",
+    "tab",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "switch",
+    "option",
+    "combobox",
+    "textbox",
+    "searchbox",
+    "slider",
+    "spinbutton",
+    "treeitem",
+];
+const LANDMARK_ROLES: &[&str] = &[
+    "banner",
+    "navigation",
+    "main",
+    "complementary",
+    "contentinfo",
+    "search",
+    "region",
+    "dialog",
+    "alertdialog",
+];
+const SKIP_TAGS: &[&str] = &[
+    "script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "canvas",
+];
+
+#[derive(Default)]
+struct Walk {
+    text: String,
+    text_total: usize,
+    text_max: usize,
+    elements: Vec<String>,
+    elements_total: usize,
+    elements_max: usize,
+    landmarks: Vec<String>,
+    forms: Vec<(Element, String, Vec<String>)>,
+    password_visible: bool,
+    collect_elements: bool,
+    scroll: (f64, f64),
+}
+
+impl Walk {
+    fn push_text(&mut self, s: &str) {
+        for word in s.split_whitespace() {
+            let needs_space = !self.text.is_empty() && !self.text.ends_with(['\n', ' ']);
+            let piece_len = word.chars().count() + usize::from(needs_space);
+            self.text_total += piece_len;
+            if self.text_total <= self.text_max {
+                if needs_space {
+                    self.text.push(' ');
+                }
+                self.text.push_str(word);
+            }
+        }
+    }
+
+    fn break_line(&mut self) {
+        if !self.text.is_empty() && !self.text.ends_with('\n') && self.text_total < self.text_max {
+            while self.text.ends_with(' ') {
+                self.text.pop();
+            }
+            self.text.push('\n');
+        }
+    }
+
+    fn node(&mut self, node: &Node) {
+        match node.node_type() {
+            Node::TEXT_NODE => {
+                if let Some(t) = node.text_content() {
+                    self.push_text(&t);
+                }
+            }
+            Node::ELEMENT_NODE => {
+                if let Some(el) = dom::as_element(node) {
+                    self.element(el);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn children(&mut self, node: &Node) {
+        let kids = node.child_nodes();
+        for i in 0..kids.length() {
+            if let Some(k) = kids.item(i) {
+                self.node(&k);
+            }
+        }
+    }
+
+    fn element(&mut self, el: &Element) {
+        let tag = dom::tag(el);
+        if SKIP_TAGS.contains(&tag.as_str()) {
+            return;
+        }
+        let Ok(Some(style)) =
+            dom::window().and_then(|w| w.get_computed_style(el).map_err(|_| dom::fail("", "")))
+        else {
+            return;
+        };
+        let display = style.get_property_value("display").unwrap_or_default();
+        if display == "none" {
+            return;
+        }
+        let contents = display == "contents";
+        if !contents {
+            let visibility = style.get_property_value("visibility").unwrap_or_default();
+            if visibility == "hidden" || visibility == "collapse" {
+                return;
+            }
+            if style
+                .get_property_value("content-visibility")
+                .unwrap_or_default()
+                == "hidden"
+            {
+                return;
+            }
+            let r = el.get_bounding_client_rect();
+            let (left, top) = (r.left() + self.scroll.0, r.top() + self.scroll.1);
+            let clipped = r.width() <= 1.0 && r.height() <= 1.0 && tag != "br";
+            let off_page = left + r.width() <= 0.0 || top + r.height() <= 0.0;
+            if clipped || off_page {
+                return;
+            }
+        }
+        if self.collect_elements {
+            self.classify(el, &tag);
+        }
+        if tag == "br" {
+            self.break_line();
+            return;
+        }
+        let block = !contents && !display.starts_with("inline") && !display.is_empty();
+        if block {
+            self.break_line();
+        }
+        if let Some(frame) = dom::as_iframe(el) {
+            if let Some(body) = frame.content_document().and_then(|d| d.body()) {
+                self.break_line();
+                self.children(&body);
+                self.break_line();
+            }
+        } else if let Some(shadow) = el.shadow_root() {
+            self.children(&shadow);
+        } else if tag == "slot" {
+            let assigned = js_sys::Reflect::get(el, &"assignedNodes".into())
+                .ok()
+                .filter(|f| f.is_function())
+                .map(|f| f.unchecked_into::<js_sys::Function>())
+                .and_then(|f| {
+                    let opts = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&opts, &"flatten".into(), &true.into());
+                    f.call1(el, &opts).ok()
+                })
+                .map(|a| js_sys::Array::from(&a))
+                .filter(|a| a.length() > 0);
+            match assigned {
+                Some(nodes) => {
+                    for n in nodes.iter() {
+                        self.node(n.unchecked_ref::<Node>());
+                    }
+                }
+                None => self.children(el),
+            }
+        } else if !matches!(tag.as_str(), "select" | "textarea") {
+            self.children(el);
+        }
+        if block {
+            self.break_line();
+        }
+    }
+
+    fn classify(&mut self, el: &Element, tag: &str) {
+        let role = dom::role(el);
+        if tag == "input" && dom::input_type(el) == "password" {
+            self.password_visible = true;
+        }
+        if tag == "form" {
+            let label = dom::name_attr_only(el);
+            self.forms.push((el.clone(), label, Vec::new()));
+        }
+        if LANDMARK_ROLES.contains(&role.as_str())
+            && (tag != "header" && tag != "footer" || role != tag)
+        {
+            let n = dom::name_attr_only(el);
+            self.landmarks.push(if n.is_empty() {
+                role.clone()
+            } else {
+                format!("{role} \"{n}\"")
+            });
+        }
+        if !is_interactive(el, tag, &role) {
+            return;
+        }
+        self.elements_total += 1;
+        let r = format_ref(dom::ref_for(el));
+        for (form, _, members) in self.forms.iter_mut() {
+            if form.contains(Some(el)) {
+                members.push(r.clone());
+            }
+        }
+        if self.elements.len() < self.elements_max {
+            self.elements.push(element_line(el, tag, &role, &r));
+        }
+    }
+}
+
+fn is_interactive(el: &Element, tag: &str, role: &str) -> bool {
+    match tag {
+        "a" => return el.has_attribute("href") || el.has_attribute("role"),
+        "button" | "select" | "textarea" | "summary" => return true,
+        "input" => return dom::input_type(el) != "hidden",
+        _ => {}
+    }
+    INTERACTIVE_ROLES.contains(&role)
+        || dom::is_editable_root(el)
+        || el.has_attribute("onclick")
+        || el
+            .get_attribute("tabindex")
+            .and_then(|t| t.trim().parse::<i32>().ok())
+            .is_some_and(|t| t >= 0)
+}
+
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "'"))
+}
+
+fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
+    let mut line = format!("{r} {role}");
+    let name = dom::name(el);
+    if !name.is_empty() {
+        line.push(' ');
+        line.push_str(&quote(&name));
+    }
+    if let Some(input) = dom::as_input(el) {
+        let t = dom::input_type(el);
+        match t.as_str() {
+            "checkbox" | "radio" => {
+                if input.checked() {
+                    line.push_str(" checked");
+                }
+            }
+            "password" => line.push_str(if input.value().is_empty() {
+                " password"
+            } else {
+                " password filled"
+            }),
+            "button" | "submit" | "reset" | "image" => {}
+            _ => {
+                if t != "text" && role == "textbox" {
+                    line.push_str(&format!(" type={t}"));
+                }
+                let v = input.value();
+                if !v.is_empty() {
+                    line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
+                }
+            }
+        }
+        if input.required() {
+            line.push_str(" required");
+        }
+    } else if let Some(area) = dom::as_textarea(el) {
+        let v = area.value();
+        if !v.is_empty() {
+            line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
+        }
+    } else if let Some(select) = dom::as_select(el) {
+        if let Some(opt) = select.selected_options().item(0) {
+            let text = dom::collapse(&opt.text_content().unwrap_or_default());
+            line.push_str(&format!(" value={}", quote(&clip(&text, 60))));
+        }
+        let options: Vec<String> = (0..select.length().min(12))
+            .filter_map(|i| select.item(i))
+            .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
+            .collect();
+        line.push_str(&format!(" options=[{}]", options.join("|")));
+    } else if dom::is_editable_root(el)
+        && let Some(h) = dom::as_html(el)
+    {
+        let v = dom::collapse(&h.inner_text());
+        if !v.is_empty() {
+            line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
+        }
+    }
+    if tag == "a"
+        && let Some(href) = el.get_attribute("href")
+    {
+        line.push_str(&format!(" -> {}", clip(&href, 80)));
+    }
+    if dom::is_disabled(el) {
+        line.push_str(" disabled");
+    }
+    if el.get_attribute("aria-expanded").as_deref() == Some("true") {
+        line.push_str(" expanded");
+    }
+    if el.get_attribute("aria-selected").as_deref() == Some("true")
+        || el.get_attribute("aria-checked").as_deref() == Some("true")
+    {
+        line.push_str(" selected");
+    }
+    line
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+fn scroll() -> (f64, f64) {
+    dom::window()
+        .map(|w| (w.scroll_x().unwrap_or(0.0), w.scroll_y().unwrap_or(0.0)))
+        .unwrap_or((0.0, 0.0))
+}
+
+fn page_state(doc: &web_sys::Document, w: &Walk) -> &'static str {
+    let has = |css: &str| {
+        doc.query_selector(css)
+            .ok()
+            .flatten()
+            .is_some_and(|e| dom::is_visible(&e))
+    };
+    if has(
+        "iframe[src*='recaptcha'], iframe[src*='hcaptcha'], iframe[src*='challenges.cloudflare.com'], #challenge-form",
+    ) {
+        "bot_challenge"
+    } else if has(
+        "[id*='consent' i] button, [class*='consent' i] button, [id*='cookie' i] button, [class*='cookie-banner' i] button",
+    ) {
+        "consent_required"
+    } else if w.password_visible && looks_like_login(doc) {
+        "login_required"
+    } else {
+        "ok"
+    }
+}
+
+/// A password field alone is not a login wall (sign-up and settings pages have one too); the
+/// page must also call itself a login page in its title, URL or main heading.
+fn looks_like_login(doc: &web_sys::Document) -> bool {
+    const WORDS: &[&str] = &[
+        "log in",
+        "login",
+        "log-in",
+        "sign in",
+        "signin",
+        "sign-in",
+        "anmelden",
+        "connexion",
+    ];
+    let heading = doc
+        .query_selector("h1")
+        .ok()
+        .flatten()
+        .and_then(|h| h.text_content())
+        .unwrap_or_default();
+    let hay = format!(
+        "{} {} {heading}",
+        doc.title(),
+        doc.url().unwrap_or_default()
+    )
+    .to_lowercase();
+    WORDS.iter().any(|w| hay.contains(w))
+}
+
+/// `page.perceive`.
+pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
+    let doc = dom::document()?;
+    let win = dom::window()?;
+    let mut w = Walk {
+        text_max: p.max_text_chars as usize,
+        elements_max: p.max_elements as usize,
+        collect_elements: true,
+        scroll: scroll(),
+        ..Default::default()
+    };
+    if let Some(body) = doc.body() {
+        w.element(&body);
+    }
+    let text = w.text.trim().to_owned();
+    let dim =
+        |v: Result<wasm_bindgen::JsValue, _>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as u32;
+    let doc_height = doc
+        .document_element()
+        .map(|e| e.scroll_height().max(0) as u32)
+        .unwrap_or(0);
+    let truncated_elements = w.elements_total > w.elements.len();
+    let truncated_text = w.text_total > w.text_max;
+    Ok(PageModel {
+        url: doc.url().unwrap_or_default(),
+        title: doc.title(),
+        ready_state: doc.ready_state(),
+        page_state: page_state(&doc, &w).to_owned(),
+        viewport: Viewport {
+            width: dim(win.inner_width()),
+            height: dim(win.inner_height()),
+            scroll_y: w.scroll.1.max(0.0) as u32,
+            document_height: doc_height,
+        },
+        landmarks: std::mem::take(&mut w.landmarks),
+        forms: w
+            .forms
+            .iter()
+            .map(|(_, name, members)| {
+                let label = if name.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", quote(name))
+                };
+                format!("form{label}: {}", members.join(" "))
+            })
+            .collect(),
+        elements: std::mem::take(&mut w.elements),
+        text,
+        truncated: Truncation {
+            any: truncated_elements || truncated_text,
+            elements_total: u32::try_from(w.elements_total).unwrap_or(u32::MAX),
+            text_chars_total: u32::try_from(w.text_total).unwrap_or(u32::MAX),
+        },
+    })
+}
+
+/// `page.readText`.
+pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
+    let doc = dom::document()?;
+    let root = match &p.selector {
+        Some(sel) => Some(dom::resolve(sel)?),
+        None => doc.body().map(Element::from),
+    };
+    let mut w = Walk {
+        text_max: p.max_chars as usize,
+        scroll: scroll(),
+        ..Default::default()
+    };
+    if let Some(root) = root {
+        w.element(&root);
+    }
+    Ok(TextRead {
+        url: doc.url().unwrap_or_default(),
+        title: doc.title(),
+        text: w.text.trim().to_owned(),
+        truncated: w.text_total > w.text_max,
+        total_chars: u32::try_from(w.text_total).unwrap_or(u32::MAX),
+    })
+}

@@ -1,0 +1,22 @@
+// Loads the Rust module and forwards browser events to it. Listeners are registered here,
+// synchronously, so that they also wake a stopped service worker.
+import init, { bg_start, bg_event } from './pkg/nova_extension.js';
+
+const ready = init({ module_or_path: chrome.runtime.getURL('pkg/nova_extension_bg.wasm') })
+  .then(() => bg_start());
+const forward = (name) => (detail) => { ready.then(() => bg_event(name, detail ?? {})); };
+
+chrome.runtime.onStartup.addListener(() => {});
+chrome.runtime.onInstalled.addListener(() => {});
+chrome.tabs.onCreated.addListener((tab) => forward('tabs')({ tabId: tab.id }));
+chrome.tabs.onUpdated.addListener((tabId, info) => {
+  if (info.url || info.title || info.status === 'complete') forward('tabs')({ tabId });
+});
+chrome.tabs.onActivated.addListener((info) => forward('tabs')({ tabId: info.tabId }));
+chrome.tabs.onRemoved.addListener((tabId) => forward('removed')({ tabId }));
+chrome.windows.onFocusChanged.addListener(() => forward('tabs')({}));
+chrome.webNavigation.onCommitted.addListener(forward('committed'));
+chrome.webNavigation.onCompleted.addListener(forward('completed'));
+chrome.webNavigation.onErrorOccurred.addListener(forward('navError'));
+chrome.webNavigation.onReferenceFragmentUpdated.addListener(forward('sameDoc'));
+chrome.webNavigation.onHistoryStateUpdated.addListener(forward('sameDoc'));

@@ -1,0 +1,128 @@
+//! `cargo xtask build`: everything into `dist/`.
+//!
+//! ```text
+//! dist/bin/nova                 the host
+//! dist/extension/               the unpacked extension (Chromium and Firefox)
+//!   manifest.json background.js content.js
+//!   pkg/nova_extension.js pkg/nova_extension_bg.wasm
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use wasm_bindgen_cli_support::Bindgen;
+
+use crate::{cargo, root, run_cmd, step};
+
+/// Paths of a finished build.
+pub struct Built {
+    /// `dist/`.
+    pub dist: PathBuf,
+    /// The host binary in `dist/bin`.
+    pub host: PathBuf,
+    /// The unpacked extension.
+    pub extension: PathBuf,
+}
+
+/// Builds host and extension.
+pub fn build() -> anyhow::Result<Built> {
+    let root = root();
+    let dist = root.join("dist");
+    let extension = dist.join("extension");
+    let pkg = extension.join("pkg");
+
+    step("building the host (release)");
+    run_cmd(cargo().args([
+        "build",
+        "--release",
+        "--package",
+        "nova-host",
+        "--bin",
+        "nova",
+    ]))?;
+    let bin_dir = dist.join("bin");
+    std::fs::create_dir_all(&bin_dir)?;
+    let host = bin_dir.join("nova");
+    replace_file(&target_dir().join("release/nova"), &host)?;
+
+    step("building the extension (wasm32)");
+    run_cmd(cargo().args([
+        "build",
+        "--package",
+        "nova-extension",
+        "--lib",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--profile",
+        "wasm",
+    ]))?;
+    let wasm = target_dir().join("wasm32-unknown-unknown/wasm/nova_extension.wasm");
+    if pkg.exists() {
+        std::fs::remove_dir_all(&pkg)?;
+    }
+    std::fs::create_dir_all(&pkg)?;
+    step("generating wasm-bindgen glue");
+    let mut bindgen = Bindgen::new();
+    bindgen.input_path(&wasm).web(true)?.typescript(false);
+    bindgen.generate(&pkg).context("wasm-bindgen")?;
+
+    for entry in std::fs::read_dir(root.join("extension/static"))? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), extension.join(entry.file_name()))?;
+    }
+    let manifest = std::fs::read_to_string(root.join("manifest/manifest.json"))?;
+    let mut manifest: serde_json::Value = serde_json::from_str(&manifest)?;
+    manifest["version"] = env!("CARGO_PKG_VERSION").into();
+    std::fs::write(
+        extension.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)?,
+    )?;
+    step(&format!("built {}", dist.display()));
+    Ok(Built {
+        dist,
+        host,
+        extension,
+    })
+}
+
+/// Cargo's target directory.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// Copies over `to` even while an old copy is running (unlink first, then copy).
+fn replace_file(from: &Path, to: &Path) -> anyhow::Result<()> {
+    let _ = std::fs::remove_file(to);
+    std::fs::copy(from, to)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use sha2::{Digest as _, Sha256};
+
+    #[test]
+    fn manifest_key_pins_the_extension_id_the_host_allows() {
+        let text = std::fs::read_to_string(crate::root().join("manifest/manifest.json"))
+            .expect("manifest");
+        let manifest: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(manifest["key"].as_str().expect("key"))
+            .expect("base64");
+        let digest = Sha256::digest(&der);
+        let id: String = digest[..16]
+            .iter()
+            .flat_map(|b| [b >> 4, b & 0xf])
+            .map(|n| char::from(b'a' + n))
+            .collect();
+        assert_eq!(id, nova_shared::CHROMIUM_EXTENSION_ID);
+        assert_eq!(
+            manifest["browser_specific_settings"]["gecko"]["id"],
+            nova_shared::FIREFOX_ADDON_ID
+        );
+    }
+}
