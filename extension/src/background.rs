@@ -37,6 +37,8 @@ struct State {
     epochs: HashMap<i32, u32>,
     chunks: Vec<String>,
     nav_waiters: Vec<(i32, Function)>,
+    /// Tabs whose top document came with a CSP that forbids WebAssembly.
+    strict_csp: HashMap<i32, bool>,
 }
 
 thread_local! {
@@ -102,9 +104,33 @@ pub fn bg_event(name: String, detail: JsValue) {
             }
             spawn_local(send_tabs());
         }
+        "headers" => {
+            if let Some(tab) = tab_id {
+                let strict = csp_headers(&detail)
+                    .iter()
+                    .any(|p| nova_shared::csp::forbids_wasm(p));
+                STATE.with(|s| s.borrow_mut().strict_csp.insert(tab, strict));
+            }
+        }
         "tabs" => spawn_local(send_tabs()),
         _ => {}
     }
+}
+
+/// The CSP header values (enforced and report-only: a report-only violation still fires an
+/// event at the page) of a `webRequest.onHeadersReceived` detail.
+fn csp_headers(detail: &JsValue) -> Vec<String> {
+    let headers = Reflect::get(detail, &"responseHeaders".into()).unwrap_or(JsValue::UNDEFINED);
+    js_sys::Array::from(&headers)
+        .iter()
+        .filter(|h| {
+            field::<String>(h, "name").is_some_and(|n| {
+                let n = n.to_ascii_lowercase();
+                n == "content-security-policy" || n == "content-security-policy-report-only"
+            })
+        })
+        .filter_map(|h| field::<String>(&h, "value"))
+        .collect()
 }
 
 fn resolve_waiters(tab: i32, outcome: &str) {
@@ -425,9 +451,10 @@ async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
 /// Sends page work to the top frame's content script, injecting it first on pages that were
 /// open before the extension loaded.
 async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
-    let message = to_js(
-        &serde_json::json!({"nova": protocol::PROTOCOL_VERSION, "method": name, "params": params}),
-    );
+    let strict_csp = STATE.with(|s| s.borrow().strict_csp.get(&tab).copied().unwrap_or(false));
+    let message = to_js(&serde_json::json!({
+        "nova": protocol::PROTOCOL_VERSION, "method": name, "params": params, "strictCsp": strict_csp,
+    }));
     let reply = match bindings::tabs_send_message(tab, &message, 0).await {
         Ok(r) => r,
         Err(e) => {

@@ -7,10 +7,12 @@
 //!   click and type reports.
 //! - [`selector`]: the `>>>` combinator grammar used by every selector (CSS plus descent into open
 //!   shadow roots and same-origin iframes) and perceive refs.
+//! - [`csp`]: whether a page's Content-Security-Policy forbids WebAssembly.
 //! - [`reason`]: reason codes that cross the host/extension boundary.
 //!
 //! Nothing here does I/O: the crate compiles for the host and for `wasm32-unknown-unknown`.
 
+pub mod csp;
 pub mod page;
 pub mod protocol;
 pub mod reason;

@@ -12,6 +12,7 @@
 
 pub mod chromium;
 pub mod fixtures;
+pub mod store;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -157,6 +158,24 @@ impl Client {
             .context("result has no structuredContent")
     }
 
+    /// Calls a tool expecting a JSON-RPC error; returns it.
+    pub async fn call_err(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> anyhow::Result<rmcp::model::ErrorData> {
+        match self.call(tool, args).await {
+            Ok(r) => bail!(
+                "expected a JSON-RPC error from {tool}, got {:?}",
+                r.structured_content
+            ),
+            Err(e) => match e.downcast::<rmcp::ServiceError>()? {
+                rmcp::ServiceError::McpError(data) => Ok(data),
+                other => bail!("expected a JSON-RPC error, got {other}"),
+            },
+        }
+    }
+
     /// The tool names the server lists.
     pub async fn tool_names(&self) -> anyhow::Result<Vec<String>> {
         Ok(self
@@ -253,8 +272,34 @@ impl Nova {
             .and_then(|p| i32::try_from(p).ok())
     }
 
-    /// Opens the store for inspection.
+    /// The store file.
     pub fn store_path(&self) -> PathBuf {
         self.data.join("nova.db")
+    }
+
+    /// Waits until the store holds at least `n` observation rows (writes are batched off the
+    /// hot path) and returns them as JSON objects in sequence order.
+    pub fn observations(&self, n: usize) -> anyhow::Result<Vec<Value>> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows = store::observations(&self.store_path()).unwrap_or_default();
+            if rows.len() >= n {
+                return Ok(rows);
+            }
+            if Instant::now() > deadline {
+                bail!("expected {n} observations, store has {}", rows.len());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills the hub process (SIGKILL), as a crash would.
+    pub fn kill_hub(&self) -> anyhow::Result<i32> {
+        let pid = self.hub_pid().context("no hub registered")?;
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )?;
+        Ok(pid)
     }
 }

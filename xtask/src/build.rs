@@ -66,6 +66,8 @@ pub fn build() -> anyhow::Result<Built> {
     bindgen.input_path(&wasm).web(true)?.typescript(false);
     bindgen.generate(&pkg).context("wasm-bindgen")?;
 
+    crate::jsbuild::build(&extension)?;
+
     for entry in std::fs::read_dir(root.join("extension/static"))? {
         let entry = entry?;
         std::fs::copy(entry.path(), extension.join(entry.file_name()))?;

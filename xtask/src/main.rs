@@ -8,6 +8,7 @@
 
 mod build;
 mod demo;
+mod jsbuild;
 mod run;
 mod test;
 

@@ -77,13 +77,23 @@ pub async fn serve(
 }
 
 async fn check(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    if let Err(refusal) = admit(&g, request.headers()) {
-        return refusal;
+    if let Err((status, code, message)) = admit(&g, request.headers()) {
+        let mut r = refuse(status, code, message);
+        if status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+        }
+        return r;
     }
     next.run(request).await
 }
 
-fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Response> {
+/// Why a request is refused: status, error code, message.
+type Refusal = (StatusCode, &'static str, &'static str);
+
+fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Refusal> {
     let header_str = |name| {
         headers
             .get(name)
@@ -91,7 +101,7 @@ fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Response> {
     };
     let host = header_str(header::HOST).unwrap_or("");
     if !g.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-        return Err(refuse(
+        return Err((
             StatusCode::FORBIDDEN,
             "forbidden_host",
             "Host must name this loopback endpoint",
@@ -100,7 +110,7 @@ fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Response> {
     if let Some(origin) = header_str(header::ORIGIN)
         && !g.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
     {
-        return Err(refuse(
+        return Err((
             StatusCode::FORBIDDEN,
             "forbidden_origin",
             "cross-origin requests are refused",
@@ -110,16 +120,11 @@ fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Response> {
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
     if !constant_time_eq(presented.trim().as_bytes(), g.token.as_bytes()) {
-        let mut r = refuse(
+        return Err((
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "send Authorization: Bearer <token>; the token is in the mcp-token file of the Nova data dir",
-        );
-        r.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return Err(r);
+        ));
     }
     Ok(())
 }
@@ -163,7 +168,7 @@ mod tests {
     fn statuses_follow_the_security_rules() {
         let g = guard();
         let bearer = format!("Bearer {}", "t".repeat(64));
-        let status = |h: HeaderMap| admit(&g, &h).err().map(|r| r.status().as_u16());
+        let status = |h: HeaderMap| admit(&g, &h).err().map(|r| r.0.as_u16());
         assert_eq!(
             status(headers(&[
                 ("host", "127.0.0.1:9"),

@@ -134,7 +134,7 @@ pub async fn run(data: DataDir, browser: Option<String>, wait: Duration) -> anyh
                     )],
                     Line::Text(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => vec![],
                     Line::Text(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-                        Ok(msg) => relay.from_agent(msg).await,
+                        Ok(msg) => relay.on_agent_message(msg).await,
                         Err(e) => vec![error_response(Value::Null, -32700, &format!("parse error: {e}"))],
                     },
                 };
@@ -142,7 +142,7 @@ pub async fn run(data: DataDir, browser: Option<String>, wait: Duration) -> anyh
             }
             line = hub_line => {
                 let out = match line {
-                    Some(bytes) => relay.from_hub(bytes),
+                    Some(bytes) => relay.on_hub_line(bytes),
                     None => relay.hub_lost(),
                 };
                 write_lines(&mut stdout, &out).await?;
@@ -202,7 +202,7 @@ fn id_key(id: &Value) -> String {
 }
 
 impl Relay {
-    async fn from_agent(&mut self, msg: Value) -> Vec<Value> {
+    async fn on_agent_message(&mut self, msg: Value) -> Vec<Value> {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         let id = msg.get("id").cloned();
         if method.as_deref() == Some("initialize") {
@@ -262,7 +262,7 @@ impl Relay {
             .await
     }
 
-    fn from_hub(&mut self, bytes: Vec<u8>) -> Vec<Value> {
+    fn on_hub_line(&mut self, bytes: Vec<u8>) -> Vec<Value> {
         let Ok(msg) = serde_json::from_slice::<Value>(&bytes) else {
             tracing::warn!("unparseable line from hub dropped");
             return vec![];
@@ -403,7 +403,7 @@ mod tests {
             session: "s".into(),
         };
         let out = relay
-            .from_agent(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            .on_agent_message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                "params": {"name": "nova.perceive", "arguments": {}}}))
             .await;
         let result = &out[0]["result"];
@@ -414,7 +414,7 @@ mod tests {
         );
         assert_eq!(result["structuredContent"]["retryable"], true);
         let listed = relay
-            .from_agent(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+            .on_agent_message(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
             .await;
         assert!(
             listed[0]["result"]["tools"]
