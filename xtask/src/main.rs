@@ -5,10 +5,13 @@
 //! - `run`: build, register the host for a dedicated Chromium profile, start Chromium with the
 //!   extension on a demo page, print how agents connect; Ctrl-C stops everything.
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
+//! - `bench`: performance figures (`--peer`: side by side with Playwright MCP).
 
+mod bench;
 mod build;
 mod demo;
 mod jsbuild;
+mod peer;
 mod run;
 mod test;
 
@@ -33,6 +36,8 @@ enum Cmd {
     Run(run::RunArgs),
     /// Install missing tools, then run fmt, clippy, unit, integration and end-to-end tests.
     Test(test::TestArgs),
+    /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -40,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Build => build::build().map(|_| ()),
         Cmd::Run(args) => run::run(args),
         Cmd::Test(args) => test::test(args),
+        Cmd::Bench(args) => bench::bench(args),
     }
 }
 

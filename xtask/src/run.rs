@@ -28,6 +28,10 @@ pub struct RunArgs {
 
 /// Runs Nova until Ctrl-C / SIGTERM or until the browser is closed.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    crate::test::ensure_wasm_target()?;
+    if args.browser.is_none() {
+        crate::test::ensure_chromium()?;
+    }
     let built = build::build()?;
     let data_dir = match args.data_dir {
         Some(d) => std::path::absolute(d)?,

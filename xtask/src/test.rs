@@ -52,7 +52,8 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     run_cmd(&mut cmd)
 }
 
-fn ensure_wasm_target() -> anyhow::Result<()> {
+/// Adds the wasm32 target when the toolchain lacks it.
+pub fn ensure_wasm_target() -> anyhow::Result<()> {
     let installed = Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output();
@@ -70,7 +71,8 @@ fn ensure_wasm_target() -> anyhow::Result<()> {
     }
 }
 
-fn ensure_chromium() -> anyhow::Result<()> {
+/// Installs Chromium with apt-get when it is missing and we are root; otherwise says how.
+pub fn ensure_chromium() -> anyhow::Result<()> {
     if nova_e2e::chromium::find_binary().is_ok() {
         return Ok(());
     }

@@ -1,0 +1,280 @@
+//! `cargo xtask bench`: prints and writes (`target/bench/nova-bench.json`) the figures of the
+//! foundation: native round trip, perceive on a 5,000-node page, click round trip, host cold
+//! start and WASM sizes. `--peer` also runs Playwright MCP on the same pages and Chromium and
+//! prints both side by side. Benchmarks print numbers; nothing here asserts a time.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use nova_e2e::Nova;
+use serde_json::{Value, json};
+
+use crate::{build, step};
+
+/// Flags of `cargo xtask bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Also run Playwright MCP (npm `@playwright/mcp`) on the same pages and compare.
+    #[arg(long)]
+    peer: bool,
+    /// Iterations per browser measurement.
+    #[arg(long, default_value_t = 30)]
+    iterations: usize,
+}
+
+/// Percentile of sorted samples (nearest rank).
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn summary(mut samples: Vec<f64>) -> Value {
+    samples.sort_by(f64::total_cmp);
+    json!({"p50": round(pct(&samples, 50.0)), "p95": round(pct(&samples, 95.0)), "n": samples.len()})
+}
+
+fn round(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Runs the benchmarks.
+pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    let built = build::build()?;
+    let mut report = json!({});
+    step("host: native-messaging round trip and cold start");
+    report["nativeRoundTripMs"] = native_round_trip(&built.host, 2000)?;
+    report["hostColdStartMs"] = cold_start(&built.host, 10)?;
+    report["wasm"] = sizes(&built.extension)?;
+    step("browser: perceive on 5,000 nodes, click round trip, navigate");
+    let runtime = tokio::runtime::Runtime::new()?;
+    report["browser"] = runtime.block_on(browser(args.iterations))?;
+    if args.peer {
+        step("peer: Playwright MCP on the same pages");
+        report["peer"] = runtime.block_on(crate::peer::compare(args.iterations))?;
+    }
+    let out = crate::build::target_dir().join("bench");
+    std::fs::create_dir_all(&out)?;
+    let text = serde_json::to_string_pretty(&report)?;
+    std::fs::write(out.join("nova-bench.json"), &text)?;
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "{}", render(&report))?;
+    writeln!(stdout, "JSON: {}", out.join("nova-bench.json").display())?;
+    Ok(())
+}
+
+fn render(r: &Value) -> String {
+    let line = |name: &str, v: &Value, aim: &str| {
+        format!(
+            "{name:<34} p50 {:>9} ms   p95 {:>9} ms   {aim}\n",
+            v["p50"], v["p95"]
+        )
+    };
+    let mut s = String::from("\nNova benchmarks\n");
+    s += &line(
+        "native round trip (host, piped)",
+        &r["nativeRoundTripMs"],
+        "aim p50 <= 1 ms",
+    );
+    s += &line(
+        "host cold start (to ready)",
+        &r["hostColdStartMs"],
+        "aim <= 30 ms",
+    );
+    s += &line(
+        "nova.perceive, 5,000 nodes",
+        &r["browser"]["perceive5000Ms"],
+        "aim p50 <= 30 ms",
+    );
+    s += &line(
+        "nova.click_selector round trip",
+        &r["browser"]["clickMs"],
+        "",
+    );
+    s += &line("nova.navigate", &r["browser"]["navigateMs"], "");
+    s += &format!(
+        "{:<34} {} bytes (~{} tokens) for {} elements\n",
+        "perceive size, 5,000 nodes",
+        r["browser"]["perceiveBytes"],
+        r["browser"]["perceiveTokens"],
+        r["browser"]["perceiveElements"]
+    );
+    for (k, v) in r["wasm"].as_object().into_iter().flatten() {
+        s += &format!("{k:<34} {} bytes, {} gzipped\n", v["bytes"], v["gzip"]);
+    }
+    if let Some(peer) = r.get("peer") {
+        s += &crate::peer::render(peer);
+    }
+    s
+}
+
+fn frame(payload: &str) -> Vec<u8> {
+    let mut v = u32::try_from(payload.len())
+        .unwrap_or(u32::MAX)
+        .to_ne_bytes()
+        .to_vec();
+    v.extend_from_slice(payload.as_bytes());
+    v
+}
+
+fn read_frame(r: &mut impl std::io::Read) -> anyhow::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let mut body = vec![0u8; u32::from_ne_bytes(len) as usize];
+    r.read_exact(&mut body)?;
+    Ok(body)
+}
+
+fn spawn_hub(host: &Path, data: &Path) -> anyhow::Result<std::process::Child> {
+    Ok(Command::new(host)
+        .arg(format!(
+            "chrome-extension://{}/",
+            nova_shared::CHROMIUM_EXTENSION_ID
+        ))
+        .env("NOVA_HOME", data)
+        .env("NOVA_HTTP_PORT", "0")
+        .env("NOVA_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?)
+}
+
+fn native_round_trip(host: &Path, n: usize) -> anyhow::Result<Value> {
+    let data = tempfile::tempdir()?;
+    let mut hub = spawn_hub(host, data.path())?;
+    let mut stdin = hub.stdin.take().context("stdin")?;
+    let mut stdout = hub.stdout.take().context("stdout")?;
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n + 50 {
+        let req = json!({"v": 1, "id": i, "kind": "req", "method": "ping", "params": {"i": i}})
+            .to_string();
+        let start = Instant::now();
+        stdin.write_all(&frame(&req))?;
+        stdin.flush()?;
+        read_frame(&mut stdout)?;
+        if i >= 50 {
+            samples.push(ms(start.elapsed()));
+        }
+    }
+    drop(stdin);
+    let _ = hub.wait();
+    Ok(summary(samples))
+}
+
+fn cold_start(host: &Path, runs: usize) -> anyhow::Result<Value> {
+    let mut samples = Vec::new();
+    for _ in 0..runs {
+        let data = tempfile::tempdir()?;
+        let start = Instant::now();
+        let mut hub = spawn_hub(host, data.path())?;
+        let file = data.path().join("hubs/chromium.json");
+        while !file.exists() {
+            if start.elapsed() > Duration::from_secs(10) {
+                bail!("hub did not become ready");
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        samples.push(ms(start.elapsed()));
+        drop(hub.stdin.take());
+        let _ = hub.wait();
+    }
+    Ok(summary(samples))
+}
+
+fn gzip_len(bytes: &[u8]) -> anyhow::Result<usize> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes)?;
+    Ok(enc.finish()?.len())
+}
+
+fn sizes(extension: &Path) -> anyhow::Result<Value> {
+    let mut out = json!({});
+    for file in [
+        "pkg/nova_extension_bg.wasm",
+        "pkg-js/nova_extension_bg.wasm.js",
+    ] {
+        let bytes = std::fs::read(extension.join(file))?;
+        out[file] = json!({"bytes": bytes.len(), "gzip": gzip_len(&bytes)?});
+    }
+    Ok(out)
+}
+
+async fn timed<F, T>(f: F) -> anyhow::Result<(f64, T)>
+where
+    F: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let start = Instant::now();
+    let v = f.await?;
+    Ok((ms(start.elapsed()), v))
+}
+
+async fn browser(iterations: usize) -> anyhow::Result<Value> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let mut navigate = Vec::new();
+    for _ in 0..iterations.min(10) {
+        navigate.push(
+            timed(c.structured("nova.navigate", json!({"url": nova.url("bench.html")})))
+                .await?
+                .0,
+        );
+    }
+    let mut perceive = Vec::new();
+    let mut last = Value::Null;
+    for _ in 0..iterations {
+        let (t, page) = timed(c.call(
+            "nova.perceive",
+            json!({"maxElements": 5000, "maxTextChars": 200000}),
+        ))
+        .await?;
+        perceive.push(t);
+        last = serde_json::to_value(&page)?;
+    }
+    let text_len: usize = last["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .map(str::len)
+        .sum();
+    let mut click = Vec::new();
+    for _ in 0..iterations {
+        click.push(
+            timed(c.structured("nova.click_selector", json!({"selector": "#bench-btn"})))
+                .await?
+                .0,
+        );
+    }
+    Ok(json!({
+        "perceive5000Ms": summary(perceive),
+        "clickMs": summary(click),
+        "navigateMs": summary(navigate),
+        "perceiveBytes": text_len,
+        "perceiveTokens": text_len / 4,
+        "perceiveElements": last["structuredContent"]["truncated"]["elementsTotal"],
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let s: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(pct(&s, 50.0), 50.0);
+        assert_eq!(pct(&s, 95.0), 95.0);
+        assert_eq!(pct(&[3.0], 95.0), 3.0);
+        assert!(pct(&[], 50.0).is_nan());
+    }
+}
