@@ -174,17 +174,40 @@ pub fn resolve(sel: &str) -> Result<Element, Failure> {
 /// Whether the element is rendered: has a box, is not `visibility: hidden`, not inside a
 /// `display: none` or `content-visibility: hidden` subtree.
 pub fn is_visible(el: &Element) -> bool {
-    if let Ok(check) = Reflect::get(el, &"checkVisibility".into())
-        && let Some(f) = as_function(&check)
-    {
-        let opts = js_sys::Object::new();
-        let _ = Reflect::set(&opts, &"visibilityProperty".into(), &true.into());
-        if f.call1(el, &opts).ok().and_then(|v| v.as_bool()) == Some(false) {
-            return false;
-        }
+    if !is_rendered(el) {
+        return false;
     }
     let rect = el.get_bounding_client_rect();
     rect.width() > 0.0 || rect.height() > 0.0
+}
+
+thread_local! {
+    static CHECK_VISIBILITY: Option<(js_sys::Function, js_sys::Object)> = {
+        let proto = web_sys::window()
+            .and_then(|w| Reflect::get(&w, &"Element".into()).ok())
+            .and_then(|c| Reflect::get(&c, &"prototype".into()).ok());
+        let f = proto.and_then(|p| Reflect::get(&p, &"checkVisibility".into()).ok()).filter(JsValue::is_function);
+        f.map(|f| {
+            let opts = js_sys::Object::new();
+            let _ = Reflect::set(&opts, &"visibilityProperty".into(), &true.into());
+            let _ = Reflect::set(&opts, &"contentVisibilityAuto".into(), &false.into());
+            (f.unchecked_into(), opts)
+        })
+    };
+}
+
+/// Whether the element is rendered, by `Element.checkVisibility` (looked up once): false for
+/// `display: none` (itself or an ancestor), `visibility: hidden` and `content-visibility:
+/// hidden` subtrees, and boxless elements such as `display: contents`.
+pub fn is_rendered(el: &Element) -> bool {
+    CHECK_VISIBILITY.with(|cv| match cv {
+        Some((f, opts)) => f
+            .call1(el, opts)
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true),
+        None => el.get_client_rects().length() > 0,
+    })
 }
 
 /// Whether the element is disabled (attribute, disabled fieldset, or `aria-disabled`).
@@ -223,14 +246,18 @@ pub fn input_type(el: &Element) -> String {
 
 /// The ARIA role: explicit, else implied by the tag.
 pub fn role(el: &Element) -> String {
+    role_of(el, &tag(el))
+}
+
+/// [`role`] when the tag is already known.
+pub fn role_of(el: &Element, t: &str) -> String {
     if let Some(r) = el
         .get_attribute("role")
         .and_then(|r| r.split_whitespace().next().map(str::to_owned))
     {
         return r;
     }
-    let t = tag(el);
-    match t.as_str() {
+    match t {
         "a" if el.has_attribute("href") => "link".into(),
         "button" | "summary" => "button".into(),
         "select" => if el.has_attribute("multiple") {
@@ -264,9 +291,12 @@ pub fn role(el: &Element) -> String {
 
 /// Whether the element is the root of a contenteditable region.
 pub fn is_editable_root(el: &Element) -> bool {
-    let Some(h) = as_html(el) else {
+    // Only an element carrying the attribute can start an editable region; checking it first
+    // keeps this cheap for the thousands of ordinary elements perceive walks past.
+    if !el.has_attribute("contenteditable") {
         return false;
-    };
+    }
+    let Some(h) = as_html(el) else { return false };
     h.is_content_editable()
         && !el
             .parent_element()
@@ -331,8 +361,10 @@ pub fn name(el: &Element) -> String {
                 String::new()
             };
         }
-    } else if let Some(h) = as_html(el) {
-        let n = collapse(&h.inner_text());
+    } else {
+        // textContent, not innerText: no layout work per element, and screen-reader-only
+        // labels (part of the accessible name) are kept.
+        let n = collapse(&el.text_content().unwrap_or_default());
         if !n.is_empty() {
             return clip(n, 80);
         }

@@ -41,6 +41,48 @@ const LANDMARK_ROLES: &[&str] = &[
     "dialog",
     "alertdialog",
 ];
+/// Tags whose text starts on a new line (their default display is not inline).
+const BLOCK_TAGS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "dd",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "legend",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "tr",
+    "ul",
+    "caption",
+    "search",
+    "option",
+];
 const SKIP_TAGS: &[&str] = &[
     "script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "canvas",
 ];
@@ -114,34 +156,25 @@ impl Walk {
         if SKIP_TAGS.contains(&tag.as_str()) {
             return;
         }
-        let Ok(Some(style)) =
-            dom::window().and_then(|w| w.get_computed_style(el).map_err(|_| dom::fail("", "")))
-        else {
+        // The common case costs one call: checkVisibility covers display:none ancestors,
+        // visibility:hidden and content-visibility:hidden. Computed style is read only for
+        // the rare boxes that need a second look.
+        let contents = if dom::is_rendered(el) {
+            false
+        } else if computed(el, "display").as_deref() == Some("contents") {
+            true
+        } else {
             return;
         };
-        let display = style.get_property_value("display").unwrap_or_default();
-        if display == "none" {
-            return;
-        }
-        let contents = display == "contents";
         if !contents {
-            let visibility = style.get_property_value("visibility").unwrap_or_default();
-            if visibility == "hidden" || visibility == "collapse" {
-                return;
-            }
-            if style
-                .get_property_value("content-visibility")
-                .unwrap_or_default()
-                == "hidden"
-            {
-                return;
-            }
             let r = el.get_bounding_client_rect();
             let (left, top) = (r.left() + self.scroll.0, r.top() + self.scroll.1);
-            let clipped = r.width() <= 1.0 && r.height() <= 1.0 && tag != "br";
-            let off_page = left + r.width() <= 0.0 || top + r.height() <= 0.0;
-            if clipped || off_page {
-                return;
+            if left + r.width() <= 0.0 || top + r.height() <= 0.0 {
+                return; // placed off the page (left: -9999px and the like)
+            }
+            let tiny = r.width() <= 1.0 && r.height() <= 1.0 && tag != "br";
+            if tiny && clips(el) {
+                return; // screen-reader-only box
             }
         }
         if self.collect_elements {
@@ -151,7 +184,7 @@ impl Walk {
             self.break_line();
             return;
         }
-        let block = !contents && !display.starts_with("inline") && !display.is_empty();
+        let block = !contents && BLOCK_TAGS.contains(&tag.as_str());
         if block {
             self.break_line();
         }
@@ -192,7 +225,7 @@ impl Walk {
     }
 
     fn classify(&mut self, el: &Element, tag: &str) {
-        let role = dom::role(el);
+        let role = dom::role_of(el, tag);
         if tag == "input" && dom::input_type(el) == "password" {
             self.password_visible = true;
         }
@@ -226,6 +259,23 @@ impl Walk {
     }
 }
 
+/// One computed style property.
+fn computed(el: &Element, property: &str) -> Option<String> {
+    let view = el.owner_document()?.default_view()?;
+    view.get_computed_style(el)
+        .ok()
+        .flatten()?
+        .get_property_value(property)
+        .ok()
+}
+
+/// Whether a tiny box hides its content (the screen-reader-only pattern).
+fn clips(el: &Element) -> bool {
+    let overflow = computed(el, "overflow").unwrap_or_default();
+    let clip = computed(el, "clip").unwrap_or_default();
+    overflow.contains("hidden") || overflow.contains("clip") || (!clip.is_empty() && clip != "auto")
+}
+
 fn is_interactive(el: &Element, tag: &str, role: &str) -> bool {
     match tag {
         "a" => return el.has_attribute("href") || el.has_attribute("role"),
@@ -253,7 +303,8 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
         line.push(' ');
         line.push_str(&quote(&name));
     }
-    if let Some(input) = dom::as_input(el) {
+    if tag == "input" {
+        let input: &web_sys::HtmlInputElement = el.unchecked_ref();
         let t = dom::input_type(el);
         match t.as_str() {
             "checkbox" | "radio" => {
@@ -280,12 +331,14 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
         if input.required() {
             line.push_str(" required");
         }
-    } else if let Some(area) = dom::as_textarea(el) {
+    } else if tag == "textarea" {
+        let area: &web_sys::HtmlTextAreaElement = el.unchecked_ref();
         let v = area.value();
         if !v.is_empty() {
             line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
         }
-    } else if let Some(select) = dom::as_select(el) {
+    } else if tag == "select" {
+        let select: &web_sys::HtmlSelectElement = el.unchecked_ref();
         if let Some(opt) = select.selected_options().item(0) {
             let text = dom::collapse(&opt.text_content().unwrap_or_default());
             line.push_str(&format!(" value={}", quote(&clip(&text, 60))));
