@@ -368,6 +368,20 @@ pub fn name(el: &Element) -> String {
         if !n.is_empty() {
             return clip(n, 80);
         }
+        // Icon links and buttons: the name comes from an image's alt or a labelled child.
+        if let Ok(Some(child)) =
+            el.query_selector("img[alt]:not([alt='']), [aria-label], svg title")
+        {
+            let n = child
+                .get_attribute("alt")
+                .or_else(|| child.get_attribute("aria-label"))
+                .or_else(|| child.text_content())
+                .map(|v| collapse(&v))
+                .unwrap_or_default();
+            if !n.is_empty() {
+                return clip(n, 80);
+            }
+        }
     }
     ["placeholder", "title", "alt", "name"]
         .iter()

@@ -208,8 +208,10 @@ fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
 
 fn init_logging(file: Option<(&DataDir, &str)>) {
     use tracing_subscriber::fmt::writer::MakeWriterExt as _;
+    // The hub logs its life at info; the relay runs inside agents' terminals and stays quiet.
+    let default = if file.is_some() { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("NOVA_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false);

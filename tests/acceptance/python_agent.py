@@ -43,7 +43,15 @@ async def main(nova, data_dir, url):
         text = (await s.call_tool("nova.read_text", {"maxChars": 300})).structured_content
         check(text["ok"] and text["text"], f"read_text: {text['text'][:80]!r}")
 
-        textbox = next((e for e in page["elements"] if " textbox " in e or " searchbox " in e), None)
+        find_box = lambda els: next((e for e in els if " textbox " in e or " searchbox " in e), None)
+        textbox = find_box(page["elements"])
+        if textbox is None:
+            # Many sites hide their search field behind a toggle: open it like a person would.
+            toggle = next((e for e in page["elements"] if " button " in e and "search" in e.lower()), None)
+            check(toggle is not None, f"found a search toggle: {toggle!r}")
+            await s.call_tool("nova.click_selector", {"selector": toggle.split(" ")[0]})
+            textbox = find_box((await s.call_tool("nova.perceive", {})).structured_content["elements"])
+        check(textbox is not None, f"found a text field: {textbox!r}")
         if textbox:
             ref = textbox.split(" ")[0]
             typed = (await s.call_tool("nova.type_selector", {"selector": ref, "text": "iterator"})).structured_content

@@ -86,15 +86,17 @@ impl Dist {
     }
 }
 
-/// Reads the newest hub registration in `data`, waiting up to `timeout` for one to appear.
-pub fn wait_for_hub(data: &Path, timeout: Duration) -> anyhow::Result<Value> {
+pub use nova_host::hub::HubRecord;
+
+/// Reads the newest hub registration in `data` whose socket accepts connections, waiting up
+/// to `timeout` for one to appear.
+pub fn wait_for_hub(data: &Path, timeout: Duration) -> anyhow::Result<HubRecord> {
     let deadline = Instant::now() + timeout;
     loop {
-        if let Some(record) = hub_records(data).into_iter().next() {
-            let socket = record["socket"].as_str().unwrap_or_default();
-            if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-                return Ok(record);
-            }
+        if let Some(record) = hub_records(data).into_iter().next()
+            && std::os::unix::net::UnixStream::connect(&record.socket).is_ok()
+        {
+            return Ok(record);
         }
         if Instant::now() > deadline {
             bail!(
@@ -108,17 +110,8 @@ pub fn wait_for_hub(data: &Path, timeout: Duration) -> anyhow::Result<Value> {
 }
 
 /// All hub registrations, newest first.
-pub fn hub_records(data: &Path) -> Vec<Value> {
-    let mut records: Vec<Value> = std::fs::read_dir(data.join("hubs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-        .filter_map(|e| std::fs::read(e.path()).ok())
-        .filter_map(|b| serde_json::from_slice(&b).ok())
-        .collect();
-    records.sort_by_key(|r: &Value| std::cmp::Reverse(r["startedAtMs"].as_i64().unwrap_or(0)));
-    records
+pub fn hub_records(data: &Path) -> Vec<HubRecord> {
+    HubRecord::all(&nova_host::paths::DataDir::at(data))
 }
 
 /// An MCP client connected through `nova mcp`.
@@ -268,8 +261,7 @@ impl Nova {
     pub fn hub_pid(&self) -> Option<i32> {
         hub_records(&self.data)
             .first()
-            .and_then(|r| r["pid"].as_i64())
-            .and_then(|p| i32::try_from(p).ok())
+            .and_then(|r| i32::try_from(r.pid).ok())
     }
 
     /// The store file.

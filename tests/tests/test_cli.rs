@@ -68,7 +68,7 @@ async fn install_doctor_and_print_config_describe_a_running_nova() -> anyhow::Re
         nova.data.display().to_string()
     );
     let hub = nova_e2e::hub_records(&nova.data).remove(0);
-    assert_eq!(config["http"]["url"], hub["httpUrl"]);
+    assert_eq!(config["http"]["url"], hub.http_url.as_str());
     assert!(
         config["http"]["tokenFile"]
             .as_str()

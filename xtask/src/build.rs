@@ -46,17 +46,7 @@ pub fn build() -> anyhow::Result<Built> {
     replace_file(&target_dir().join("release/nova"), &host)?;
 
     step("building the extension (wasm32)");
-    run_cmd(cargo().args([
-        "build",
-        "--package",
-        "nova-extension",
-        "--lib",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--profile",
-        "wasm",
-    ]))?;
-    let wasm = target_dir().join("wasm32-unknown-unknown/wasm/nova_extension.wasm");
+    let wasm = build_wasm(&target_dir(), None)?;
     if pkg.exists() {
         std::fs::remove_dir_all(&pkg)?;
     }
@@ -85,6 +75,20 @@ pub fn build() -> anyhow::Result<Built> {
         host,
         extension,
     })
+}
+
+/// Builds the extension crate for wasm32 (profile `wasm`) into `target`, with extra
+/// `RUSTFLAGS` when given; returns the module's path.
+pub fn build_wasm(target: &Path, rustflags: Option<&str>) -> anyhow::Result<PathBuf> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--package", "nova-extension", "--lib"])
+        .args(["--target", "wasm32-unknown-unknown", "--profile", "wasm"])
+        .env("CARGO_TARGET_DIR", target);
+    if let Some(flags) = rustflags {
+        cmd.env("RUSTFLAGS", flags);
+    }
+    run_cmd(&mut cmd)?;
+    Ok(target.join("wasm32-unknown-unknown/wasm/nova_extension.wasm"))
 }
 
 /// Cargo's target directory.

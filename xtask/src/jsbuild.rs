@@ -13,7 +13,7 @@ use anyhow::{Context as _, bail};
 use wasm_bindgen_cli_support::Bindgen;
 
 use crate::build::target_dir;
-use crate::{cargo, root, run_cmd, step};
+use crate::{root, run_cmd, step};
 
 /// binaryen from npm (Debian's 108 lacks the lowering passes) and terser, pinned.
 const NPM_TOOLS: &[&str] = &["binaryen@132.0.0", "terser@5.51.2"];
@@ -21,23 +21,8 @@ const NPM_TOOLS: &[&str] = &["binaryen@132.0.0", "terser@5.51.2"];
 /// Builds `pkg-js/` inside `extension_dir`.
 pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
     step("building the page module for strict-CSP pages (wasm MVP -> JavaScript)");
-    let mvp_target = target_dir().join("wasm-mvp");
-    run_cmd(
-        cargo()
-            .args([
-                "build",
-                "--package",
-                "nova-extension",
-                "--lib",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--profile",
-                "wasm",
-            ])
-            .env("RUSTFLAGS", "-C target-cpu=mvp")
-            .env("CARGO_TARGET_DIR", &mvp_target),
-    )?;
-    let raw = std::fs::read(mvp_target.join("wasm32-unknown-unknown/wasm/nova_extension.wasm"))?;
+    let mvp = crate::build::build_wasm(&target_dir().join("wasm-mvp"), Some("-C target-cpu=mvp"))?;
+    let raw = std::fs::read(mvp)?;
     let work = target_dir().join("jsbuild");
     if work.exists() {
         std::fs::remove_dir_all(&work)?;

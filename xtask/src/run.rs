@@ -92,7 +92,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
          Press Ctrl-C to stop the browser and the host.\n",
         data = data_dir.display(),
         host = built.host.display(),
-        url = hub["httpUrl"].as_str().unwrap_or_default(),
+        url = hub.http_url,
         token = data_dir.join("mcp-token").display(),
         config = String::from_utf8_lossy(&config.stdout),
     );
