@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use js_sys::{Function, Object, Promise, Reflect};
 use nova_shared::protocol::{
-    self, Envelope, Hello, Kind, NavigateParams, NavigateResult, ScreenshotParams,
-    ScreenshotResult, TabInfo, method,
+    self, Envelope, FrameInfo, FramesParams, Hello, Kind, NavigateParams, NavigateResult,
+    ScreenshotParams, ScreenshotResult, TabInfo, method,
 };
 use nova_shared::reason;
 use serde::Serialize;
@@ -37,8 +37,8 @@ struct State {
     epochs: HashMap<i32, u32>,
     chunks: Vec<String>,
     nav_waiters: Vec<(i32, Function)>,
-    /// Tabs whose top document came with a CSP that forbids WebAssembly.
-    strict_csp: HashMap<i32, bool>,
+    /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
+    strict_csp: HashMap<(i32, i32), bool>,
 }
 
 thread_local! {
@@ -99,17 +99,25 @@ pub fn bg_event(name: String, detail: JsValue) {
         }
         "removed" => {
             if let Some(tab) = tab_id {
-                STATE.with(|s| s.borrow_mut().epochs.remove(&tab));
+                STATE.with(|s| {
+                    let mut s = s.borrow_mut();
+                    s.epochs.remove(&tab);
+                    s.strict_csp.retain(|(t, _), _| *t != tab);
+                });
                 resolve_waiters(tab, "error:tab closed");
             }
             spawn_local(send_tabs());
         }
         "headers" => {
-            if let Some(tab) = tab_id {
+            let frame = Reflect::get(&detail, &"frameId".into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .map(|v| v as i32);
+            if let (Some(tab), Some(frame)) = (tab_id, frame) {
                 let strict = csp_headers(&detail)
                     .iter()
                     .any(|p| nova_shared::csp::forbids_wasm(p));
-                STATE.with(|s| s.borrow_mut().strict_csp.insert(tab, strict));
+                STATE.with(|s| s.borrow_mut().strict_csp.insert((tab, frame), strict));
             }
         }
         "tabs" => spawn_local(send_tabs()),
@@ -282,6 +290,10 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
         method::TABS_LIST => out(list_tabs().await?),
         method::NAVIGATE => out(navigate(parse(params)?).await?),
         method::SCREENSHOT => out(screenshot(parse(params)?).await?),
+        method::FRAMES => {
+            let p: FramesParams = parse(params)?;
+            out(frames(resolve_tab(&p.target).await?).await?)
+        }
         method::PERCEIVE | method::READ_TEXT | method::CLICK | method::TYPE => {
             let target = params
                 .get("target")
@@ -448,14 +460,47 @@ async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
     })
 }
 
-/// Sends page work to the top frame's content script, injecting it first on pages that were
-/// open before the extension loaded.
+async fn frames(tab: i32) -> Result<Vec<FrameInfo>, Failure> {
+    let all = bindings::get_all_frames(tab)
+        .await
+        .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+    Ok(js_sys::Array::from(&all)
+        .iter()
+        .filter_map(|f| {
+            Some(FrameInfo {
+                frame_id: field(&f, "frameId")?,
+                parent_frame_id: field(&f, "parentFrameId").unwrap_or(-1),
+                url: field(&f, "url").unwrap_or_default(),
+            })
+        })
+        .collect())
+}
+
+/// Sends page work to the content script of one frame (the top frame unless `frameId` says
+/// otherwise), injecting it first on pages that were open before the extension loaded.
 async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
-    let strict_csp = STATE.with(|s| s.borrow().strict_csp.get(&tab).copied().unwrap_or(false));
+    let frame = params
+        .get("frameId")
+        .and_then(Value::as_i64)
+        .and_then(|f| i32::try_from(f).ok())
+        .unwrap_or(0);
+    if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {
+        return Err(fail(
+            reason::TARGET_NOT_FOUND,
+            format!("tab {tab} has no frame {frame}"),
+        ));
+    }
+    let strict_csp = STATE.with(|s| {
+        s.borrow()
+            .strict_csp
+            .get(&(tab, frame))
+            .copied()
+            .unwrap_or(false)
+    });
     let message = to_js(&serde_json::json!({
         "nova": protocol::PROTOCOL_VERSION, "method": name, "params": params, "strictCsp": strict_csp,
     }));
-    let reply = match bindings::tabs_send_message(tab, &message, 0).await {
+    let reply = match bindings::tabs_send_message(tab, &message, frame).await {
         Ok(r) => r,
         Err(e) => {
             let text = bindings::error_text(&e);
@@ -472,7 +517,7 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
                         format!("cannot script this page: {}", bindings::error_text(&e)),
                     )
                 })?;
-            bindings::tabs_send_message(tab, &message, 0)
+            bindings::tabs_send_message(tab, &message, frame)
                 .await
                 .map_err(js_err(reason::INTERNAL))?
         }

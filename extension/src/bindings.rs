@@ -51,6 +51,9 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab)]
     fn capture_visible_tab_raw(window_id: i32, options: &JsValue) -> Promise;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
+    fn get_all_frames_raw(details: &JsValue) -> Promise;
+
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript)]
     fn execute_script_raw(injection: &JsValue) -> Promise;
 
@@ -96,6 +99,13 @@ pub async fn tabs_send_message(
 /// `chrome.tabs.captureVisibleTab`.
 pub async fn capture_visible_tab(window_id: i32, options: &JsValue) -> Result<JsValue, JsValue> {
     wait(capture_visible_tab_raw(window_id, options)).await
+}
+
+/// `chrome.webNavigation.getAllFrames` for a tab.
+pub async fn get_all_frames(tab_id: i32) -> Result<JsValue, JsValue> {
+    let details = js_sys::Object::new();
+    let _ = Reflect::set(&details, &"tabId".into(), &tab_id.into());
+    wait(get_all_frames_raw(&details)).await
 }
 
 /// `chrome.scripting.executeScript` with files, in all frames.

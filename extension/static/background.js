@@ -20,9 +20,9 @@ chrome.webNavigation.onCompleted.addListener(forward('completed'));
 chrome.webNavigation.onErrorOccurred.addListener(forward('navError'));
 chrome.webNavigation.onReferenceFragmentUpdated.addListener(forward('sameDoc'));
 chrome.webNavigation.onHistoryStateUpdated.addListener(forward('sameDoc'));
-// Response headers of top-level documents, to know whether their CSP forbids WebAssembly.
+// Response headers of documents, to know whether their CSP forbids WebAssembly.
 chrome.webRequest.onHeadersReceived.addListener(
   forward('headers'),
-  { urls: ['<all_urls>'], types: ['main_frame'] },
+  { urls: ['<all_urls>'], types: ['main_frame', 'sub_frame'] },
   ['responseHeaders'],
 );

@@ -11,8 +11,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use nova_shared::page::{ActionReport, PageModel, TextRead};
 use nova_shared::protocol::{
-    ClickParams, NavigateParams, NavigateResult, PerceiveParams, ReadTextParams, ScreenshotParams,
-    ScreenshotResult, TabInfo, TypeParams, method,
+    ClickParams, FrameInfo, FramesParams, NavigateParams, NavigateResult, PerceiveParams,
+    ReadTextParams, ScreenshotParams, ScreenshotResult, TabInfo, TypeParams, method,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -68,6 +68,10 @@ pub struct PerceiveArgs {
     /// Calling agent (default `default`).
     #[serde(default)]
     pub agent_id: Option<String>,
+    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
+    /// which already reaches same-origin iframes through `>>>`).
+    #[serde(default)]
+    pub frame_id: Option<String>,
     /// Most interactive elements to list (1-5000, default 400).
     #[serde(default = "default_max_elements")]
     #[schemars(range(min = 1, max = 5000))]
@@ -88,6 +92,10 @@ pub struct ReadTextArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
+    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
+    /// which already reaches same-origin iframes through `>>>`).
+    #[serde(default)]
+    pub frame_id: Option<String>,
     /// Read only inside this element (CSS, `>>>`, or a perceive ref); whole page when absent.
     #[serde(default)]
     pub selector: Option<String>,
@@ -128,6 +136,10 @@ pub struct ClickArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
+    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
+    /// which already reaches same-origin iframes through `>>>`).
+    #[serde(default)]
+    pub frame_id: Option<String>,
     /// CSS selector (with `>>>` into shadow roots and same-origin iframes) or a perceive ref.
     pub selector: String,
 }
@@ -142,6 +154,10 @@ pub struct TypeArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
+    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
+    /// which already reaches same-origin iframes through `>>>`).
+    #[serde(default)]
+    pub frame_id: Option<String>,
     /// Input, textarea or contenteditable element: CSS (with `>>>`) or a perceive ref.
     pub selector: String,
     /// Text to enter (at most 100000 characters). Password values are never stored or logged.
@@ -211,6 +227,24 @@ fn check_selector(selector: &str) -> Result<(), CallError> {
     nova_shared::selector::parse(selector)
         .map(|_| ())
         .map_err(|e| CallError::invalid("selector", format!("`selector` is invalid: {e}")))
+}
+
+/// `frameId` is a string holding a frame id (`"0"` is the top frame).
+fn parse_frame(frame_id: Option<&str>) -> Result<Option<i32>, CallError> {
+    frame_id
+        .map(|f| {
+            f.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| {
+                    CallError::invalid(
+                        "frameId",
+                        format!("`frameId` must be a frame id such as \"0\" or \"12\", got {f:?}"),
+                    )
+                })
+        })
+        .transpose()
 }
 
 fn check_url(url: &str) -> Result<(), CallError> {
@@ -299,8 +333,10 @@ impl Hub {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
+        let frame_id = parse_frame(a.frame_id.as_deref())?;
         let params = PerceiveParams {
             target: tab.target_id.clone(),
+            frame_id,
             max_elements: a.max_elements,
             max_text_chars: a.max_text_chars,
         };
@@ -314,13 +350,35 @@ impl Hub {
         };
         rec.executed();
         rec.obs.url_after = Some(page.url.clone());
-        let text = render_page(&page);
+        let frames = self
+            .child_frames(&tab.target_id, frame_id.unwrap_or(0))
+            .await;
+        let text = render_page(&page, &frames);
         let mut structured = ok_body(&tab.target_id);
         merge(
             &mut structured,
             serde_json::to_value(&page).unwrap_or(Value::Null),
         );
+        structured["frames"] = json!(frames);
         Ok(ToolReply::ok(structured).with_text(text))
+    }
+
+    /// The frames inside `parent`, one line each (`frame 12 http://…`): their ids are what
+    /// `frameId` takes. Same-origin frames are also reachable from the parent with `>>>`.
+    async fn child_frames(&self, target: &str, parent: i32) -> Vec<String> {
+        let params = FramesParams {
+            target: target.to_owned(),
+        };
+        let frames: Vec<FrameInfo> = self
+            .bridge
+            .call(method::FRAMES, params, DEFAULT_TIMEOUT)
+            .await
+            .unwrap_or_default();
+        frames
+            .iter()
+            .filter(|f| f.parent_frame_id == parent)
+            .map(|f| format!("frame {} {}", f.frame_id, f.url))
+            .collect()
     }
 
     /// `nova.read_text`.
@@ -340,6 +398,7 @@ impl Hub {
         };
         let params = ReadTextParams {
             target: tab.target_id.clone(),
+            frame_id: parse_frame(a.frame_id.as_deref())?,
             selector: a.selector.clone(),
             max_chars: a.max_chars,
         };
@@ -423,6 +482,7 @@ impl Hub {
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
         let params = ClickParams {
             target: tab.target_id.clone(),
+            frame_id: parse_frame(a.frame_id.as_deref())?,
             selector: a.selector,
         };
         let report = self
@@ -454,6 +514,7 @@ impl Hub {
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
         let params = TypeParams {
             target: tab.target_id.clone(),
+            frame_id: parse_frame(a.frame_id.as_deref())?,
             selector: a.selector,
             text: a.text,
             clear: a.clear,
@@ -582,8 +643,12 @@ fn merge(into: &mut Value, from: Value) {
 }
 
 /// The text rendering of a page model agents read: short lines, refs first.
-fn render_page(p: &PageModel) -> String {
+fn render_page(p: &PageModel, frames: &[String]) -> String {
     let mut out = format!("{} — {}\nstate: {}\n", p.title, p.url, p.page_state);
+    for f in frames {
+        out.push_str(f);
+        out.push('\n');
+    }
     if !p.landmarks.is_empty() {
         out.push_str(&format!("landmarks: {}\n", p.landmarks.join("; ")));
     }

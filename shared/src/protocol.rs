@@ -191,6 +191,8 @@ pub mod method {
     pub const TABS_LIST: &str = "tabs.list";
     /// Open a URL in a target: [`super::NavigateParams`] -> [`super::NavigateResult`].
     pub const NAVIGATE: &str = "tab.navigate";
+    /// Frames of a tab: [`super::FramesParams`] -> [`super::FrameInfo`] list.
+    pub const FRAMES: &str = "tab.frames";
     /// Capture the visible viewport: [`super::ScreenshotParams`] -> [`super::ScreenshotResult`].
     pub const SCREENSHOT: &str = "tab.screenshot";
     /// Compact page model: [`super::PerceiveParams`] -> [`crate::page::PageModel`].
@@ -289,12 +291,35 @@ pub struct ScreenshotResult {
     pub data_url: String,
 }
 
+/// `tab.frames` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FramesParams {
+    /// `active` or a target id.
+    pub target: String,
+}
+
+/// One frame of a tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FrameInfo {
+    /// The frame id (0 is the top frame).
+    pub frame_id: i32,
+    /// The parent frame id (-1 for the top frame).
+    pub parent_frame_id: i32,
+    /// The frame's URL.
+    pub url: String,
+}
+
 /// `page.perceive` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PerceiveParams {
     /// `active` or a target id.
     pub target: String,
+    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
     /// Most interactive elements to list.
     pub max_elements: u32,
     /// Most characters of visible text to include.
@@ -307,6 +332,9 @@ pub struct PerceiveParams {
 pub struct ReadTextParams {
     /// `active` or a target id.
     pub target: String,
+    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
     /// Read only inside this element; the whole page when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
@@ -320,6 +348,9 @@ pub struct ReadTextParams {
 pub struct ClickParams {
     /// `active` or a target id.
     pub target: String,
+    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
     /// Selector or perceive ref.
     pub selector: String,
 }
@@ -330,6 +361,9 @@ pub struct ClickParams {
 pub struct TypeParams {
     /// `active` or a target id.
     pub target: String,
+    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
     /// Selector or perceive ref.
     pub selector: String,
     /// Text to insert.

@@ -152,3 +152,82 @@ async fn read_text_reads_the_page_or_one_element_through_shadow_roots() -> anyho
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cross_origin_frames_are_listed_and_addressable_by_frame_id() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("xframe.html")}))
+        .await?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let frame_line = loop {
+        let page = c.structured("nova.perceive", json!({})).await?;
+        assert!(
+            !page["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("Inside the frame"),
+            "cross-origin text is not inlined"
+        );
+        if let Some(l) = lines(&page, "frames")
+            .into_iter()
+            .find(|l| l.contains("localhost") && l.ends_with("/frame.html"))
+        {
+            break l;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "frame never listed: {page}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let frame_id = frame_line.split(' ').nth(1).unwrap_or_default().to_owned();
+    let inner = c
+        .structured("nova.read_text", json!({"frameId": frame_id}))
+        .await?;
+    assert!(
+        inner["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Inside the frame"),
+        "{inner}"
+    );
+    let inner_page = c
+        .structured("nova.perceive", json!({"frameId": frame_id}))
+        .await?;
+    assert!(
+        lines(&inner_page, "elements")
+            .iter()
+            .any(|l| l.contains("\"Frame button\""))
+    );
+    c.structured(
+        "nova.click_selector",
+        json!({"frameId": frame_id, "selector": "#frame-btn"}),
+    )
+    .await?;
+    c.structured(
+        "nova.type_selector",
+        json!({"frameId": frame_id, "selector": "input", "text": "x@y.z"}),
+    )
+    .await?;
+    let clicked = c
+        .structured(
+            "nova.read_text",
+            json!({"frameId": frame_id, "selector": "#frame-btn"}),
+        )
+        .await?;
+    assert_eq!(clicked["text"], "Frame clicked");
+
+    let bad = c
+        .call_err("nova.read_text", json!({"frameId": "top"}))
+        .await?;
+    assert!(bad.message.contains("frameId"), "{}", bad.message);
+    let missing = c
+        .call("nova.read_text", json!({"frameId": "999999"}))
+        .await?;
+    assert_eq!(
+        missing.structured_content.unwrap_or_default()["reasonCode"],
+        "target_not_found"
+    );
+    Ok(())
+}
