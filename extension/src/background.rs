@@ -35,7 +35,7 @@ struct State {
     port: Option<Port>,
     backoff_ms: i32,
     epochs: HashMap<i32, u32>,
-    chunks: Vec<String>,
+    chunks: protocol::Reassembler,
     nav_waiters: Vec<(i32, Function)>,
     /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
     strict_csp: HashMap<(i32, i32), bool>,
@@ -264,18 +264,13 @@ async fn on_host_message(msg: JsValue) {
 /// Collects chunk frames; returns the whole envelope once the last piece arrived.
 fn take_chunk(env: Envelope) -> Option<Envelope> {
     let chunk = env.chunk?;
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        if chunk.seq == 0 {
-            s.chunks.clear();
+    match STATE.with(|s| s.borrow_mut().chunks.push(env.id, chunk))? {
+        Ok(whole) => Some(whole),
+        Err(e) => {
+            bindings::log(&format!("dropped a chunked frame: {e}"));
+            None
         }
-        s.chunks.push(chunk.data);
-        if s.chunks.len() < chunk.total as usize {
-            return None;
-        }
-        let text: String = s.chunks.drain(..).collect();
-        serde_json::from_str(&text).ok()
-    })
+    }
 }
 
 async fn handle(name: &str, params: Value) -> Result<Value, Failure> {

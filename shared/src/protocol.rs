@@ -179,6 +179,43 @@ pub fn chunk_frames(id: u32, json: &str) -> Vec<String> {
         .collect()
 }
 
+/// Reassembles chunked envelopes on the receiving side. Pieces must arrive in order (native
+/// messaging preserves order); a piece that does not continue the current envelope starts over.
+#[derive(Debug, Default)]
+pub struct Reassembler {
+    id: u32,
+    next: u32,
+    text: String,
+}
+
+impl Reassembler {
+    /// Takes one chunk frame; returns the whole envelope once its last piece arrived.
+    pub fn push(&mut self, id: u32, chunk: Chunk) -> Option<Result<Envelope, String>> {
+        if chunk.seq == 0 {
+            self.id = id;
+            self.next = 0;
+            self.text.clear();
+        }
+        if id != self.id || chunk.seq != self.next {
+            self.next = u32::MAX;
+            self.text.clear();
+            return Some(Err(format!(
+                "chunk {} of envelope {id} arrived out of order",
+                chunk.seq
+            )));
+        }
+        self.text.push_str(&chunk.data);
+        self.next += 1;
+        if self.next < chunk.total {
+            return None;
+        }
+        let whole =
+            serde_json::from_str(&std::mem::take(&mut self.text)).map_err(|e| e.to_string());
+        self.next = u32::MAX;
+        Some(whole)
+    }
+}
+
 /// Method names. Requests from host to extension unless noted.
 pub mod method {
     /// Event, extension to host, on every (re)connect: [`super::Hello`].
@@ -408,6 +445,30 @@ mod tests {
     #[test]
     fn small_payload_is_one_frame() {
         assert_eq!(chunk_frames(1, "{}"), vec!["{}".to_owned()]);
+    }
+
+    #[test]
+    fn reassembler_restores_chunked_envelopes_and_rejects_gaps() {
+        let big = Envelope::request(
+            4,
+            method::TYPE,
+            json!({"text": "x".repeat(3 * HOST_TO_BROWSER_MAX_FRAME)}),
+        );
+        let frames = chunk_frames(4, &serde_json::to_string(&big).expect("json"));
+        let mut r = Reassembler::default();
+        let mut out = None;
+        for f in &frames {
+            let env: Envelope = serde_json::from_str(f).expect("frame");
+            out = r.push(env.id, env.chunk.expect("chunk"));
+        }
+        assert_eq!(out.expect("complete").expect("valid"), big);
+
+        let second: Envelope = serde_json::from_str(&frames[1]).expect("frame");
+        let gap = Reassembler::default().push(second.id, second.chunk.expect("chunk"));
+        assert!(
+            gap.expect("reported").is_err(),
+            "a piece without its start is an error"
+        );
     }
 
     #[test]
