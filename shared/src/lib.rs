@@ -7,12 +7,16 @@
 //!   click and type reports.
 //! - [`selector`]: the `>>>` combinator grammar used by every selector (CSS plus descent into open
 //!   shadow roots and same-origin iframes) and perceive refs.
+//! - [`cls`]: transition contracts, assertions and the evaluator (same code in page and host).
+//! - [`facts`]: the fact-key grammar (`page.*`, `dom.*(SEL)`, collector namespaces).
 //! - [`csp`]: whether a page's Content-Security-Policy forbids WebAssembly.
 //! - [`reason`]: reason codes that cross the host/extension boundary.
 //!
 //! Nothing here does I/O: the crate compiles for the host and for `wasm32-unknown-unknown`.
 
+pub mod cls;
 pub mod csp;
+pub mod facts;
 pub mod page;
 pub mod protocol;
 pub mod reason;
