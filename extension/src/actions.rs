@@ -119,9 +119,52 @@ fn focus(el: &Element) {
     }
 }
 
+/// Words that make a control a commit point: acting on it sends, submits, logs in, pays,
+/// deletes or confirms something.
+const COMMIT_WORDS: &[&str] = &[
+    "send", "submit", "log in", "login", "sign in", "signin", "pay", "purchase", "buy", "checkout",
+    "place order", "delete", "remove", "confirm", "post", "publish",
+];
+
+/// Why clicking `el` is a commit point, if it is: submit buttons, and controls named like a send,
+/// login, payment, deletion or confirmation.
+pub fn commit_point(el: &Element) -> Option<String> {
+    let tag = dom::tag(el);
+    let ty = el.get_attribute("type").map(|t| t.to_ascii_lowercase());
+    let in_form = el.closest("form").ok().flatten().is_some();
+    let submit = match tag.as_str() {
+        "button" => ty.as_deref() == Some("submit") || (ty.is_none() && in_form),
+        "input" => matches!(ty.as_deref(), Some("submit" | "image")),
+        _ => false,
+    };
+    if submit {
+        return Some(format!("{} submits a form", dom::describe(el)));
+    }
+    let words: Vec<String> = dom::name(el)
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let padded = format!(" {} ", words.join(" "));
+    let word = COMMIT_WORDS.iter().find(|w| padded.contains(&format!(" {w} ")))?;
+    Some(format!("{} is a `{word}` control", dom::describe(el)))
+}
+
+fn refuse_unguarded(el: &Element, guarded: bool, why: Option<String>) -> Result<(), Failure> {
+    match why {
+        Some(why) if !guarded => Err(fail(
+            reason::MISSING_CONTRACT,
+            format!("{why}: a commit point needs a transitionContract (or a nova.guarded_* tool) so the outcome can be verified; nothing was dispatched to {}", dom::describe(el)),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `page.click`.
 pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
     let el = dom::resolve(&p.selector)?;
+    refuse_unguarded(&el, p.guarded, commit_point(&el))?;
     let (x, y) = actionable(&el)?;
     let element = dom::describe(&el);
     let url_before = href();
@@ -282,6 +325,17 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
             format!("{what} is not an input, textarea or contenteditable element"),
         ));
     };
+    if p.press_enter {
+        let composer = matches!(field, Field::Area(_) | Field::Editable(_));
+        let why = if composer {
+            Some(format!("Enter in {what} sends it"))
+        } else if el.closest("form").ok().flatten().is_some() {
+            Some(format!("Enter in {what} submits its form"))
+        } else {
+            None
+        };
+        refuse_unguarded(&el, p.guarded, why)?;
+    }
     actionable(&el)?;
     let sensitive = matches!(&field, Field::Input(_)) && dom::input_type(&el) == "password";
     let url_before = href();

@@ -1,7 +1,11 @@
 //! The content-script entry point: requests from the background arrive here as
 //! `{nova, method, params}` and are answered with `{ok}` or `{err: {code, message}}`.
 
-use nova_shared::protocol::method;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use nova_shared::protocol::{ActParams, CheckParams, PageAction, WatchParams, method};
 use nova_shared::reason;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -11,6 +15,70 @@ use crate::actions;
 use crate::background::to_js;
 use crate::dom::{Failure, fail};
 use crate::perceive;
+use crate::watch;
+
+fn then_wrap(promise: js_sys::Promise, f: impl FnOnce(JsValue) -> JsValue + 'static) -> JsValue {
+    let mut f = Some(f);
+    js_sys::Promise::new(&mut |resolve, _reject| {
+        let mut f = f.take();
+        let cb = Closure::<dyn FnMut(JsValue)>::new(move |v: JsValue| {
+            let out = f.take().map_or(JsValue::NULL, |f| f(v));
+            let _ = resolve.call1(&JsValue::NULL, &out);
+        });
+        let _ = promise.then(&cb);
+        // The promise settles once; the closure lives until then.
+        cb.forget();
+    })
+    .into()
+}
+
+thread_local! {
+    /// Watches armed by `page.act`, awaited by `page.watch`.
+    static WATCHES: RefCell<HashMap<String, js_sys::Promise>> = RefCell::new(HashMap::new());
+}
+
+/// `page.act`: arms the watch, dispatches, and answers with the dispatch report at once; the
+/// watch keeps running for the following `page.watch`.
+fn act(msg: &JsValue) -> JsValue {
+    let p: ActParams = match params(msg) {
+        Ok(p) => p,
+        Err(e) => return actions::envelope(Err(e)),
+    };
+    let report = Rc::new(RefCell::new(None));
+    let slot = report.clone();
+    let action = p.action.clone();
+    let promise = watch::watch(p.watch, p.nav_epoch, move || {
+        let r = match &action {
+            PageAction::Click(c) => actions::click(c),
+            PageAction::Type(t) => actions::type_text(t),
+        };
+        let dispatched = r.is_ok();
+        *slot.borrow_mut() = Some(r);
+        dispatched
+    });
+    let taken = report.borrow_mut().take();
+    match taken {
+        Some(Ok(r)) => {
+            WATCHES.with(|w| w.borrow_mut().insert(p.watch_id, promise));
+            actions::envelope(Ok(to_js(&r)))
+        }
+        Some(Err(e)) => actions::envelope(Err(e)),
+        None => actions::envelope(Err(fail(reason::INTERNAL, "the action did not run"))),
+    }
+}
+
+/// `page.watch`: the verdict of the watch `page.act` armed here, or a new watch (the action
+/// navigated and this is the new document).
+fn watch_only(msg: &JsValue) -> JsValue {
+    match params::<WatchParams>(msg) {
+        Ok(p) => {
+            let armed = WATCHES.with(|w| w.borrow_mut().remove(&p.watch_id));
+            let promise = armed.unwrap_or_else(|| watch::watch(p.watch, p.nav_epoch, || true));
+            then_wrap(promise, |w| actions::envelope(Ok(w)))
+        }
+        Err(e) => actions::envelope(Err(e)),
+    }
+}
 
 fn params<T: DeserializeOwned>(msg: &JsValue) -> Result<T, Failure> {
     let p = js_sys::Reflect::get(msg, &"params".into()).unwrap_or(JsValue::NULL);
@@ -21,22 +89,20 @@ fn out<T: Serialize>(r: Result<T, Failure>) -> Result<JsValue, Failure> {
     r.map(|v| to_js(&v))
 }
 
-/// Handles one request from the background; never throws.
+/// Handles one request from the background; never throws. Returns the reply, or a promise of
+/// it for `page.watch`, which waits for the verdict.
 #[wasm_bindgen]
 pub fn content_handle(msg: JsValue) -> JsValue {
-    let name = js_sys::Reflect::get(&msg, &"method".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_default();
+    let name = js_sys::Reflect::get(&msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
     let result = match name.as_str() {
         method::PERCEIVE => params(&msg).and_then(|p| out(perceive::perceive(&p))),
         method::READ_TEXT => params(&msg).and_then(|p| out(perceive::read_text(&p))),
         method::CLICK => params(&msg).and_then(|p| out(actions::click(&p))),
         method::TYPE => params(&msg).and_then(|p| out(actions::type_text(&p))),
-        other => Err(fail(
-            reason::UNKNOWN_METHOD,
-            format!("the page script has no method `{other}`"),
-        )),
+        method::CHECK => params(&msg).map(|p: CheckParams| to_js(&watch::check(&p))),
+        method::ACT => return act(&msg),
+        method::WATCH => return watch_only(&msg),
+        other => Err(fail(reason::UNKNOWN_METHOD, format!("the page script has no method `{other}`"))),
     };
     actions::envelope(result)
 }

@@ -8,6 +8,7 @@
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
 //! - [`perceive`]: the compact page model and visible text.
 //! - [`actions`]: click and type with pre-dispatch checks.
+//! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
 //!
 //! The JavaScript in `extension/static/` only loads this module and forwards browser events.
 
@@ -17,3 +18,4 @@ pub mod bindings;
 pub mod content;
 pub mod dom;
 pub mod perceive;
+pub mod watch;

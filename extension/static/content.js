@@ -24,7 +24,7 @@
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
     if (!msg || msg.nova !== 1) return false;
     load(msg.strictCsp === true).then(
-      (m) => sendResponse(m.content_handle(msg)),
+      (m) => Promise.resolve(m.content_handle(msg)).then(sendResponse),
       (e) => sendResponse({ err: { code: 'page_script_unavailable', message: String((e && e.message) || e) } }),
     );
     return true;

@@ -240,6 +240,14 @@ pub mod method {
     pub const CLICK: &str = "page.click";
     /// Type: [`super::TypeParams`] -> [`crate::page::ActionReport`].
     pub const TYPE: &str = "page.type";
+    /// Evaluate an assertion set now: [`super::CheckParams`] -> [`super::CheckResult`].
+    pub const CHECK: &str = "page.check";
+    /// Arm the postcondition watch, then dispatch: [`super::ActParams`] ->
+    /// [`crate::page::ActionReport`]. The watch keeps running under its `watchId`.
+    pub const ACT: &str = "page.act";
+    /// The verdict of an armed watch, or of a new watch on a document reached by navigation:
+    /// [`super::WatchParams`] -> [`super::WatchResult`].
+    pub const WATCH: &str = "page.watch";
 }
 
 /// First event after connecting.
@@ -390,6 +398,10 @@ pub struct ClickParams {
     pub frame_id: Option<i32>,
     /// Selector or perceive ref.
     pub selector: String,
+    /// Set when a transition contract guards the action; without it a commit-point element
+    /// (submit, send, login, pay, delete, confirm) is refused before dispatch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guarded: bool,
 }
 
 /// `page.type` parameters.
@@ -403,12 +415,120 @@ pub struct TypeParams {
     pub frame_id: Option<i32>,
     /// Selector or perceive ref.
     pub selector: String,
+    /// Set when a transition contract guards the action; without it a commit-point element
+    /// (submit, send, login, pay, delete, confirm) is refused before dispatch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guarded: bool,
     /// Text to insert.
     pub text: String,
     /// Replace the current content instead of appending.
     pub clear: bool,
     /// Press Enter after typing.
     pub press_enter: bool,
+}
+
+/// `page.check` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CheckParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
+    /// The assertions to evaluate.
+    pub set: crate::cls::AssertionSet,
+    /// The tab's navigation epoch, for `page.navEpoch` (filled by the background).
+    #[serde(default)]
+    pub nav_epoch: u32,
+}
+
+/// `page.check` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CheckResult {
+    /// The set's verdict.
+    pub verdict: crate::cls::Verdict,
+    /// Assertions that failed or could not be evaluated.
+    pub failed_assertions: Vec<crate::cls::AssertionResult>,
+}
+
+/// What to watch after dispatch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WatchSpec {
+    /// The postconditions.
+    pub postconditions: crate::cls::Postconditions,
+    /// How long to watch, ms.
+    pub window_ms: u32,
+    /// How long success must hold, ms.
+    pub hold_ms: u32,
+}
+
+/// The action `page.act` dispatches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub enum PageAction {
+    /// A click.
+    Click(ClickParams),
+    /// Typing.
+    Type(TypeParams),
+}
+
+/// `page.act` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
+    /// What to do.
+    pub action: PageAction,
+    /// What to watch for.
+    pub watch: WatchSpec,
+    /// Names the armed watch for the following `page.watch`.
+    pub watch_id: String,
+    /// The tab's navigation epoch (filled by the background).
+    #[serde(default)]
+    pub nav_epoch: u32,
+}
+
+/// `page.watch` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WatchParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
+    /// What to watch for (used when no watch with this id is armed in the document).
+    pub watch: WatchSpec,
+    /// The watch armed by `page.act`.
+    pub watch_id: String,
+    /// The tab's navigation epoch (filled by the background).
+    #[serde(default)]
+    pub nav_epoch: u32,
+}
+
+/// What the postcondition watch concluded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WatchResult {
+    /// The final classification.
+    pub outcome: crate::cls::Outcome,
+    /// Assertions behind a failure or an evaluation error.
+    pub failed_assertions: Vec<crate::cls::AssertionResult>,
+    /// Time from arming to the verdict, ms.
+    pub elapsed_ms: u32,
+    /// Whether the verdict was reached on a new document after the action navigated.
+    #[serde(default)]
+    pub navigated: bool,
+    /// Whether success was seen at some point without holding for the stability time.
+    #[serde(default)]
+    pub success_seen: bool,
 }
 
 #[cfg(test)]

@@ -31,3 +31,8 @@ pub const UNKNOWN_METHOD: &str = "unknown_method";
 pub const BAD_PARAMS: &str = "bad_params";
 /// The screenshot could not be captured (tab not visible, permissions).
 pub const CAPTURE_FAILED: &str = "capture_failed";
+/// A commit-point action (submit, send, login, pay, delete, confirm) without a transition
+/// contract; blocked before dispatch.
+pub const MISSING_CONTRACT: &str = "guarded_commit.missing_contract";
+/// The document or frame being watched went away without a navigation to follow.
+pub const FRAME_DESTROYED: &str = "frame_destroyed";

@@ -1,0 +1,231 @@
+//! Facts, assertion checks and the postcondition watch, in the page.
+//!
+//! The watch is event-driven: a `MutationObserver` on the document plus `input`/`change`
+//! listeners re-evaluate the postconditions whenever the page changes; timers exist only for
+//! the success hold (`stabilityMs`) and the end of the window. No polling loops.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Function, Promise};
+use nova_shared::cls::{self, Assertion, Observed, Outcome};
+use nova_shared::facts::{self, FactKey};
+use nova_shared::protocol::{CheckParams, CheckResult, WatchResult, WatchSpec};
+use serde_json::{Value, json};
+use wasm_bindgen::prelude::*;
+use web_sys::{MutationObserver, MutationObserverInit};
+
+use crate::dom;
+
+/// Reads one fact in this frame's document.
+pub fn read_fact(a: &Assertion, nav_epoch: u32) -> Observed {
+    if a.frame_id.as_deref().is_some_and(|f| f != "0") {
+        return Err(format!("`{}`: facts of frame {} are read through that frame's frameId", a.fact_key, a.frame_id.as_deref().unwrap_or("")));
+    }
+    let key = facts::parse(&a.fact_key)?;
+    match key.namespace.as_str() {
+        "page" => page_fact(&key, nav_epoch),
+        "dom" => dom_fact(&key),
+        other => Err(format!("no collector for `{other}.*` facts on this page yet")),
+    }
+}
+
+fn page_fact(key: &FactKey, nav_epoch: u32) -> Observed {
+    let doc = dom::document().map_err(|e| e.1)?;
+    let location = dom::window().map_err(|e| e.1)?.location();
+    Ok(match key.path.as_str() {
+        "url" => json!(location.href().unwrap_or_default()),
+        "origin" => json!(location.origin().unwrap_or_default()),
+        "title" => json!(doc.title()),
+        "readyState" => json!(doc.ready_state()),
+        "navEpoch" => json!(nav_epoch),
+        other => return Err(format!("unknown page fact `{other}`")),
+    })
+}
+
+fn dom_fact(key: &FactKey) -> Observed {
+    let (selector, attr) = match key.path.as_str() {
+        "attr" => key.attr_parts().map(|(s, n)| (s.to_owned(), Some(n.to_owned()))).ok_or("dom.attr takes SELECTOR|ATTRIBUTE")?,
+        _ => (key.arg.clone().unwrap_or_default(), None),
+    };
+    if key.path == "count" {
+        return dom::count(&selector).map(|n| json!(n)).map_err(|e| e.1);
+    }
+    let found = match dom::resolve(&selector) {
+        Ok(el) => Some(el),
+        Err((code, _)) if code == nova_shared::reason::ELEMENT_NOT_FOUND => None,
+        Err((_, message)) => return Err(message),
+    };
+    let Some(el) = found else {
+        return Ok(match key.path.as_str() {
+            "exists" | "visible" | "checked" | "enabled" => json!(false),
+            _ => Value::Null,
+        });
+    };
+    Ok(match key.path.as_str() {
+        "exists" => json!(true),
+        "visible" => json!(dom::is_visible(&el)),
+        "text" => json!(dom::collapse(&el.text_content().unwrap_or_default())),
+        "value" => js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string()).map_or(Value::Null, |v| json!(v)),
+        "attr" => attr.and_then(|n| el.get_attribute(&n)).map_or(Value::Null, |v| json!(v)),
+        "checked" => json!(js_sys::Reflect::get(&el, &"checked".into()).ok().and_then(|v| v.as_bool()).unwrap_or(false)),
+        "enabled" => json!(!dom::is_disabled(&el)),
+        other => return Err(format!("unknown dom fact `{other}`")),
+    })
+}
+
+/// `page.check`.
+pub fn check(p: &CheckParams) -> CheckResult {
+    let (verdict, failed_assertions) = cls::evaluate(&p.set, &mut |a| read_fact(a, p.nav_epoch));
+    CheckResult { verdict, failed_assertions }
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+struct State {
+    spec: WatchSpec,
+    nav_epoch: u32,
+    started: f64,
+    success_since: Option<f64>,
+    success_seen: bool,
+    ambiguous_seen: bool,
+    last_errors: Vec<cls::AssertionResult>,
+    resolve: Option<Function>,
+    observer: Option<MutationObserver>,
+    listener: Option<Closure<dyn FnMut()>>,
+}
+
+type Shared = Rc<RefCell<State>>;
+
+fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
+    let mut s = state.borrow_mut();
+    let Some(resolve) = s.resolve.take() else { return };
+    if let Some(o) = s.observer.take() {
+        o.disconnect();
+    }
+    if let (Some(l), Ok(doc)) = (s.listener.take(), dom::document()) {
+        for kind in ["input", "change"] {
+            let _ = doc.remove_event_listener_with_callback_and_bool(kind, l.as_ref().unchecked_ref(), true);
+        }
+    }
+    let result = WatchResult {
+        outcome,
+        failed_assertions: failed,
+        elapsed_ms: (now() - s.started).max(0.0) as u32,
+        navigated: false,
+        success_seen: s.success_seen,
+    };
+    drop(s);
+    let _ = resolve.call1(&JsValue::NULL, &crate::background::to_js(&result));
+}
+
+fn evaluate(state: &Shared) {
+    let (outcome, details, hold) = {
+        let s = state.borrow();
+        if s.resolve.is_none() {
+            return;
+        }
+        let epoch = s.nav_epoch;
+        let (o, d) = cls::classify(&s.spec.postconditions, &mut |a| read_fact(a, epoch));
+        (o, d, s.spec.hold_ms)
+    };
+    match outcome {
+        Outcome::Fail => finish(state, Outcome::Fail, details),
+        Outcome::Success => {
+            let start_hold = {
+                let mut s = state.borrow_mut();
+                s.success_seen = true;
+                s.success_since.is_none().then(|| {
+                    s.success_since = Some(now());
+                })
+            };
+            if hold == 0 {
+                finish(state, Outcome::Success, Vec::new());
+            } else if start_hold.is_some() {
+                // Success must still hold when the timer fires.
+                let st = state.clone();
+                let timer = Closure::once_into_js(move || {
+                    let held = st.borrow().success_since.is_some_and(|t| now() - t >= f64::from(hold) - 1.0);
+                    evaluate(&st);
+                    if held && st.borrow().success_since.is_some() {
+                        finish(&st, Outcome::Success, Vec::new());
+                    }
+                });
+                let _ = dom::window().map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(timer.unchecked_ref(), hold as i32));
+            }
+        }
+        other => {
+            let mut s = state.borrow_mut();
+            s.success_since = None;
+            match other {
+                Outcome::Ambiguous => s.ambiguous_seen = true,
+                Outcome::EvalError => s.last_errors = details,
+                _ => s.last_errors.clear(),
+            }
+        }
+    }
+}
+
+/// Arms the watch and returns a promise of its [`WatchResult`]. `after_arming` runs right
+/// after the observer is armed (the dispatch, for `page.act`), so no change is missed; when it
+/// returns false (nothing was dispatched) the watch ends at once.
+pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> bool) -> Promise {
+    let state: Shared = Rc::new(RefCell::new(State {
+        spec,
+        nav_epoch,
+        started: now(),
+        success_since: None,
+        success_seen: false,
+        ambiguous_seen: false,
+        last_errors: Vec::new(),
+        resolve: None,
+        observer: None,
+        listener: None,
+    }));
+    let promise = Promise::new(&mut |resolve, _| {
+        state.borrow_mut().resolve = Some(resolve);
+    });
+    let st = state.clone();
+    let on_mutation = Closure::<dyn FnMut()>::new(move || evaluate(&st));
+    if let (Ok(observer), Ok(doc)) = (MutationObserver::new(on_mutation.as_ref().unchecked_ref()), dom::document()) {
+        let init = MutationObserverInit::new();
+        init.set_subtree(true);
+        init.set_child_list(true);
+        init.set_attributes(true);
+        init.set_character_data(true);
+        if let Some(root) = doc.document_element() {
+            let _ = observer.observe_with_options(&root, &init);
+        }
+        for kind in ["input", "change"] {
+            let _ = doc.add_event_listener_with_callback_and_bool(kind, on_mutation.as_ref().unchecked_ref(), true);
+        }
+        let mut s = state.borrow_mut();
+        s.observer = Some(observer);
+        s.listener = Some(on_mutation);
+    }
+    if !after_arming() {
+        finish(&state, Outcome::Pending, Vec::new());
+        return promise;
+    }
+    let st = state.clone();
+    let window = state.borrow().spec.window_ms;
+    let end = Closure::once_into_js(move || {
+        let (ambiguous, errors) = {
+            let s = st.borrow();
+            (s.ambiguous_seen, s.last_errors.clone())
+        };
+        let outcome = if ambiguous {
+            Outcome::Ambiguous
+        } else if !errors.is_empty() {
+            Outcome::EvalError
+        } else {
+            Outcome::Pending
+        };
+        finish(&st, outcome, errors);
+    });
+    let _ = dom::window().map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), window as i32));
+    evaluate(&state);
+    promise
+}
