@@ -122,8 +122,22 @@ fn focus(el: &Element) {
 /// Words that make a control a commit point: acting on it sends, submits, logs in, pays,
 /// deletes or confirms something.
 const COMMIT_WORDS: &[&str] = &[
-    "send", "submit", "log in", "login", "sign in", "signin", "pay", "purchase", "buy", "checkout",
-    "place order", "delete", "remove", "confirm", "post", "publish",
+    "send",
+    "submit",
+    "log in",
+    "login",
+    "sign in",
+    "signin",
+    "pay",
+    "purchase",
+    "buy",
+    "checkout",
+    "place order",
+    "delete",
+    "remove",
+    "confirm",
+    "post",
+    "publish",
 ];
 
 /// Why clicking `el` is a commit point, if it is: submit buttons, and controls named like a send,
@@ -147,7 +161,9 @@ pub fn commit_point(el: &Element) -> Option<String> {
         .map(str::to_owned)
         .collect();
     let padded = format!(" {} ", words.join(" "));
-    let word = COMMIT_WORDS.iter().find(|w| padded.contains(&format!(" {w} ")))?;
+    let word = COMMIT_WORDS
+        .iter()
+        .find(|w| padded.contains(&format!(" {w} ")))?;
     Some(format!("{} is a `{word}` control", dom::describe(el)))
 }
 
@@ -155,7 +171,10 @@ fn refuse_unguarded(el: &Element, guarded: bool, why: Option<String>) -> Result<
     match why {
         Some(why) if !guarded => Err(fail(
             reason::MISSING_CONTRACT,
-            format!("{why}: a commit point needs a transitionContract (or a nova.guarded_* tool) so the outcome can be verified; nothing was dispatched to {}", dom::describe(el)),
+            format!(
+                "{why}: a commit point needs a transitionContract (or a nova.guarded_* tool) so the outcome can be verified; nothing was dispatched to {}",
+                dom::describe(el)
+            ),
         )),
         _ => Ok(()),
     }

@@ -291,8 +291,17 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
             let p: FramesParams = parse(params)?;
             out(frames(resolve_tab(&p.target).await?).await?)
         }
-        method::PERCEIVE | method::READ_TEXT | method::CLICK | method::TYPE | method::CHECK | method::ACT => {
-            let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
+        method::PERCEIVE
+        | method::READ_TEXT
+        | method::CLICK
+        | method::TYPE
+        | method::CHECK
+        | method::ACT => {
+            let target = params
+                .get("target")
+                .and_then(Value::as_str)
+                .unwrap_or("active")
+                .to_owned();
             let tab = resolve_tab(&target).await?;
             let mut params = params;
             let epoch = epoch_of(tab);
@@ -302,7 +311,11 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
             if name == method::ACT
                 && let Some(id) = params.get("watchId").and_then(Value::as_str)
             {
-                STATE.with(|s| s.borrow_mut().watches.insert(id.to_owned(), (tab, epoch, js_sys::Date::now())));
+                STATE.with(|s| {
+                    s.borrow_mut()
+                        .watches
+                        .insert(id.to_owned(), (tab, epoch, js_sys::Date::now()))
+                });
             }
             to_page(tab, name, params).await
         }
@@ -472,15 +485,28 @@ fn epoch_of(tab: i32) -> u32 {
 /// (and its watch) is gone: the watch continues on the new document for what is left of the
 /// window, and the result says `navigated`.
 async fn watch(mut params: Value) -> Result<Value, Failure> {
-    let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
-    let id = params.get("watchId").and_then(Value::as_str).unwrap_or_default().to_owned();
-    let window = params.pointer("/watch/windowMs").and_then(Value::as_f64).unwrap_or(5000.0);
+    let target = params
+        .get("target")
+        .and_then(Value::as_str)
+        .unwrap_or("active")
+        .to_owned();
+    let id = params
+        .get("watchId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let window = params
+        .pointer("/watch/windowMs")
+        .and_then(Value::as_f64)
+        .unwrap_or(5000.0);
     let armed = STATE.with(|s| s.borrow_mut().watches.remove(&id));
     let tab = match armed {
         Some((tab, _, _)) => tab,
         None => resolve_tab(&target).await?,
     };
-    let (epoch0, started) = armed.map(|(_, e, t)| (e, t)).unwrap_or((epoch_of(tab), js_sys::Date::now()));
+    let (epoch0, started) = armed
+        .map(|(_, e, t)| (e, t))
+        .unwrap_or((epoch_of(tab), js_sys::Date::now()));
     let mut navigated = false;
     loop {
         navigated |= epoch_of(tab) != epoch0;
@@ -489,21 +515,28 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
         params["watch"]["windowMs"] = (remaining.max(1.0) as u32).into();
         match to_page(tab, method::WATCH, params.clone()).await {
             Ok(mut v) => {
+                // The commit event of a navigation may be processed while the watch runs.
+                navigated |= epoch_of(tab) != epoch0;
                 if navigated {
                     v["navigated"] = true.into();
                 }
                 return Ok(v);
             }
             Err((code, message)) => {
-                let gone = message.contains("closed") || message.contains("Receiving end does not exist");
+                let gone =
+                    message.contains("closed") || message.contains("Receiving end does not exist");
                 if !gone || remaining < 50.0 {
                     return Err((code, message));
                 }
                 // The document went away under the watch: follow the navigation if one is
                 // under way, then watch the new document.
-                let _ = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, remaining as u32)).await;
+                let _ =
+                    wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, remaining as u32)).await;
                 if epoch_of(tab) == epoch0 {
-                    return Err((reason::FRAME_DESTROYED.to_owned(), format!("the watched document went away: {message}")));
+                    return Err((
+                        reason::FRAME_DESTROYED.to_owned(),
+                        format!("the watched document went away: {message}"),
+                    ));
                 }
                 navigated = true;
             }

@@ -179,17 +179,28 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
         return Ok(u32::from(resolve(sel).is_ok()));
     };
     let mut root = Root::Doc(document()?);
-    let (last, path) = segments.split_last().ok_or_else(|| fail(reason::INVALID_SELECTOR, "empty selector"))?;
+    let (last, path) = segments
+        .split_last()
+        .ok_or_else(|| fail(reason::INVALID_SELECTOR, "empty selector"))?;
     for css in path {
-        let Some(host) = root.query(css)? else { return Ok(0) };
-        let Some(inner) = inner_root(&host) else { return Ok(0) };
+        let Some(host) = root.query(css)? else {
+            return Ok(0);
+        };
+        let Some(inner) = inner_root(&host) else {
+            return Ok(0);
+        };
         root = inner;
     }
     let all = match &root {
         Root::Doc(d) => d.query_selector_all(last),
         Root::Shadow(s) => s.query_selector_all(last),
     };
-    all.map(|l| l.length()).map_err(|_| fail(reason::INVALID_SELECTOR, format!("`{last}` is not a valid CSS selector")))
+    all.map(|l| l.length()).map_err(|_| {
+        fail(
+            reason::INVALID_SELECTOR,
+            format!("`{last}` is not a valid CSS selector"),
+        )
+    })
 }
 
 /// Whether the element is rendered: has a box, is not `visibility: hidden`, not inside a

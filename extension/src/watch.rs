@@ -20,13 +20,19 @@ use crate::dom;
 /// Reads one fact in this frame's document.
 pub fn read_fact(a: &Assertion, nav_epoch: u32) -> Observed {
     if a.frame_id.as_deref().is_some_and(|f| f != "0") {
-        return Err(format!("`{}`: facts of frame {} are read through that frame's frameId", a.fact_key, a.frame_id.as_deref().unwrap_or("")));
+        return Err(format!(
+            "`{}`: facts of frame {} are read through that frame's frameId",
+            a.fact_key,
+            a.frame_id.as_deref().unwrap_or("")
+        ));
     }
     let key = facts::parse(&a.fact_key)?;
     match key.namespace.as_str() {
         "page" => page_fact(&key, nav_epoch),
         "dom" => dom_fact(&key),
-        other => Err(format!("no collector for `{other}.*` facts on this page yet")),
+        other => Err(format!(
+            "no collector for `{other}.*` facts on this page yet"
+        )),
     }
 }
 
@@ -45,7 +51,10 @@ fn page_fact(key: &FactKey, nav_epoch: u32) -> Observed {
 
 fn dom_fact(key: &FactKey) -> Observed {
     let (selector, attr) = match key.path.as_str() {
-        "attr" => key.attr_parts().map(|(s, n)| (s.to_owned(), Some(n.to_owned()))).ok_or("dom.attr takes SELECTOR|ATTRIBUTE")?,
+        "attr" => key
+            .attr_parts()
+            .map(|(s, n)| (s.to_owned(), Some(n.to_owned())))
+            .ok_or("dom.attr takes SELECTOR|ATTRIBUTE")?,
         _ => (key.arg.clone().unwrap_or_default(), None),
     };
     if key.path == "count" {
@@ -66,9 +75,19 @@ fn dom_fact(key: &FactKey) -> Observed {
         "exists" => json!(true),
         "visible" => json!(dom::is_visible(&el)),
         "text" => json!(dom::collapse(&el.text_content().unwrap_or_default())),
-        "value" => js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string()).map_or(Value::Null, |v| json!(v)),
-        "attr" => attr.and_then(|n| el.get_attribute(&n)).map_or(Value::Null, |v| json!(v)),
-        "checked" => json!(js_sys::Reflect::get(&el, &"checked".into()).ok().and_then(|v| v.as_bool()).unwrap_or(false)),
+        "value" => js_sys::Reflect::get(&el, &"value".into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .map_or(Value::Null, |v| json!(v)),
+        "attr" => attr
+            .and_then(|n| el.get_attribute(&n))
+            .map_or(Value::Null, |v| json!(v)),
+        "checked" => json!(
+            js_sys::Reflect::get(&el, &"checked".into())
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false)
+        ),
         "enabled" => json!(!dom::is_disabled(&el)),
         other => return Err(format!("unknown dom fact `{other}`")),
     })
@@ -77,7 +96,10 @@ fn dom_fact(key: &FactKey) -> Observed {
 /// `page.check`.
 pub fn check(p: &CheckParams) -> CheckResult {
     let (verdict, failed_assertions) = cls::evaluate(&p.set, &mut |a| read_fact(a, p.nav_epoch));
-    CheckResult { verdict, failed_assertions }
+    CheckResult {
+        verdict,
+        failed_assertions,
+    }
 }
 
 fn now() -> f64 {
@@ -101,13 +123,19 @@ type Shared = Rc<RefCell<State>>;
 
 fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
     let mut s = state.borrow_mut();
-    let Some(resolve) = s.resolve.take() else { return };
+    let Some(resolve) = s.resolve.take() else {
+        return;
+    };
     if let Some(o) = s.observer.take() {
         o.disconnect();
     }
     if let (Some(l), Ok(doc)) = (s.listener.take(), dom::document()) {
         for kind in ["input", "change"] {
-            let _ = doc.remove_event_listener_with_callback_and_bool(kind, l.as_ref().unchecked_ref(), true);
+            let _ = doc.remove_event_listener_with_callback_and_bool(
+                kind,
+                l.as_ref().unchecked_ref(),
+                true,
+            );
         }
     }
     let result = WatchResult {
@@ -147,13 +175,21 @@ fn evaluate(state: &Shared) {
                 // Success must still hold when the timer fires.
                 let st = state.clone();
                 let timer = Closure::once_into_js(move || {
-                    let held = st.borrow().success_since.is_some_and(|t| now() - t >= f64::from(hold) - 1.0);
+                    let held = st
+                        .borrow()
+                        .success_since
+                        .is_some_and(|t| now() - t >= f64::from(hold) - 1.0);
                     evaluate(&st);
                     if held && st.borrow().success_since.is_some() {
                         finish(&st, Outcome::Success, Vec::new());
                     }
                 });
-                let _ = dom::window().map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(timer.unchecked_ref(), hold as i32));
+                let _ = dom::window().map(|w| {
+                    w.set_timeout_with_callback_and_timeout_and_arguments_0(
+                        timer.unchecked_ref(),
+                        hold as i32,
+                    )
+                });
             }
         }
         other => {
@@ -189,7 +225,10 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
     });
     let st = state.clone();
     let on_mutation = Closure::<dyn FnMut()>::new(move || evaluate(&st));
-    if let (Ok(observer), Ok(doc)) = (MutationObserver::new(on_mutation.as_ref().unchecked_ref()), dom::document()) {
+    if let (Ok(observer), Ok(doc)) = (
+        MutationObserver::new(on_mutation.as_ref().unchecked_ref()),
+        dom::document(),
+    ) {
         let init = MutationObserverInit::new();
         init.set_subtree(true);
         init.set_child_list(true);
@@ -199,7 +238,11 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
             let _ = observer.observe_with_options(&root, &init);
         }
         for kind in ["input", "change"] {
-            let _ = doc.add_event_listener_with_callback_and_bool(kind, on_mutation.as_ref().unchecked_ref(), true);
+            let _ = doc.add_event_listener_with_callback_and_bool(
+                kind,
+                on_mutation.as_ref().unchecked_ref(),
+                true,
+            );
         }
         let mut s = state.borrow_mut();
         s.observer = Some(observer);
@@ -225,7 +268,9 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
         };
         finish(&st, outcome, errors);
     });
-    let _ = dom::window().map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), window as i32));
+    let _ = dom::window().map(|w| {
+        w.set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), window as i32)
+    });
     evaluate(&state);
     promise
 }

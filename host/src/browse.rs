@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
 use crate::tob::flags;
+use nova_shared::cls::TransitionContract;
+use nova_shared::protocol::PageAction;
 
 /// `nova.perceive.maxElements` bounds and default.
 pub const PERCEIVE_MAX_ELEMENTS: (u32, u32, u32) = (1, 5000, 400);
@@ -142,6 +144,11 @@ pub struct ClickArgs {
     pub frame_id: Option<String>,
     /// CSS selector (with `>>>` into shadow roots and same-origin iframes) or a perceive ref.
     pub selector: String,
+    /// Verifies the click as a state transition (CLS): preconditions are checked before
+    /// dispatch, postconditions are watched after it. Required for commit points (submit,
+    /// send, login, pay, delete, confirm), which are otherwise refused before dispatch.
+    #[serde(default)]
+    pub transition_contract: Option<TransitionContract>,
 }
 
 /// `nova.type_selector` arguments.
@@ -160,6 +167,11 @@ pub struct TypeArgs {
     pub frame_id: Option<String>,
     /// Input, textarea or contenteditable element: CSS (with `>>>`) or a perceive ref.
     pub selector: String,
+    /// Verifies the click as a state transition (CLS): preconditions are checked before
+    /// dispatch, postconditions are watched after it. Required for commit points (submit,
+    /// send, login, pay, delete, confirm), which are otherwise refused before dispatch.
+    #[serde(default)]
+    pub transition_contract: Option<TransitionContract>,
     /// Text to enter (at most 100000 characters). Password values are never stored or logged.
     pub text: String,
     /// Replace the current content (default) instead of appending.
@@ -360,6 +372,10 @@ impl Hub {
             serde_json::to_value(&page).unwrap_or(Value::Null),
         );
         structured["frames"] = json!(frames);
+        let in_doubt = self.cls.journal.in_doubt(&tab.target_id);
+        if !in_doubt.is_empty() {
+            structured["inDoubtTransitions"] = json!(in_doubt);
+        }
         Ok(ToolReply::ok(structured).with_text(text))
     }
 
@@ -474,6 +490,11 @@ impl Hub {
     /// `nova.click_selector`.
     pub async fn click(&self, rec: &mut CallRecord, a: ClickArgs) -> Result<ToolReply, CallError> {
         check_selector(&a.selector)?;
+        let frame_id = parse_frame(a.frame_id.as_deref())?;
+        if let Some(c) = &a.transition_contract {
+            c.validate(true)
+                .map_err(|m| CallError::invalid("transitionContract", m))?;
+        }
         rec.obs.selector = Some(a.selector.clone());
         let tab = match self.enter_target(rec, &a.target_id, true).await? {
             Ok(tab) => tab,
@@ -482,9 +503,15 @@ impl Hub {
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
         let params = ClickParams {
             target: tab.target_id.clone(),
-            frame_id: parse_frame(a.frame_id.as_deref())?,
+            frame_id,
             selector: a.selector,
+            guarded: a.transition_contract.is_some(),
         };
+        if let Some(contract) = &a.transition_contract {
+            return self
+                .guarded(rec, &tab, frame_id, PageAction::Click(params), contract)
+                .await;
+        }
         let report = self
             .bridge
             .call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT)
@@ -506,6 +533,11 @@ impl Hub {
                 format!("`text` has {chars} characters; at most {TYPE_MAX_CHARS} are allowed"),
             ));
         }
+        let frame_id = parse_frame(a.frame_id.as_deref())?;
+        if let Some(c) = &a.transition_contract {
+            c.validate(true)
+                .map_err(|m| CallError::invalid("transitionContract", m))?;
+        }
         rec.obs.selector = Some(a.selector.clone());
         let tab = match self.enter_target(rec, &a.target_id, true).await? {
             Ok(tab) => tab,
@@ -514,17 +546,26 @@ impl Hub {
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
         let params = TypeParams {
             target: tab.target_id.clone(),
-            frame_id: parse_frame(a.frame_id.as_deref())?,
+            frame_id,
             selector: a.selector,
+            guarded: a.transition_contract.is_some(),
             text: a.text,
             clear: a.clear,
             press_enter: a.press_enter,
         };
-        let report = self
-            .bridge
-            .call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT)
-            .await;
-        let mut reply = self.action_reply(rec, &tab, report);
+        let mut reply = match &a.transition_contract {
+            Some(contract) => {
+                self.guarded(rec, &tab, frame_id, PageAction::Type(params), contract)
+                    .await?
+            }
+            None => {
+                let report = self
+                    .bridge
+                    .call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT)
+                    .await;
+                self.action_reply(rec, &tab, report)
+            }
+        };
         reply.structured["typedChars"] = json!(chars);
         Ok(reply)
     }

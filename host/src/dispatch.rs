@@ -25,6 +25,8 @@ pub struct Hub {
     pub recorder: Recorder,
     /// Tab leases.
     pub leases: Leases,
+    /// Guarded transitions.
+    pub cls: crate::cls::Cls,
 }
 
 /// One MCP session (one connection).

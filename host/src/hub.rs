@@ -73,11 +73,13 @@ pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
     let browser = browser_from_caller(&caller).to_owned();
     let recorder = Recorder::start(&data.db())?;
     let (bridge, browser_done) = Bridge::start(tokio::io::stdin(), tokio::io::stdout());
+    let cls = crate::cls::Cls::open(&data.db())?;
     let hub = Arc::new(Hub {
         data: data.clone(),
         bridge,
         recorder,
         leases: Leases::default(),
+        cls,
     });
 
     let socket = data.hub_socket(&browser);

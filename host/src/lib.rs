@@ -7,6 +7,7 @@
 //!   correlation and timeouts, the browser's tab list.
 //! - [`dispatch`]: the call pipeline every tool call takes (validate, run, record evidence).
 //! - [`browse`]: the browser tools (perceive, read, navigate, click, type, screenshot).
+//! - [`cls`]: guarded transitions: contracts, the journal, the coordinator, verdicts.
 //! - [`lease`]: tab leases (`nova.tab_claim` / `nova.tab_release`).
 //! - [`tob`]: the Tool Observation Bus: observation rows and their batched writer.
 //! - [`store`]: the SQLite store, migrations and integrity checks.
@@ -16,6 +17,7 @@
 
 pub mod bridge;
 pub mod browse;
+pub mod cls;
 pub mod dispatch;
 pub mod doctor;
 pub mod hub;

@@ -8,10 +8,16 @@ use std::path::Path;
 use rusqlite::Connection;
 
 /// Migrations in order; index + 1 is the schema version they produce.
-const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_observations",
-    include_str!("../migrations/0001_observations.sql"),
-)];
+const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_observations",
+        include_str!("../migrations/0001_observations.sql"),
+    ),
+    (
+        "0002_transitions",
+        include_str!("../migrations/0002_transitions.sql"),
+    ),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

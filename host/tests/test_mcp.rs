@@ -26,11 +26,13 @@ async fn setup() -> (
     let (bridge, done) = Bridge::start(r, w);
     done.await.expect("bridge sees the closed browser");
     let recorder = Recorder::start(&data.db()).expect("recorder");
+    let cls = nova_host::cls::Cls::open(&data.db()).expect("journal");
     let hub = Arc::new(Hub {
         data,
         bridge,
         recorder,
         leases: Leases::default(),
+        cls,
     });
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {

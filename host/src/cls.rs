@@ -1,0 +1,560 @@
+//! CLS, the closed loop around state-changing actions (CLS seed): precondition check in the
+//! page -> intent journaled in SQLite (durable before dispatch) -> dispatch with the
+//! postcondition watch armed in the page -> verdict, retry advice, journal update.
+//!
+//! One guarded transition per target at a time: a second one gets
+//! `guarded_commit.coordinator_busy` with `retryAfterMs=1000`.
+
+pub mod journal;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use nova_shared::cls::{
+    AmbiguityPolicy, AssertionResult, Outcome, RetryPolicy, TransitionContract, Verdict,
+};
+use nova_shared::page::ActionReport;
+use nova_shared::protocol::{
+    ActParams, CheckParams, CheckResult, PageAction, TabInfo, WatchParams, WatchResult, WatchSpec,
+    method,
+};
+use serde_json::{Value, json};
+
+use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
+use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::paths::now_ms;
+use crate::tob::flags;
+
+/// Wait suggested to a caller that found the target busy: 1000 ms (CLS seed).
+pub const COORDINATOR_RETRY_AFTER_MS: u64 = 1000;
+
+/// Reason codes of the CLS failure table.
+pub mod reason {
+    /// Commit point without a contract.
+    pub const MISSING_CONTRACT: &str = "guarded_commit.missing_contract";
+    /// Preconditions did not hold.
+    pub const PRECONDITION_FAILED: &str = "guarded_commit.precondition_failed";
+    /// Preconditions could not be evaluated (fails closed).
+    pub const PRECONDITION_ERROR: &str = "guarded_commit.precondition_error";
+    /// Another guarded transition runs on the target.
+    pub const COORDINATOR_BUSY: &str = "guarded_commit.coordinator_busy";
+    /// The page refused the dispatch (element not actionable).
+    pub const DISPATCH_PREPARE_REJECTED: &str = "guarded_commit.dispatch_prepare_rejected";
+    /// The forbidden postconditions held.
+    pub const POSTCONDITION_FAILED: &str = "guarded_commit.postcondition_failed";
+}
+
+/// `guardedCommit.retryAdvice`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAdvice {
+    /// Repeating cannot duplicate an effect.
+    SafeToRetry,
+    /// Do not repeat.
+    DoNotRetry,
+    /// Look at the page (the postconditions) before deciding.
+    CheckPostconditionFirst,
+}
+
+impl RetryAdvice {
+    /// Wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SafeToRetry => "safe_to_retry",
+            Self::DoNotRetry => "do_not_retry",
+            Self::CheckPostconditionFirst => "check_postcondition_first",
+        }
+    }
+}
+
+/// How a guarded transition ended, for the advice table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Not dispatched (precondition, coordinator, page refusal).
+    Blocked,
+    /// `verified_success`.
+    Success,
+    /// `verified_fail`.
+    Fail,
+    /// `indeterminate`.
+    Indeterminate,
+}
+
+/// The retry-advice table (docs/cls.md): policy x verdict.
+pub fn advice(policy: RetryPolicy, ambiguity: AmbiguityPolicy, end: End) -> RetryAdvice {
+    use RetryAdvice::*;
+    match (end, policy) {
+        (End::Blocked, _) => SafeToRetry,
+        (End::Success, _) => DoNotRetry,
+        (_, RetryPolicy::NoRetry) => DoNotRetry,
+        (End::Fail, RetryPolicy::Idempotent) => SafeToRetry,
+        (End::Fail, RetryPolicy::NonIdempotent) => CheckPostconditionFirst,
+        (End::Indeterminate, RetryPolicy::Idempotent) => match ambiguity {
+            AmbiguityPolicy::Abort => DoNotRetry,
+            AmbiguityPolicy::Signal | AmbiguityPolicy::RetryOnce => SafeToRetry,
+        },
+        (End::Indeterminate, RetryPolicy::NonIdempotent) => match ambiguity {
+            AmbiguityPolicy::Abort => DoNotRetry,
+            AmbiguityPolicy::Signal | AmbiguityPolicy::RetryOnce => CheckPostconditionFirst,
+        },
+    }
+}
+
+/// CLS state of a hub.
+pub struct Cls {
+    /// The journal.
+    pub journal: journal::Journal,
+    busy: Mutex<HashSet<String>>,
+}
+
+/// Holds a target for one guarded transition; released on drop.
+struct Busy<'a> {
+    cls: &'a Cls,
+    target: String,
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.cls
+            .busy
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.target);
+    }
+}
+
+impl Cls {
+    /// Opens the journal and recovers transitions a previous hub left in doubt.
+    pub fn open(db: &std::path::Path) -> Result<Self, crate::store::StoreError> {
+        let journal = journal::Journal::open(db)?;
+        match journal.recover() {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(
+                count = n,
+                "transitions left between intent and verdict are now in doubt"
+            ),
+            Err(e) => tracing::error!(error = %e, "cannot recover the transition journal"),
+        }
+        Ok(Self {
+            journal,
+            busy: Mutex::new(HashSet::new()),
+        })
+    }
+
+    fn claim(&self, target: &str) -> Option<Busy<'_>> {
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        busy.insert(target.to_owned()).then(|| Busy {
+            cls: self,
+            target: target.to_owned(),
+        })
+    }
+}
+
+/// Everything a reply needs.
+struct Report {
+    transition_id: String,
+    dispatch_status: Option<&'static str>,
+    verification_status: &'static str,
+    indeterminate_reason: Option<&'static str>,
+    reason_code: Option<String>,
+    retry: RetryAdvice,
+    precondition: Option<Verdict>,
+    outcome: Option<Verdict>,
+    failed: Vec<AssertionResult>,
+    started: i64,
+    action: Option<ActionReport>,
+    message: Option<String>,
+    adjustments: Vec<String>,
+    success_seen: bool,
+}
+
+fn verdict_str(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Satisfied => "satisfied",
+        Verdict::Failed => "failed",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+impl Report {
+    fn reply(self, target_id: &str) -> ToolReply {
+        let completed = now_ms();
+        let dispatched = self.dispatch_status == Some("dispatched");
+        let (ok, status, stage, verify_state) =
+            match (self.dispatch_status, self.verification_status) {
+                (_, "verified_success") => (true, "ok", "verified", "verified"),
+                (_, "verified_fail") => (false, "failed", "verified", "failed"),
+                (Some("dispatched") | None, "indeterminate") => (
+                    false,
+                    "partial",
+                    "verify",
+                    if self.success_seen {
+                        "likely"
+                    } else {
+                        "uncertain"
+                    },
+                ),
+                (Some(s), _) if s.starts_with("blocked") => {
+                    (false, "blocked", "precondition", "failed")
+                }
+                _ => (false, "partial", "verify", "uncertain"),
+            };
+        let retryable = matches!(self.retry, RetryAdvice::SafeToRetry) && !ok;
+        let mut structured = json!({
+            "ok": ok,
+            "status": status,
+            "reasonCode": self.reason_code,
+            "retryable": retryable,
+            "retryAfterMs": if self.reason_code.as_deref() == Some(reason::COORDINATOR_BUSY) { json!(COORDINATOR_RETRY_AFTER_MS) } else { Value::Null },
+            "stage": stage,
+            "verifyState": verify_state,
+            "retryAdvice": self.retry.as_str(),
+            "targetId": target_id,
+            "actionDispatched": if self.dispatch_status.is_none() { Value::Null } else { json!(dispatched) },
+            "guardedCommit": {
+                "transitionId": self.transition_id,
+                "dispatchStatus": self.dispatch_status,
+                "verificationStatus": self.verification_status,
+                "indeterminateReason": self.indeterminate_reason,
+                "retryAdvice": self.retry.as_str(),
+                "preconditionVerdict": self.precondition.map(verdict_str),
+                "outcomeVerdict": self.outcome.map(verdict_str),
+                "failedAssertions": self.failed,
+                "startedAt": self.started,
+                "completedAt": completed,
+                "durationMs": completed - self.started,
+            },
+        });
+        if let Some(a) = &self.action {
+            for (k, v) in [
+                ("element", json!(a.element)),
+                ("urlBefore", json!(a.url_before)),
+                ("urlAfter", json!(a.url_after)),
+            ] {
+                structured[k] = v;
+            }
+            if a.readback.is_some() {
+                structured["readback"] = json!(a.readback);
+            }
+        }
+        if let Some(m) = self.message {
+            structured["message"] = json!(m);
+        }
+        if !self.adjustments.is_empty() {
+            structured["contractAdjustments"] = json!(self.adjustments);
+        }
+        let mut reply = ToolReply::ok(structured);
+        reply.is_error = !ok;
+        reply
+    }
+}
+
+/// Page refusals that happen before any event reaches the page.
+fn refused_before_dispatch(code: &str) -> bool {
+    code.starts_with("element_")
+        || code == nova_shared::reason::INVALID_SELECTOR
+        || code == reason::MISSING_CONTRACT
+}
+
+impl Hub {
+    /// Runs one guarded transition on `tab`.
+    pub async fn guarded(
+        &self,
+        rec: &mut CallRecord,
+        tab: &TabInfo,
+        frame_id: Option<i32>,
+        action: PageAction,
+        contract: &TransitionContract,
+    ) -> Result<ToolReply, CallError> {
+        let effective = contract
+            .validate(true)
+            .map_err(|m| CallError::invalid("transitionContract", m))?;
+        let started = now_ms();
+        let transition_id = format!("tr_{}", uuid::Uuid::new_v4().simple());
+        let policy = contract.retry_policy;
+        let ambiguity = contract.ambiguity_policy;
+        let mut report = Report {
+            transition_id: transition_id.clone(),
+            dispatch_status: None,
+            verification_status: "skipped",
+            indeterminate_reason: None,
+            reason_code: None,
+            retry: RetryAdvice::SafeToRetry,
+            precondition: None,
+            outcome: None,
+            failed: Vec::new(),
+            started,
+            action: None,
+            message: None,
+            adjustments: effective.adjustments.clone(),
+            success_seen: false,
+        };
+        let target = tab.target_id.clone();
+        let Some(_busy) = self.cls.claim(&target) else {
+            report.dispatch_status = Some("blocked_coordinator");
+            report.reason_code = Some(reason::COORDINATOR_BUSY.into());
+            report.retry = advice(policy, ambiguity, End::Blocked);
+            report.message = Some(
+                "another guarded action is in flight on this tab; retry after it finishes".into(),
+            );
+            return Ok(report.reply(&target));
+        };
+
+        if !contract.preconditions.is_empty() {
+            let params = CheckParams {
+                target: target.clone(),
+                frame_id,
+                set: contract.preconditions.clone(),
+                nav_epoch: 0,
+            };
+            let (verdict, failed) = match self
+                .bridge
+                .call::<CheckResult>(method::CHECK, params, DEFAULT_TIMEOUT)
+                .await
+            {
+                Ok(r) => (r.verdict, r.failed_assertions),
+                Err(e) => (Verdict::Unknown, vec![page_error(&e)]),
+            };
+            report.precondition = Some(verdict);
+            if verdict != Verdict::Satisfied {
+                report.dispatch_status = Some("blocked_precondition");
+                report.reason_code = Some(
+                    if verdict == Verdict::Failed {
+                        reason::PRECONDITION_FAILED
+                    } else {
+                        reason::PRECONDITION_ERROR
+                    }
+                    .into(),
+                );
+                report.failed = failed;
+                report.retry = advice(policy, ambiguity, End::Blocked);
+                return Ok(report.reply(&target));
+            }
+        }
+
+        let contract_json = serde_json::to_string(contract).unwrap_or_default();
+        let intent = journal::Intent {
+            transition_id: &transition_id,
+            call_id: &rec.obs.call_id,
+            tool: &rec.obs.tool,
+            agent_id: &rec.obs.agent_id,
+            mcp_session: &rec.obs.mcp_session,
+            target_id: &target,
+            url_before: &tab.url,
+            action_kind: action_kind_str(contract),
+            retry_policy: policy_str(policy),
+            contract_json,
+            precondition_verdict: report.precondition.map(verdict_str),
+        };
+        if let Err(e) = self.cls.journal.intent(&intent) {
+            // Fail closed: without a durable intent nothing is dispatched.
+            report.dispatch_status = Some("blocked_precondition");
+            report.reason_code = Some(reason::DISPATCH_PREPARE_REJECTED.into());
+            report.message = Some(format!(
+                "the transition journal could not record the intent: {e}"
+            ));
+            return Ok(report.reply(&target));
+        }
+
+        let watch = WatchSpec {
+            postconditions: contract.postconditions.clone(),
+            window_ms: effective.stability_window_ms,
+            hold_ms: effective.stability_ms,
+        };
+        rec.executed();
+        let act = ActParams {
+            target: target.clone(),
+            frame_id,
+            action,
+            watch: watch.clone(),
+            watch_id: transition_id.clone(),
+            nav_epoch: 0,
+        };
+        match self
+            .bridge
+            .call::<ActionReport>(method::ACT, act, DEFAULT_TIMEOUT)
+            .await
+        {
+            Ok(a) => {
+                rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
+                rec.obs.url_after = Some(a.url_after.clone());
+                report.action = Some(a);
+                report.dispatch_status = Some("dispatched");
+                if let Err(e) = self.cls.journal.dispatched(&transition_id) {
+                    tracing::error!(error = %e, "journal: cannot mark dispatched");
+                }
+            }
+            Err(BridgeError::Remote { code, message }) if refused_before_dispatch(&code) => {
+                report.dispatch_status = Some("blocked_precondition");
+                report.reason_code = Some(code);
+                report.message = Some(message);
+                report.retry = advice(policy, ambiguity, End::Blocked);
+                self.finish(&report, "blocked");
+                return Ok(report.reply(&target));
+            }
+            Err(e) => {
+                // The page may or may not have been touched: in doubt.
+                report.verification_status = "indeterminate";
+                report.indeterminate_reason = Some(if matches!(e, BridgeError::Timeout { .. }) {
+                    "timeout"
+                } else {
+                    "eval_error"
+                });
+                report.reason_code = Some(format!(
+                    "guarded_commit.{}",
+                    report.indeterminate_reason.unwrap_or("timeout")
+                ));
+                report.retry = RetryAdvice::CheckPostconditionFirst;
+                report.message = Some(e.to_string());
+                self.finish(&report, "in_doubt");
+                return Ok(report.reply(&target));
+            }
+        }
+
+        let wait = Duration::from_millis(u64::from(watch.window_ms) + 10_000);
+        let params = WatchParams {
+            target: target.clone(),
+            frame_id,
+            watch,
+            watch_id: transition_id.clone(),
+            nav_epoch: 0,
+        };
+        let (end, indeterminate) = match self
+            .bridge
+            .call::<WatchResult>(method::WATCH, params, wait)
+            .await
+        {
+            Ok(w) => {
+                report.success_seen = w.success_seen;
+                report.failed = w.failed_assertions;
+                match w.outcome {
+                    Outcome::Success => (End::Success, None),
+                    Outcome::Fail => (End::Fail, None),
+                    Outcome::Ambiguous => (End::Indeterminate, Some("ambiguous_signal")),
+                    Outcome::EvalError => (End::Indeterminate, Some("eval_error")),
+                    Outcome::Pending if w.navigated => (End::Indeterminate, Some("page_navigated")),
+                    Outcome::Pending => (End::Indeterminate, Some("no_signal_yet")),
+                }
+            }
+            Err(BridgeError::Timeout { .. }) => (End::Indeterminate, Some("timeout")),
+            Err(BridgeError::Remote { code, .. })
+                if code == nova_shared::reason::FRAME_DESTROYED =>
+            {
+                (End::Indeterminate, Some("frame_destroyed"))
+            }
+            Err(e) => {
+                report.failed = vec![page_error(&e)];
+                (End::Indeterminate, Some("eval_error"))
+            }
+        };
+        report.retry = advice(policy, ambiguity, end);
+        match end {
+            End::Success => {
+                report.verification_status = "verified_success";
+                report.outcome = Some(Verdict::Satisfied);
+            }
+            End::Fail => {
+                report.verification_status = "verified_fail";
+                report.outcome = Some(Verdict::Failed);
+                report.reason_code = Some(reason::POSTCONDITION_FAILED.into());
+            }
+            _ => {
+                report.verification_status = "indeterminate";
+                report.outcome = Some(Verdict::Unknown);
+                report.indeterminate_reason = indeterminate;
+                report.reason_code = indeterminate.map(|r| format!("guarded_commit.{r}"));
+            }
+        }
+        self.finish(&report, "completed");
+        Ok(report.reply(&target))
+    }
+
+    fn finish(&self, r: &Report, state: &str) {
+        let v = journal::Verdict {
+            dispatch_status: r.dispatch_status.map(str::to_owned),
+            verification_status: Some(r.verification_status.to_owned()),
+            indeterminate_reason: r.indeterminate_reason.map(str::to_owned),
+            retry_advice: Some(r.retry.as_str().to_owned()),
+            outcome_verdict: r.outcome.map(|v| verdict_str(v).to_owned()),
+            failed_assertions: serde_json::to_value(&r.failed).unwrap_or_default(),
+        };
+        if let Err(e) = self.cls.journal.complete(&r.transition_id, state, &v) {
+            tracing::error!(error = %e, transition = %r.transition_id, "journal: cannot record the verdict");
+        }
+    }
+}
+
+fn page_error(e: &BridgeError) -> AssertionResult {
+    AssertionResult {
+        fact_key: "(page)".into(),
+        op: nova_shared::cls::Operator::Exists,
+        expected: None,
+        observed: Value::Null,
+        passed: false,
+        error: Some(e.to_string()),
+    }
+}
+
+fn action_kind_str(c: &TransitionContract) -> &'static str {
+    use nova_shared::cls::ActionKind::*;
+    match c.action_kind {
+        DismissOverlay => "dismiss_overlay",
+        SendMessage => "send_message",
+        SubmitForm => "submit_form",
+        SelectOption => "select_option",
+        Custom => "custom",
+    }
+}
+
+fn policy_str(p: RetryPolicy) -> &'static str {
+    match p {
+        RetryPolicy::Idempotent => "idempotent",
+        RetryPolicy::NonIdempotent => "non_idempotent",
+        RetryPolicy::NoRetry => "no_retry",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advice_table_never_invites_a_blind_repeat_of_a_non_idempotent_action() {
+        use AmbiguityPolicy::*;
+        use RetryPolicy::*;
+        for amb in [Signal, RetryOnce, Abort] {
+            assert_eq!(
+                advice(NonIdempotent, amb, End::Success),
+                RetryAdvice::DoNotRetry
+            );
+            assert_ne!(
+                advice(NonIdempotent, amb, End::Fail),
+                RetryAdvice::SafeToRetry
+            );
+            assert_ne!(
+                advice(NonIdempotent, amb, End::Indeterminate),
+                RetryAdvice::SafeToRetry
+            );
+            assert_eq!(
+                advice(NoRetry, amb, End::Indeterminate),
+                RetryAdvice::DoNotRetry
+            );
+            assert_eq!(
+                advice(NonIdempotent, amb, End::Blocked),
+                RetryAdvice::SafeToRetry
+            );
+        }
+        assert_eq!(
+            advice(Idempotent, Signal, End::Indeterminate),
+            RetryAdvice::SafeToRetry
+        );
+        assert_eq!(
+            advice(Idempotent, Abort, End::Indeterminate),
+            RetryAdvice::DoNotRetry
+        );
+        assert_eq!(
+            advice(Idempotent, Signal, End::Fail),
+            RetryAdvice::SafeToRetry
+        );
+    }
+}

@@ -1,0 +1,290 @@
+//! Guarded transitions (CLS) in real Chromium: preconditions, journal, dispatch, the
+//! event-driven postcondition watch, verdicts and retry advice.
+
+use nova_e2e::{Client, Nova};
+use serde_json::{Value, json};
+
+fn send_contract(window_ms: u32, hold_ms: u32) -> Value {
+    json!({
+        "actionKind": "send_message",
+        "postconditions": {
+            "success": {"all": [{"factKey": "dom.exists(.msg.assistant)", "operator": "eq", "expected": true}]},
+            "forbidden": {"any": [{"factKey": "dom.visible(.error-banner)", "operator": "eq", "expected": true}]}
+        },
+        "stabilityWindowMs": window_ms,
+        "stabilityMs": hold_ms
+    })
+}
+
+async fn open_chat(nova: &Nova, c: &Client, mode: &str) -> anyhow::Result<()> {
+    c.structured(
+        "nova.navigate",
+        json!({"url": nova.url(&format!("chat.html?mode={mode}"))}),
+    )
+    .await?;
+    c.structured(
+        "nova.type_selector",
+        json!({"selector": "#composer", "text": "hello"}),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn sent_count(c: &Client) -> anyhow::Result<String> {
+    let r = c
+        .structured("nova.read_text", json!({"selector": "#sent-count"}))
+        .await?;
+    Ok(r["text"].as_str().unwrap_or_default().to_owned())
+}
+
+async fn guarded_send(c: &Client, contract: Value) -> anyhow::Result<Value> {
+    let r = c
+        .call(
+            "nova.click_selector",
+            json!({"selector": "#send", "transitionContract": contract}),
+        )
+        .await?;
+    r.structured_content
+        .ok_or_else(|| anyhow::anyhow!("no structured content"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_send_that_works_is_verified_and_journaled() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    open_chat(&nova, &c, "works").await?;
+    let r = guarded_send(&c, send_contract(5000, 300)).await?;
+    let g = &r["guardedCommit"];
+    assert_eq!(
+        (
+            r["ok"].clone(),
+            r["status"].clone(),
+            r["actionDispatched"].clone()
+        ),
+        (json!(true), json!("ok"), json!(true)),
+        "{r}"
+    );
+    assert_eq!(g["dispatchStatus"], "dispatched");
+    assert_eq!(g["verificationStatus"], "verified_success");
+    assert_eq!(g["retryAdvice"], "do_not_retry");
+    assert_eq!(g["outcomeVerdict"], "satisfied");
+    assert_eq!(r["verifyState"], "verified");
+    assert!(
+        g["durationMs"].as_i64().unwrap_or(-1) >= 300,
+        "success had to hold for stabilityMs: {g}"
+    );
+    let id = g["transitionId"].as_str().unwrap_or_default();
+    let conn = rusqlite::Connection::open(nova.store_path())?;
+    let (state, verdict): (String, String) = conn.query_row(
+        "SELECT state, verification_status FROM transitions WHERE transition_id = ?1",
+        [id],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    assert_eq!(
+        (state.as_str(), verdict.as_str()),
+        ("completed", "verified_success")
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_banner_is_a_verified_failure() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    open_chat(&nova, &c, "error").await?;
+    let r = guarded_send(&c, send_contract(5000, 300)).await?;
+    assert_eq!(
+        (r["ok"].clone(), r["status"].clone()),
+        (json!(false), json!("failed"))
+    );
+    assert_eq!(r["reasonCode"], "guarded_commit.postcondition_failed");
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_fail");
+    assert_eq!(
+        r["guardedCommit"]["retryAdvice"],
+        "check_postcondition_first"
+    );
+    let failed = &r["guardedCommit"]["failedAssertions"][0];
+    assert_eq!(
+        (failed["factKey"].clone(), failed["passed"].clone()),
+        (json!("dom.visible(.error-banner)"), json!(true))
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_success_badge_that_flickers_before_an_error_is_not_success() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    open_chat(&nova, &c, "flicker").await?;
+    let mut contract = send_contract(5000, 500);
+    contract["postconditions"]["success"] = json!({"any": [{"factKey": "dom.exists(.sent-badge)", "operator": "eq", "expected": true}]});
+    let r = guarded_send(&c, contract).await?;
+    assert_eq!(
+        r["guardedCommit"]["verificationStatus"], "verified_fail",
+        "{r}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_send_is_indeterminate_and_must_not_be_repeated_blindly() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    open_chat(&nova, &c, "silent").await?;
+    let r = guarded_send(&c, send_contract(800, 200)).await?;
+    let g = &r["guardedCommit"];
+    assert_eq!(
+        (r["status"].clone(), r["actionDispatched"].clone()),
+        (json!("partial"), json!(true)),
+        "{r}"
+    );
+    assert_eq!(g["verificationStatus"], "indeterminate");
+    assert_eq!(g["indeterminateReason"], "no_signal_yet");
+    assert_eq!(r["reasonCode"], "guarded_commit.no_signal_yet");
+    assert_eq!(g["retryAdvice"], "check_postcondition_first");
+    assert_eq!(r["retryable"], false);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failed_preconditions_block_before_dispatch() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    open_chat(&nova, &c, "works").await?;
+    let mut contract = send_contract(3000, 200);
+    contract["preconditions"] = json!({"all": [{"factKey": "dom.value(#composer)", "operator": "eq", "expected": "something else"}]});
+    let r = guarded_send(&c, contract).await?;
+    assert_eq!(
+        (r["status"].clone(), r["actionDispatched"].clone()),
+        (json!("blocked"), json!(false)),
+        "{r}"
+    );
+    assert_eq!(r["reasonCode"], "guarded_commit.precondition_failed");
+    assert_eq!(r["guardedCommit"]["dispatchStatus"], "blocked_precondition");
+    assert_eq!(r["guardedCommit"]["preconditionVerdict"], "failed");
+    assert_eq!(
+        r["guardedCommit"]["failedAssertions"][0]["observed"],
+        "hello"
+    );
+    assert_eq!(sent_count(&c).await?, "0", "nothing was sent");
+
+    let mut broken = send_contract(3000, 200);
+    broken["preconditions"] =
+        json!({"all": [{"factKey": "dom.count(:::bad)", "operator": "gt", "expected": 0}]});
+    let e = guarded_send(&c, broken).await?;
+    assert_eq!(e["reasonCode"], "guarded_commit.precondition_error", "{e}");
+    assert_eq!(sent_count(&c).await?, "0");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn commit_points_without_a_contract_are_blocked_and_bad_contracts_are_invalid()
+-> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    open_chat(&nova, &c, "works").await?;
+    let r = c
+        .call("nova.click_selector", json!({"selector": "#send"}))
+        .await?;
+    let s = r.structured_content.unwrap_or_default();
+    assert_eq!(
+        (s["reasonCode"].clone(), s["actionDispatched"].clone()),
+        (json!("guarded_commit.missing_contract"), json!(false)),
+        "{s}"
+    );
+    let enter = c
+        .call(
+            "nova.type_selector",
+            json!({"selector": "#composer", "text": "x", "pressEnter": true}),
+        )
+        .await?;
+    assert_eq!(
+        enter.structured_content.unwrap_or_default()["reasonCode"],
+        "guarded_commit.missing_contract"
+    );
+    assert_eq!(sent_count(&c).await?, "0");
+
+    let unknown = c.call_err("nova.click_selector", json!({"selector": "#send", "transitionContract": {
+        "postconditions": {"success": {"all": [{"factKey": "page.url", "operator": "exists", "oops": 1}]}}}})).await?;
+    assert_eq!(unknown.code.0, -32602);
+    assert!(unknown.message.contains("oops"), "{}", unknown.message);
+    let empty = c
+        .call_err(
+            "nova.click_selector",
+            json!({"selector": "#send", "transitionContract": {}}),
+        )
+        .await?;
+    assert!(empty.message.contains("fails closed"), "{}", empty.message);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_guarded_transition_per_target_at_a_time() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let c2 = nova.client().await?;
+    open_chat(&nova, &c, "slow").await?;
+    let slow = guarded_send(&c, send_contract(6000, 200));
+    let second = async {
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        guarded_send(&c2, send_contract(3000, 200)).await
+    };
+    let (first, second) = tokio::join!(slow, second);
+    let (first, second) = (first?, second?);
+    assert_eq!(
+        first["guardedCommit"]["verificationStatus"], "verified_success",
+        "{first}"
+    );
+    assert_eq!(
+        second["reasonCode"], "guarded_commit.coordinator_busy",
+        "{second}"
+    );
+    assert_eq!(second["retryAfterMs"], 1000);
+    assert_eq!(
+        second["guardedCommit"]["dispatchStatus"],
+        "blocked_coordinator"
+    );
+    assert_eq!(second["actionDispatched"], false);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_expected_navigation_is_followed_and_verified_on_the_new_page() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("order.html")}))
+        .await?;
+    let contract = json!({
+        "actionKind": "submit_form",
+        "postconditions": {"success": {"all": [{"factKey": "dom.exists(#thanks)", "operator": "eq", "expected": true}]}},
+        "stabilityWindowMs": 5000, "stabilityMs": 200
+    });
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#place", "transitionContract": contract}),
+        )
+        .await?;
+    assert_eq!(
+        r["guardedCommit"]["verificationStatus"], "verified_success",
+        "{r}"
+    );
+
+    c.structured("nova.navigate", json!({"url": nova.url("order.html")}))
+        .await?;
+    let never = json!({
+        "postconditions": {"success": {"all": [{"factKey": "dom.exists(#never)", "operator": "eq", "expected": true}]}},
+        "stabilityWindowMs": 1500
+    });
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#place", "transitionContract": never}),
+        )
+        .await?;
+    assert_eq!(
+        r["guardedCommit"]["indeterminateReason"], "page_navigated",
+        "{r}"
+    );
+    Ok(())
+}
