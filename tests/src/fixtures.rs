@@ -1,22 +1,35 @@
 //! The fixture web server: serves `tests/fixtures/` on 127.0.0.1:0.
 //!
+//! `/submit?key=K` counts submissions per key (the counting fixture for crash tests).
 //! Files ending in `.csp.html` are sent with `Content-Security-Policy: script-src 'self'`
 //! (the header form of a strict CSP; the meta-tag form lives in the page itself).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use axum::extract::{Path as UrlPath, State};
+use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// The CSP header sent with `*.csp.html` fixtures.
 pub const STRICT_CSP: &str = "script-src 'self'";
 
+/// Server-side submission counters of the counting fixture, by key.
+type Counters = Arc<Mutex<HashMap<String, u32>>>;
+
 /// A running fixture server.
 pub struct FixtureServer {
     addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
+    counters: Counters,
+}
+
+#[derive(Clone)]
+struct AppState {
+    root: PathBuf,
+    counters: Counters,
 }
 
 impl FixtureServer {
@@ -24,17 +37,35 @@ impl FixtureServer {
     pub async fn start(root: &Path) -> anyhow::Result<Self> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
+        let counters = Counters::default();
+        let state = AppState {
+            root: root.to_path_buf(),
+            counters: counters.clone(),
+        };
         let app = axum::Router::new()
             .route(
                 "/",
                 axum::routing::get(|| async { axum::response::Redirect::to("/index.html") }),
             )
+            .route("/submit", axum::routing::get(submit).post(submit))
             .route("/{*path}", axum::routing::get(serve))
-            .with_state(root.to_path_buf());
+            .with_state(state);
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Ok(Self { addr, task })
+        Ok(Self {
+            addr,
+            task,
+            counters,
+        })
+    }
+
+    /// How many times `/submit?key=KEY` was reached.
+    pub fn count(&self, key: &str) -> u32 {
+        self.counters
+            .lock()
+            .map(|c| c.get(key).copied().unwrap_or(0))
+            .unwrap_or(0)
     }
 
     /// The URL of `path` (with or without a leading slash).
@@ -49,7 +80,29 @@ impl Drop for FixtureServer {
     }
 }
 
-async fn serve(State(root): State<PathBuf>, UrlPath(path): UrlPath<String>) -> Response {
+/// The counting endpoint: every request counts one submission for its `key`.
+async fn submit(State(app): State<AppState>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let key = q.get("key").cloned().unwrap_or_default();
+    let n = {
+        let mut c = app.counters.lock().unwrap_or_else(|p| p.into_inner());
+        let n = c.entry(key.clone()).or_insert(0);
+        *n += 1;
+        *n
+    };
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Submitted</title></head>\
+         <body><h1 id=\"submitted\">Submission {n} for {key}</h1></body></html>"
+    );
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
+}
+
+async fn serve(State(app): State<AppState>, UrlPath(path): UrlPath<String>) -> Response {
+    let root = app.root;
     if path.split('/').any(|seg| seg == "..") {
         return StatusCode::BAD_REQUEST.into_response();
     }

@@ -6,6 +6,7 @@
 //!   extension on a demo page, print how agents connect; Ctrl-C stops everything.
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
 //! - `bench`: performance figures (`--peer`: side by side with Playwright MCP).
+//! - `soak`: the 1,000-run crash soak of guarded transitions.
 
 mod bench;
 mod build;
@@ -38,6 +39,15 @@ enum Cmd {
     Test(test::TestArgs),
     /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP.
     Bench(bench::BenchArgs),
+    /// The crash soak: kill the hub between intent and verdict many times (default 1,000).
+    Soak {
+        /// Number of kill runs.
+        #[arg(long, default_value_t = 1000)]
+        runs: u32,
+        /// Replay a sequence of kill delays.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -46,6 +56,17 @@ fn main() -> anyhow::Result<()> {
         Cmd::Run(args) => run::run(args),
         Cmd::Test(args) => test::test(args),
         Cmd::Bench(args) => bench::bench(args),
+        Cmd::Soak { runs, seed } => {
+            let built = build::build()?;
+            let mut cmd = cargo();
+            cmd.args(["test", "--package", "nova-e2e", "--test", "test_cls_crash", "--", "--nocapture"])
+                .env("NOVA_DIST", &built.dist)
+                .env("NOVA_CRASH_RUNS", runs.to_string());
+            if let Some(seed) = seed {
+                cmd.env("NOVA_CRASH_SEED", seed.to_string());
+            }
+            run_cmd(&mut cmd)
+        }
     }
 }
 
