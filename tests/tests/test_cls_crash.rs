@@ -134,7 +134,7 @@ async fn killing_the_hub_between_intent_and_verdict_never_duplicates_a_submissio
                 .unwrap_or_default();
             let entry = listed
                 .iter()
-                .find(|t| t["transitionId"] == Value::from(id.clone()));
+                .find(|t| t["transitionId"].as_str() == Some(id.as_str()));
             assert!(
                 entry.is_some(),
                 "seed {seed} run {run}: in-doubt transition {id} not reported: {page}"
