@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use nova_e2e::Nova;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)

@@ -59,9 +59,17 @@ fn main() -> anyhow::Result<()> {
         Cmd::Soak { runs, seed } => {
             let built = build::build()?;
             let mut cmd = cargo();
-            cmd.args(["test", "--package", "nova-e2e", "--test", "test_cls_crash", "--", "--nocapture"])
-                .env("NOVA_DIST", &built.dist)
-                .env("NOVA_CRASH_RUNS", runs.to_string());
+            cmd.args([
+                "test",
+                "--package",
+                "nova-e2e",
+                "--test",
+                "test_cls_crash",
+                "--",
+                "--nocapture",
+            ])
+            .env("NOVA_DIST", &built.dist)
+            .env("NOVA_CRASH_RUNS", runs.to_string());
             if let Some(seed) = seed {
                 cmd.env("NOVA_CRASH_SEED", seed.to_string());
             }
