@@ -467,14 +467,34 @@ async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
     if p.format == "jpeg" {
         options.push(("quality", p.quality.into()));
     }
-    let data = bindings::capture_visible_tab(window, &obj(&options))
-        .await
-        .map_err(js_err(reason::CAPTURE_FAILED))?;
+    let options = obj(&options);
+    // A capture right after a navigation or activation can fail while the compositor has no
+    // frame yet; one retry after a short pause covers it.
+    let data = match bindings::capture_visible_tab(window, &options).await {
+        Ok(d) => d,
+        Err(first) => {
+            bindings::log(&format!(
+                "capture failed once ({}); retrying",
+                bindings::error_text(&first)
+            ));
+            sleep_ms(200).await;
+            bindings::capture_visible_tab(window, &options)
+                .await
+                .map_err(js_err(reason::CAPTURE_FAILED))?
+        }
+    };
     Ok(ScreenshotResult {
         target_id: tab.to_string(),
         url: field(&info, "url").unwrap_or_default(),
         data_url: data.as_string().unwrap_or_default(),
     })
+}
+
+async fn sleep_ms(ms: i32) {
+    let p = Promise::new(&mut |resolve, _| {
+        bindings::set_timeout(&resolve, ms);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
 }
 
 fn epoch_of(tab: i32) -> u32 {

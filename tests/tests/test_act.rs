@@ -276,7 +276,7 @@ async fn screenshot_returns_an_image_and_saves_it() -> anyhow::Result<()> {
         .await?;
     let r = c.call("nova.capture_screenshot", json!({})).await?;
     let s = r.structured_content.clone().unwrap_or_default();
-    assert_eq!(s["mimeType"], "image/png");
+    assert_eq!(s["mimeType"], "image/png", "{s}");
     assert!(
         s["width"].as_u64().unwrap_or(0) > 100 && s["height"].as_u64().unwrap_or(0) > 100,
         "{s}"
