@@ -492,7 +492,7 @@ impl Hub {
         check_selector(&a.selector)?;
         let frame_id = parse_frame(a.frame_id.as_deref())?;
         if let Some(c) = &a.transition_contract {
-            c.validate(true)
+            c.validate(false)
                 .map_err(|m| CallError::invalid("transitionContract", m))?;
         }
         rec.obs.selector = Some(a.selector.clone());
@@ -505,7 +505,12 @@ impl Hub {
             target: tab.target_id.clone(),
             frame_id,
             selector: a.selector,
-            guarded: a.transition_contract.is_some(),
+            // A contract guards a commit point only if it says what the outcome looks like;
+            // with empty postconditions the page refuses commit points (fail closed).
+            guarded: a
+                .transition_contract
+                .as_ref()
+                .is_some_and(|c| !c.postconditions.is_empty()),
         };
         if let Some(contract) = &a.transition_contract {
             return self
@@ -535,7 +540,7 @@ impl Hub {
         }
         let frame_id = parse_frame(a.frame_id.as_deref())?;
         if let Some(c) = &a.transition_contract {
-            c.validate(true)
+            c.validate(false)
                 .map_err(|m| CallError::invalid("transitionContract", m))?;
         }
         rec.obs.selector = Some(a.selector.clone());
@@ -548,7 +553,12 @@ impl Hub {
             target: tab.target_id.clone(),
             frame_id,
             selector: a.selector,
-            guarded: a.transition_contract.is_some(),
+            // A contract guards a commit point only if it says what the outcome looks like;
+            // with empty postconditions the page refuses commit points (fail closed).
+            guarded: a
+                .transition_contract
+                .as_ref()
+                .is_some_and(|c| !c.postconditions.is_empty()),
             text: a.text,
             clear: a.clear,
             press_enter: a.press_enter,

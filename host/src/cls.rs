@@ -166,6 +166,7 @@ struct Report {
     message: Option<String>,
     adjustments: Vec<String>,
     success_seen: bool,
+    page_reason: Option<String>,
 }
 
 fn verdict_str(v: Verdict) -> &'static str {
@@ -183,6 +184,7 @@ impl Report {
         let (ok, status, stage, verify_state) =
             match (self.dispatch_status, self.verification_status) {
                 (_, "verified_success") => (true, "ok", "verified", "verified"),
+                (Some("dispatched"), "skipped") => (true, "ok", "dispatch", "uncertain"),
                 (_, "verified_fail") => (false, "failed", "verified", "failed"),
                 (Some("dispatched") | None, "indeterminate") => (
                     false,
@@ -240,6 +242,9 @@ impl Report {
         if let Some(m) = self.message {
             structured["message"] = json!(m);
         }
+        if let Some(p) = self.page_reason {
+            structured["pageReasonCode"] = json!(p);
+        }
         if !self.adjustments.is_empty() {
             structured["contractAdjustments"] = json!(self.adjustments);
         }
@@ -267,7 +272,7 @@ impl Hub {
         contract: &TransitionContract,
     ) -> Result<ToolReply, CallError> {
         let effective = contract
-            .validate(true)
+            .validate(false)
             .map_err(|m| CallError::invalid("transitionContract", m))?;
         let started = now_ms();
         let transition_id = format!("tr_{}", uuid::Uuid::new_v4().simple());
@@ -288,6 +293,7 @@ impl Hub {
             message: None,
             adjustments: effective.adjustments.clone(),
             success_seen: false,
+            page_reason: None,
         };
         let target = tab.target_id.clone();
         let Some(_busy) = self.cls.claim(&target) else {
@@ -386,7 +392,14 @@ impl Hub {
             }
             Err(BridgeError::Remote { code, message }) if refused_before_dispatch(&code) => {
                 report.dispatch_status = Some("blocked_precondition");
-                report.reason_code = Some(code);
+                // A commit point without an outcome to verify keeps its own reason; an element
+                // that cannot take the action means the dispatch could not be prepared.
+                report.reason_code = Some(if code == reason::MISSING_CONTRACT {
+                    code.clone()
+                } else {
+                    reason::DISPATCH_PREPARE_REJECTED.to_owned()
+                });
+                report.page_reason = Some(code);
                 report.message = Some(message);
                 report.retry = advice(policy, ambiguity, End::Blocked);
                 self.finish(&report, "blocked");
@@ -411,6 +424,17 @@ impl Hub {
             }
         }
 
+        if contract.postconditions.is_empty() {
+            // Nothing to watch: the dispatch is reported, verification is skipped.
+            report.verification_status = "skipped";
+            report.retry = match policy {
+                RetryPolicy::Idempotent => RetryAdvice::SafeToRetry,
+                RetryPolicy::NonIdempotent => RetryAdvice::CheckPostconditionFirst,
+                RetryPolicy::NoRetry => RetryAdvice::DoNotRetry,
+            };
+            self.finish(&report, "completed");
+            return Ok(report.reply(&target));
+        }
         let wait = Duration::from_millis(u64::from(watch.window_ms) + 10_000);
         let params = WatchParams {
             target: target.clone(),

@@ -209,12 +209,19 @@ async fn commit_points_without_a_contract_are_blocked_and_bad_contracts_are_inva
     assert_eq!(unknown.code.0, -32602);
     assert!(unknown.message.contains("oops"), "{}", unknown.message);
     let empty = c
-        .call_err(
+        .structured(
             "nova.click_selector",
             json!({"selector": "#send", "transitionContract": {}}),
         )
         .await?;
-    assert!(empty.message.contains("fails closed"), "{}", empty.message);
+    assert_eq!(
+        (
+            empty["reasonCode"].clone(),
+            empty["actionDispatched"].clone()
+        ),
+        (json!("guarded_commit.missing_contract"), json!(false)),
+        "a commit point with empty postconditions fails closed: {empty}"
+    );
     Ok(())
 }
 
@@ -286,5 +293,112 @@ async fn an_expected_navigation_is_followed_and_verified_on_the_new_page() -> an
         r["guardedCommit"]["indeterminateReason"], "page_navigated",
         "{r}"
     );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+
+    // Contract without postconditions on an ordinary button: dispatched, verification skipped.
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
+        .await?;
+    let pre_only = json!({"preconditions": {"all": [{"factKey": "dom.text(#counter)", "operator": "eq", "expected": "Clicked 0"}]}});
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#counter", "transitionContract": pre_only}),
+        )
+        .await?;
+    assert_eq!(
+        (
+            r["ok"].clone(),
+            r["guardedCommit"]["verificationStatus"].clone()
+        ),
+        (json!(true), json!("skipped")),
+        "{r}"
+    );
+    assert_eq!(r["guardedCommit"]["preconditionVerdict"], "satisfied");
+
+    // An element that cannot take the click: the dispatch could not be prepared.
+    let covered = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#covered", "transitionContract": send_contract(1000, 0)}),
+        )
+        .await?;
+    assert_eq!(
+        covered["reasonCode"], "guarded_commit.dispatch_prepare_rejected",
+        "{covered}"
+    );
+    assert_eq!(
+        (
+            covered["pageReasonCode"].clone(),
+            covered["actionDispatched"].clone()
+        ),
+        (json!("element_covered"), json!(false))
+    );
+
+    // A postcondition that cannot be evaluated.
+    let broken = json!({"postconditions": {"success": {"all": [{"factKey": "dom.exists(:::bad)", "operator": "eq", "expected": true}]}},
+                        "stabilityWindowMs": 600});
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#counter", "transitionContract": broken}),
+        )
+        .await?;
+    assert_eq!(
+        r["guardedCommit"]["indeterminateReason"], "eval_error",
+        "{r}"
+    );
+    assert_eq!(r["reasonCode"], "guarded_commit.eval_error");
+    assert!(r["guardedCommit"]["failedAssertions"][0]["error"].is_string());
+
+    // Only the ambiguous bucket holds by the end of the window.
+    open_chat(&nova, &c, "slow").await?;
+    let mut ambiguous = send_contract(1000, 200);
+    ambiguous["postconditions"]["ambiguous"] =
+        json!({"all": [{"factKey": "dom.exists(.msg.user)", "operator": "eq", "expected": true}]});
+    let r = guarded_send(&c, ambiguous).await?;
+    assert_eq!(
+        r["guardedCommit"]["indeterminateReason"], "ambiguous_signal",
+        "{r}"
+    );
+    assert_eq!(r["reasonCode"], "guarded_commit.ambiguous_signal");
+
+    // The watched frame is removed by the action.
+    c.structured("nova.navigate", json!({"url": nova.url("xframe.html")}))
+        .await?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let frame_id = loop {
+        let page = c
+            .structured("nova.perceive", json!({"maxElements": 1}))
+            .await?;
+        let frame = page["frames"]
+            .as_array()
+            .and_then(|f| f.first())
+            .and_then(|f| f.as_str())
+            .map(str::to_owned);
+        if let Some(f) = frame {
+            break f.split(' ').nth(1).unwrap_or_default().to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "no frame listed");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let never = json!({"postconditions": {"success": {"all": [{"factKey": "dom.exists(#never)", "operator": "eq", "expected": true}]}},
+                       "stabilityWindowMs": 1500});
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#remove-me", "frameId": frame_id, "transitionContract": never}),
+        )
+        .await?;
+    assert_eq!(
+        r["guardedCommit"]["indeterminateReason"], "frame_destroyed",
+        "{r}"
+    );
+    assert_eq!(r["reasonCode"], "guarded_commit.frame_destroyed");
     Ok(())
 }
