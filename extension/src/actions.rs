@@ -11,18 +11,15 @@ use nova_shared::protocol::{ClickParams, TypeParams};
 use nova_shared::reason;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
-    Element, Event, EventInit, HtmlDocument, HtmlElement, HtmlInputElement, HtmlTextAreaElement,
-    InputEvent, InputEventInit, KeyboardEvent, KeyboardEventInit, MouseEvent, MouseEventInit,
-    PointerEvent, PointerEventInit,
+    Element, Event, EventInit, HtmlDocument, HtmlElement, HtmlInputElement, HtmlTextAreaElement, InputEvent,
+    InputEventInit, KeyboardEvent, KeyboardEventInit, MouseEvent, MouseEventInit, PointerEvent,
+    PointerEventInit,
 };
 
 use crate::dom::{self, Failure, fail};
 
 fn href() -> String {
-    dom::window()
-        .ok()
-        .and_then(|w| w.location().href().ok())
-        .unwrap_or_default()
+    dom::window().ok().and_then(|w| w.location().href().ok()).unwrap_or_default()
 }
 
 fn scroll_into_view(el: &Element) {
@@ -37,42 +34,23 @@ fn scroll_into_view(el: &Element) {
 fn actionable(el: &Element) -> Result<(f32, f32), Failure> {
     let what = dom::describe(el);
     if !dom::is_visible(el) {
-        return Err(fail(
-            reason::ELEMENT_NOT_VISIBLE,
-            format!("{what} is not visible"),
-        ));
+        return Err(fail(reason::ELEMENT_NOT_VISIBLE, format!("{what} is not visible")));
     }
     if dom::is_disabled(el) {
-        return Err(fail(
-            reason::ELEMENT_DISABLED,
-            format!("{what} is disabled"),
-        ));
+        return Err(fail(reason::ELEMENT_DISABLED, format!("{what} is disabled")));
     }
     scroll_into_view(el);
     let r = el.get_bounding_client_rect();
-    let (x, y) = (
-        (r.left() + r.width() / 2.0) as f32,
-        (r.top() + r.height() / 2.0) as f32,
-    );
-    let root = dom::Root::of(el).ok_or_else(|| {
-        fail(
-            reason::ELEMENT_NOT_FOUND,
-            format!("{what} is not in a document"),
-        )
-    })?;
+    let (x, y) = ((r.left() + r.width() / 2.0) as f32, (r.top() + r.height() / 2.0) as f32);
+    let root = dom::Root::of(el)
+        .ok_or_else(|| fail(reason::ELEMENT_NOT_FOUND, format!("{what} is not in a document")))?;
     match root.element_from_point(x, y) {
         Some(hit) if hit == *el || el.contains(Some(&hit)) => Ok((x, y)),
         Some(hit) => Err(fail(
             reason::ELEMENT_COVERED,
-            format!(
-                "{what} is covered by {} at its click point ({x:.0}, {y:.0})",
-                dom::describe(&hit)
-            ),
+            format!("{what} is covered by {} at its click point ({x:.0}, {y:.0})", dom::describe(&hit)),
         )),
-        None => Err(fail(
-            reason::ELEMENT_NOT_VISIBLE,
-            format!("{what} is outside the viewport"),
-        )),
+        None => Err(fail(reason::ELEMENT_NOT_VISIBLE, format!("{what} is outside the viewport"))),
     }
 }
 
@@ -161,9 +139,7 @@ pub fn commit_point(el: &Element) -> Option<String> {
         .map(str::to_owned)
         .collect();
     let padded = format!(" {} ", words.join(" "));
-    let word = COMMIT_WORDS
-        .iter()
-        .find(|w| padded.contains(&format!(" {w} ")))?;
+    let word = COMMIT_WORDS.iter().find(|w| padded.contains(&format!(" {w} ")))?;
     Some(format!("{} is a `{word}` control", dom::describe(el)))
 }
 
@@ -220,16 +196,12 @@ enum Field {
 fn exec(el: &Element, command: &str, value: &str) -> bool {
     el.owner_document()
         .map(|d| d.unchecked_into::<HtmlDocument>())
-        .and_then(|d| {
-            d.exec_command_with_show_ui_and_value(command, false, value)
-                .ok()
-        })
+        .and_then(|d| d.exec_command_with_show_ui_and_value(command, false, value).ok())
         .unwrap_or(false)
 }
 
 fn selection_of(el: &Element) -> Option<web_sys::Selection> {
-    el.owner_document()
-        .and_then(|d| d.get_selection().ok().flatten())
+    el.owner_document().and_then(|d| d.get_selection().ok().flatten())
 }
 
 fn fire(el: &Element, kind: &str) {
@@ -322,18 +294,12 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
             ));
         }
         if i.read_only() {
-            return Err(fail(
-                reason::ELEMENT_READONLY,
-                format!("{what} is read-only"),
-            ));
+            return Err(fail(reason::ELEMENT_READONLY, format!("{what} is read-only")));
         }
         Field::Input(i.clone())
     } else if let Some(a) = dom::as_textarea(&el) {
         if a.read_only() {
-            return Err(fail(
-                reason::ELEMENT_READONLY,
-                format!("{what} is read-only"),
-            ));
+            return Err(fail(reason::ELEMENT_READONLY, format!("{what} is read-only")));
         }
         Field::Area(a.clone())
     } else if let Some(h) = dom::as_html(&el).filter(|h| h.is_content_editable()) {
@@ -378,21 +344,9 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         }
         Field::Editable(_) => select_end_of(&el),
     }
-    let expected = if p.clear {
-        p.text.clone()
-    } else {
-        format!("{before}{}", p.text)
-    };
-    let mut method = if matches!(field, Field::Editable(_)) {
-        "contenteditable"
-    } else {
-        "native_input"
-    };
-    let inserted = if p.text.is_empty() {
-        exec(&el, "delete", "")
-    } else {
-        exec(&el, "insertText", &p.text)
-    };
+    let expected = if p.clear { p.text.clone() } else { format!("{before}{}", p.text) };
+    let mut method = if matches!(field, Field::Editable(_)) { "contenteditable" } else { "native_input" };
+    let inserted = if p.text.is_empty() { exec(&el, "delete", "") } else { exec(&el, "insertText", &p.text) };
     // The editing command succeeded when the content changed towards what was typed; the
     // browser may legitimately keep less (maxlength), which is reported, not overridden.
     let now = value_of(&field);

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use js_sys::{Function, Object, Promise, Reflect};
 use nova_shared::protocol::{
-    self, Envelope, FrameInfo, FramesParams, Hello, Kind, NavigateParams, NavigateResult,
-    ScreenshotParams, ScreenshotResult, TabInfo, method,
+    self, Envelope, FrameInfo, FramesParams, Hello, Kind, NavigateParams, NavigateResult, ScreenshotParams,
+    ScreenshotResult, TabInfo, method,
 };
 use nova_shared::reason;
 use serde::Serialize;
@@ -49,9 +49,7 @@ thread_local! {
 
 /// Serialises to a plain JS object (maps as objects, not `Map`).
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .unwrap_or(JsValue::NULL)
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
 }
 
 fn from_js<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, String> {
@@ -69,14 +67,8 @@ pub fn bg_start() {
 /// they also wake a stopped worker).
 #[wasm_bindgen]
 pub fn bg_event(name: String, detail: JsValue) {
-    let tab_id = Reflect::get(&detail, &"tabId".into())
-        .ok()
-        .and_then(|v| v.as_f64())
-        .map(|v| v as i32);
-    let top_frame = Reflect::get(&detail, &"frameId".into())
-        .ok()
-        .and_then(|v| v.as_f64())
-        == Some(0.0);
+    let tab_id = Reflect::get(&detail, &"tabId".into()).ok().and_then(|v| v.as_f64()).map(|v| v as i32);
+    let top_frame = Reflect::get(&detail, &"frameId".into()).ok().and_then(|v| v.as_f64()) == Some(0.0);
     match name.as_str() {
         "committed" if top_frame => {
             if let Some(tab) = tab_id {
@@ -87,9 +79,7 @@ pub fn bg_event(name: String, detail: JsValue) {
         "completed" | "navError" | "sameDoc" if top_frame => {
             let outcome = match name.as_str() {
                 "navError" => {
-                    let e = Reflect::get(&detail, &"error".into())
-                        .ok()
-                        .and_then(|v| v.as_string());
+                    let e = Reflect::get(&detail, &"error".into()).ok().and_then(|v| v.as_string());
                     format!("error:{}", e.unwrap_or_default())
                 }
                 _ => "completed".to_owned(),
@@ -111,14 +101,10 @@ pub fn bg_event(name: String, detail: JsValue) {
             spawn_local(send_tabs());
         }
         "headers" => {
-            let frame = Reflect::get(&detail, &"frameId".into())
-                .ok()
-                .and_then(|v| v.as_f64())
-                .map(|v| v as i32);
+            let frame =
+                Reflect::get(&detail, &"frameId".into()).ok().and_then(|v| v.as_f64()).map(|v| v as i32);
             if let (Some(tab), Some(frame)) = (tab_id, frame) {
-                let strict = csp_headers(&detail)
-                    .iter()
-                    .any(|p| nova_shared::csp::forbids_wasm(p));
+                let strict = csp_headers(&detail).iter().any(|p| nova_shared::csp::forbids_wasm(p));
                 STATE.with(|s| s.borrow_mut().strict_csp.insert((tab, frame), strict));
             }
         }
@@ -161,8 +147,7 @@ fn connect() {
         STATE.with(|s| s.borrow_mut().backoff_ms = BACKOFF_START_MS);
         spawn_local(on_host_message(msg));
     });
-    port.on_message()
-        .add_listener(on_message.as_ref().unchecked_ref());
+    port.on_message().add_listener(on_message.as_ref().unchecked_ref());
     on_message.forget();
     let on_disconnect = Closure::<dyn FnMut(JsValue)>::new(|p: JsValue| {
         let why = bindings::port_error(p.unchecked_ref()).unwrap_or_else(|| "closed".into());
@@ -173,30 +158,19 @@ fn connect() {
             s.backoff_ms = (d * 2).min(BACKOFF_MAX_MS);
             d
         });
-        bindings::log(&format!(
-            "host disconnected ({why}); reconnecting in {delay} ms"
-        ));
+        bindings::log(&format!("host disconnected ({why}); reconnecting in {delay} ms"));
         let retry = Closure::once_into_js(connect);
         bindings::set_timeout(retry.unchecked_ref(), delay);
     });
-    port.on_disconnect()
-        .add_listener(on_disconnect.as_ref().unchecked_ref());
+    port.on_disconnect().add_listener(on_disconnect.as_ref().unchecked_ref());
     on_disconnect.forget();
     STATE.with(|s| s.borrow_mut().port = Some(port));
     let hello = Hello {
         extension_version: manifest_version(),
-        browser: if bindings::is_firefox() {
-            "firefox"
-        } else {
-            "chromium"
-        }
-        .into(),
+        browser: if bindings::is_firefox() { "firefox" } else { "chromium" }.into(),
         user_agent: bindings::user_agent(),
     };
-    post(&Envelope::event(
-        method::HELLO,
-        serde_json::to_value(hello).unwrap_or_default(),
-    ));
+    post(&Envelope::event(method::HELLO, serde_json::to_value(hello).unwrap_or_default()));
     spawn_local(send_tabs());
 }
 
@@ -212,10 +186,7 @@ fn post(env: &Envelope) {
         if let Some(port) = &s.borrow().port
             && let Err(e) = port.post_message(&to_js(env))
         {
-            bindings::log(&format!(
-                "cannot post to host: {}",
-                bindings::error_text(&e)
-            ));
+            bindings::log(&format!("cannot post to host: {}", bindings::error_text(&e)));
         }
     });
 }
@@ -225,10 +196,7 @@ async fn send_tabs() {
         return;
     }
     if let Ok(tabs) = list_tabs().await {
-        post(&Envelope::event(
-            method::TABS_CHANGED,
-            serde_json::to_value(tabs).unwrap_or_default(),
-        ));
+        post(&Envelope::event(method::TABS_CHANGED, serde_json::to_value(tabs).unwrap_or_default()));
     }
 }
 
@@ -251,12 +219,7 @@ async fn on_host_message(msg: JsValue) {
         return;
     }
     let id = env.id;
-    let reply = match handle(
-        env.method.as_deref().unwrap_or(""),
-        env.params.unwrap_or(Value::Null),
-    )
-    .await
-    {
+    let reply = match handle(env.method.as_deref().unwrap_or(""), env.params.unwrap_or(Value::Null)).await {
         Ok(v) => Envelope::ok(id, v),
         Err((code, message)) => Envelope::err(id, &code, message),
     };
@@ -291,17 +254,8 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
             let p: FramesParams = parse(params)?;
             out(frames(resolve_tab(&p.target).await?).await?)
         }
-        method::PERCEIVE
-        | method::READ_TEXT
-        | method::CLICK
-        | method::TYPE
-        | method::CHECK
-        | method::ACT => {
-            let target = params
-                .get("target")
-                .and_then(Value::as_str)
-                .unwrap_or("active")
-                .to_owned();
+        method::PERCEIVE | method::READ_TEXT | method::CLICK | method::TYPE | method::CHECK | method::ACT => {
+            let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;
             let mut params = params;
             let epoch = epoch_of(tab);
@@ -312,18 +266,13 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
                 && let Some(id) = params.get("watchId").and_then(Value::as_str)
             {
                 STATE.with(|s| {
-                    s.borrow_mut()
-                        .watches
-                        .insert(id.to_owned(), (tab, epoch, js_sys::Date::now()))
+                    s.borrow_mut().watches.insert(id.to_owned(), (tab, epoch, js_sys::Date::now()))
                 });
             }
             to_page(tab, name, params).await
         }
         method::WATCH => watch(params).await,
-        other => Err(fail(
-            reason::UNKNOWN_METHOD,
-            format!("the extension has no method `{other}`"),
-        )),
+        other => Err(fail(reason::UNKNOWN_METHOD, format!("the extension has no method `{other}`"))),
     }
 }
 
@@ -332,9 +281,7 @@ fn js_err(code: &str) -> impl Fn(JsValue) -> Failure + '_ {
 }
 
 fn field<T: serde::de::DeserializeOwned>(obj: &JsValue, name: &str) -> Option<T> {
-    Reflect::get(obj, &name.into())
-        .ok()
-        .and_then(|v| serde_wasm_bindgen::from_value(v).ok())
+    Reflect::get(obj, &name.into()).ok().and_then(|v| serde_wasm_bindgen::from_value(v).ok())
 }
 
 fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
@@ -352,16 +299,12 @@ async fn active_tab_id() -> Option<i32> {
     if !first.is_undefined() {
         return field(&first, "id");
     }
-    let any = bindings::tabs_query(&obj(&[("active", true.into())]))
-        .await
-        .ok()?;
+    let any = bindings::tabs_query(&obj(&[("active", true.into())])).await.ok()?;
     field(&js_sys::Array::from(&any).get(0), "id")
 }
 
 async fn list_tabs() -> Result<Vec<TabInfo>, Failure> {
-    let all = bindings::tabs_query(&Object::new())
-        .await
-        .map_err(js_err(reason::INTERNAL))?;
+    let all = bindings::tabs_query(&Object::new()).await.map_err(js_err(reason::INTERNAL))?;
     let active = active_tab_id().await;
     let epochs = STATE.with(|s| s.borrow().epochs.clone());
     Ok(js_sys::Array::from(&all)
@@ -381,15 +324,9 @@ async fn list_tabs() -> Result<Vec<TabInfo>, Failure> {
 }
 
 async fn resolve_tab(target: &str) -> Result<i32, Failure> {
-    let id = if target == "active" {
-        active_tab_id().await
-    } else {
-        target.parse().ok()
-    };
+    let id = if target == "active" { active_tab_id().await } else { target.parse().ok() };
     let id = id.ok_or_else(|| fail(reason::TARGET_NOT_FOUND, format!("no tab `{target}`")))?;
-    bindings::tabs_get(id)
-        .await
-        .map_err(|_| fail(reason::TARGET_NOT_FOUND, format!("no tab `{target}`")))?;
+    bindings::tabs_get(id).await.map_err(|_| fail(reason::TARGET_NOT_FOUND, format!("no tab `{target}`")))?;
     Ok(id)
 }
 
@@ -401,30 +338,21 @@ fn nav_waiter(tab: i32, timeout_ms: u32) -> Promise {
         let timeout = Closure::once_into_js(move || {
             let _ = resolve.call1(&JsValue::NULL, &"timeout".into());
         });
-        bindings::set_timeout(
-            timeout.unchecked_ref(),
-            i32::try_from(timeout_ms).unwrap_or(i32::MAX),
-        );
+        bindings::set_timeout(timeout.unchecked_ref(), i32::try_from(timeout_ms).unwrap_or(i32::MAX));
     })
 }
 
 async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
     let (tab, url_before, outcome) = if p.new_tab {
-        let created = bindings::tabs_create(&obj(&[
-            ("url", p.url.as_str().into()),
-            ("active", true.into()),
-        ]))
-        .await
-        .map_err(js_err(reason::NAVIGATION_FAILED))?;
-        let tab: i32 =
-            field(&created, "id").ok_or_else(|| fail(reason::INTERNAL, "new tab has no id"))?;
+        let created = bindings::tabs_create(&obj(&[("url", p.url.as_str().into()), ("active", true.into())]))
+            .await
+            .map_err(js_err(reason::NAVIGATION_FAILED))?;
+        let tab: i32 = field(&created, "id").ok_or_else(|| fail(reason::INTERNAL, "new tab has no id"))?;
         let outcome = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, p.timeout_ms)).await;
         (tab, String::new(), outcome)
     } else {
         let tab = resolve_tab(&p.target).await?;
-        let before = bindings::tabs_get(tab)
-            .await
-            .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+        let before = bindings::tabs_get(tab).await.map_err(js_err(reason::TARGET_NOT_FOUND))?;
         let waiter = nav_waiter(tab, p.timeout_ms);
         bindings::tabs_update(tab, &obj(&[("url", p.url.as_str().into())]))
             .await
@@ -434,14 +362,9 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
     };
     let outcome = outcome.ok().and_then(|v| v.as_string()).unwrap_or_default();
     if let Some(error) = outcome.strip_prefix("error:") {
-        return Err(fail(
-            reason::NAVIGATION_FAILED,
-            format!("navigation to {} failed: {error}", p.url),
-        ));
+        return Err(fail(reason::NAVIGATION_FAILED, format!("navigation to {} failed: {error}", p.url)));
     }
-    let after = bindings::tabs_get(tab)
-        .await
-        .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+    let after = bindings::tabs_get(tab).await.map_err(js_err(reason::TARGET_NOT_FOUND))?;
     Ok(NavigateResult {
         target_id: tab.to_string(),
         url_before,
@@ -454,9 +377,7 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
 
 async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
     let tab = resolve_tab(&p.target).await?;
-    let info = bindings::tabs_get(tab)
-        .await
-        .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+    let info = bindings::tabs_get(tab).await.map_err(js_err(reason::TARGET_NOT_FOUND))?;
     if field::<bool>(&info, "active") != Some(true) {
         bindings::tabs_update(tab, &obj(&[("active", true.into())]))
             .await
@@ -473,14 +394,9 @@ async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
     let data = match bindings::capture_visible_tab(window, &options).await {
         Ok(d) => d,
         Err(first) => {
-            bindings::log(&format!(
-                "capture failed once ({}); retrying",
-                bindings::error_text(&first)
-            ));
+            bindings::log(&format!("capture failed once ({}); retrying", bindings::error_text(&first)));
             sleep_ms(200).await;
-            bindings::capture_visible_tab(window, &options)
-                .await
-                .map_err(js_err(reason::CAPTURE_FAILED))?
+            bindings::capture_visible_tab(window, &options).await.map_err(js_err(reason::CAPTURE_FAILED))?
         }
     };
     Ok(ScreenshotResult {
@@ -505,28 +421,15 @@ fn epoch_of(tab: i32) -> u32 {
 /// (and its watch) is gone: the watch continues on the new document for what is left of the
 /// window, and the result says `navigated`.
 async fn watch(mut params: Value) -> Result<Value, Failure> {
-    let target = params
-        .get("target")
-        .and_then(Value::as_str)
-        .unwrap_or("active")
-        .to_owned();
-    let id = params
-        .get("watchId")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let window = params
-        .pointer("/watch/windowMs")
-        .and_then(Value::as_f64)
-        .unwrap_or(5000.0);
+    let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
+    let id = params.get("watchId").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let window = params.pointer("/watch/windowMs").and_then(Value::as_f64).unwrap_or(5000.0);
     let armed = STATE.with(|s| s.borrow_mut().watches.remove(&id));
     let tab = match armed {
         Some((tab, _, _)) => tab,
         None => resolve_tab(&target).await?,
     };
-    let (epoch0, started) = armed
-        .map(|(_, e, t)| (e, t))
-        .unwrap_or((epoch_of(tab), js_sys::Date::now()));
+    let (epoch0, started) = armed.map(|(_, e, t)| (e, t)).unwrap_or((epoch_of(tab), js_sys::Date::now()));
     let mut navigated = false;
     loop {
         navigated |= epoch_of(tab) != epoch0;
@@ -543,15 +446,13 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
                 return Ok(v);
             }
             Err((code, message)) => {
-                let gone =
-                    message.contains("closed") || message.contains("Receiving end does not exist");
+                let gone = message.contains("closed") || message.contains("Receiving end does not exist");
                 if !gone || remaining < 50.0 {
                     return Err((code, message));
                 }
                 // The document went away under the watch: follow the navigation if one is
                 // under way, then watch the new document.
-                let _ =
-                    wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, remaining as u32)).await;
+                let _ = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, remaining as u32)).await;
                 if epoch_of(tab) == epoch0 {
                     return Err((
                         reason::FRAME_DESTROYED.to_owned(),
@@ -565,9 +466,7 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
 }
 
 async fn frames(tab: i32) -> Result<Vec<FrameInfo>, Failure> {
-    let all = bindings::get_all_frames(tab)
-        .await
-        .map_err(js_err(reason::TARGET_NOT_FOUND))?;
+    let all = bindings::get_all_frames(tab).await.map_err(js_err(reason::TARGET_NOT_FOUND))?;
     Ok(js_sys::Array::from(&all)
         .iter()
         .filter_map(|f| {
@@ -583,24 +482,12 @@ async fn frames(tab: i32) -> Result<Vec<FrameInfo>, Failure> {
 /// Sends page work to the content script of one frame (the top frame unless `frameId` says
 /// otherwise), injecting it first on pages that were open before the extension loaded.
 async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
-    let frame = params
-        .get("frameId")
-        .and_then(Value::as_i64)
-        .and_then(|f| i32::try_from(f).ok())
-        .unwrap_or(0);
+    let frame =
+        params.get("frameId").and_then(Value::as_i64).and_then(|f| i32::try_from(f).ok()).unwrap_or(0);
     if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {
-        return Err(fail(
-            reason::TARGET_NOT_FOUND,
-            format!("tab {tab} has no frame {frame}"),
-        ));
+        return Err(fail(reason::TARGET_NOT_FOUND, format!("tab {tab} has no frame {frame}")));
     }
-    let strict_csp = STATE.with(|s| {
-        s.borrow()
-            .strict_csp
-            .get(&(tab, frame))
-            .copied()
-            .unwrap_or(false)
-    });
+    let strict_csp = STATE.with(|s| s.borrow().strict_csp.get(&(tab, frame)).copied().unwrap_or(false));
     let message = to_js(&serde_json::json!({
         "nova": protocol::PROTOCOL_VERSION, "method": name, "params": params, "strictCsp": strict_csp,
     }));
@@ -613,30 +500,20 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
             {
                 return Err(fail(reason::INTERNAL, text));
             }
-            bindings::inject_files(tab, &["content.js"])
-                .await
-                .map_err(|e| {
-                    fail(
-                        reason::PAGE_NOT_SCRIPTABLE,
-                        format!("cannot script this page: {}", bindings::error_text(&e)),
-                    )
-                })?;
-            bindings::tabs_send_message(tab, &message, frame)
-                .await
-                .map_err(js_err(reason::INTERNAL))?
+            bindings::inject_files(tab, &["content.js"]).await.map_err(|e| {
+                fail(
+                    reason::PAGE_NOT_SCRIPTABLE,
+                    format!("cannot script this page: {}", bindings::error_text(&e)),
+                )
+            })?;
+            bindings::tabs_send_message(tab, &message, frame).await.map_err(js_err(reason::INTERNAL))?
         }
     };
     let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
     if let Some(ok) = reply.get("ok") {
         return Ok(ok.clone());
     }
-    let code = reply
-        .pointer("/err/code")
-        .and_then(Value::as_str)
-        .unwrap_or(reason::INTERNAL);
-    let message = reply
-        .pointer("/err/message")
-        .and_then(Value::as_str)
-        .unwrap_or("page script failed");
+    let code = reply.pointer("/err/code").and_then(Value::as_str).unwrap_or(reason::INTERNAL);
+    let message = reply.pointer("/err/message").and_then(Value::as_str).unwrap_or("page script failed");
     Err(fail(code, message))
 }

@@ -86,11 +86,7 @@ pub async fn tabs_create(props: &JsValue) -> Result<JsValue, JsValue> {
 }
 
 /// `chrome.tabs.sendMessage` to one frame.
-pub async fn tabs_send_message(
-    tab_id: i32,
-    message: &JsValue,
-    frame_id: i32,
-) -> Result<JsValue, JsValue> {
+pub async fn tabs_send_message(tab_id: i32, message: &JsValue, frame_id: i32) -> Result<JsValue, JsValue> {
     let options = js_sys::Object::new();
     let _ = Reflect::set(&options, &"frameId".into(), &frame_id.into());
     wait(tabs_send_message_raw(tab_id, message, &options)).await
@@ -123,9 +119,7 @@ pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<JsValue, JsValu
 /// The error a port disconnected with: `port.error` (Firefox) or `chrome.runtime.lastError`
 /// (Chromium), as text.
 pub fn port_error(port: &Port) -> Option<String> {
-    let firefox = Reflect::get(port, &"error".into())
-        .ok()
-        .filter(|v| !v.is_undefined() && !v.is_null());
+    let firefox = Reflect::get(port, &"error".into()).ok().filter(|v| !v.is_undefined() && !v.is_null());
     let chromium = Reflect::get(&js_sys::global(), &"chrome".into())
         .and_then(|c| Reflect::get(&c, &"runtime".into()))
         .and_then(|r| Reflect::get(&r, &"lastError".into()))

@@ -93,10 +93,8 @@ fn out<T: Serialize>(r: Result<T, Failure>) -> Result<JsValue, Failure> {
 /// it for `page.watch`, which waits for the verdict.
 #[wasm_bindgen]
 pub fn content_handle(msg: JsValue) -> JsValue {
-    let name = js_sys::Reflect::get(&msg, &"method".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_default();
+    let name =
+        js_sys::Reflect::get(&msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
     let result = match name.as_str() {
         method::PERCEIVE => params(&msg).and_then(|p| out(perceive::perceive(&p))),
         method::READ_TEXT => params(&msg).and_then(|p| out(perceive::read_text(&p))),
@@ -105,10 +103,7 @@ pub fn content_handle(msg: JsValue) -> JsValue {
         method::CHECK => params(&msg).map(|p: CheckParams| to_js(&watch::check(&p))),
         method::ACT => return act(&msg),
         method::WATCH => return watch_only(&msg),
-        other => Err(fail(
-            reason::UNKNOWN_METHOD,
-            format!("the page script has no method `{other}`"),
-        )),
+        other => Err(fail(reason::UNKNOWN_METHOD, format!("the page script has no method `{other}`"))),
     };
     actions::envelope(result)
 }

@@ -24,9 +24,7 @@ pub fn window() -> Result<web_sys::Window, Failure> {
 
 /// The top document of this frame.
 pub fn document() -> Result<Document, Failure> {
-    window()?
-        .document()
-        .ok_or_else(|| fail(reason::INTERNAL, "no document"))
+    window()?.document().ok_or_else(|| fail(reason::INTERNAL, "no document"))
 }
 
 /// A place selectors run in: a document or an open shadow root.
@@ -43,12 +41,7 @@ impl Root {
             Self::Doc(d) => d.query_selector(css),
             Self::Shadow(s) => s.query_selector(css),
         };
-        found.map_err(|_| {
-            fail(
-                reason::INVALID_SELECTOR,
-                format!("`{css}` is not a valid CSS selector"),
-            )
-        })
+        found.map_err(|_| fail(reason::INVALID_SELECTOR, format!("`{css}` is not a valid CSS selector")))
     }
 
     /// The element at a viewport point within this root.
@@ -96,10 +89,7 @@ const MAX_REFS: usize = 50_000;
 pub fn ref_for(el: &Element) -> u32 {
     REFS.with(|r| {
         let mut r = r.borrow_mut();
-        let refs = r.get_or_insert_with(|| Refs {
-            by_element: WeakMap::new(),
-            elements: Vec::new(),
-        });
+        let refs = r.get_or_insert_with(|| Refs { by_element: WeakMap::new(), elements: Vec::new() });
         if let Some(n) = refs.by_element.get(el).as_f64() {
             return n as u32;
         }
@@ -115,11 +105,7 @@ pub fn ref_for(el: &Element) -> u32 {
 }
 
 fn element_for_ref(n: u32) -> Option<Element> {
-    REFS.with(|r| {
-        r.borrow()
-            .as_ref()
-            .and_then(|refs| refs.elements.get(n.checked_sub(1)? as usize).cloned())
-    })
+    REFS.with(|r| r.borrow().as_ref().and_then(|refs| refs.elements.get(n.checked_sub(1)? as usize).cloned()))
 }
 
 /// Resolves a selector or ref to its first matching element.
@@ -151,10 +137,7 @@ pub fn resolve(sel: &str) -> Result<Element, Failure> {
                     } else {
                         format!(" inside `{}`", segments[..i].join(" >>> "))
                     };
-                    fail(
-                        reason::ELEMENT_NOT_FOUND,
-                        format!("nothing matches `{css}`{context}"),
-                    )
+                    fail(reason::ELEMENT_NOT_FOUND, format!("nothing matches `{css}`{context}"))
                 })?;
                 if i == last {
                     return Ok(el);
@@ -162,7 +145,9 @@ pub fn resolve(sel: &str) -> Result<Element, Failure> {
                 root = inner_root(&el).ok_or_else(|| {
                     fail(
                         reason::ELEMENT_NOT_FOUND,
-                        format!("`{css}` has no open shadow root or same-origin frame to descend into with >>>"),
+                        format!(
+                            "`{css}` has no open shadow root or same-origin frame to descend into with >>>"
+                        ),
                     )
                 })?;
             }
@@ -179,9 +164,8 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
         return Ok(u32::from(resolve(sel).is_ok()));
     };
     let mut root = Root::Doc(document()?);
-    let (last, path) = segments
-        .split_last()
-        .ok_or_else(|| fail(reason::INVALID_SELECTOR, "empty selector"))?;
+    let (last, path) =
+        segments.split_last().ok_or_else(|| fail(reason::INVALID_SELECTOR, "empty selector"))?;
     for css in path {
         let Some(host) = root.query(css)? else {
             return Ok(0);
@@ -195,12 +179,8 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
         Root::Doc(d) => d.query_selector_all(last),
         Root::Shadow(s) => s.query_selector_all(last),
     };
-    all.map(|l| l.length()).map_err(|_| {
-        fail(
-            reason::INVALID_SELECTOR,
-            format!("`{last}` is not a valid CSS selector"),
-        )
-    })
+    all.map(|l| l.length())
+        .map_err(|_| fail(reason::INVALID_SELECTOR, format!("`{last}` is not a valid CSS selector")))
 }
 
 /// Whether the element is rendered: has a box, is not `visibility: hidden`, not inside a
@@ -233,11 +213,7 @@ thread_local! {
 /// hidden` subtrees, and boxless elements such as `display: contents`.
 pub fn is_rendered(el: &Element) -> bool {
     CHECK_VISIBILITY.with(|cv| match cv {
-        Some((f, opts)) => f
-            .call1(el, opts)
-            .ok()
-            .and_then(|v| v.as_bool())
-            .unwrap_or(true),
+        Some((f, opts)) => f.call1(el, opts).ok().and_then(|v| v.as_bool()).unwrap_or(true),
         None => el.get_client_rects().length() > 0,
     })
 }
@@ -245,9 +221,7 @@ pub fn is_rendered(el: &Element) -> bool {
 /// Whether the element is disabled (attribute, disabled fieldset, or `aria-disabled`).
 pub fn is_disabled(el: &Element) -> bool {
     el.matches(":disabled").unwrap_or(false)
-        || el
-            .get_attribute("aria-disabled")
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        || el.get_attribute("aria-disabled").is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 /// Collapses whitespace and trims.
@@ -271,9 +245,7 @@ pub fn tag(el: &Element) -> String {
 
 /// The input type, lower case (`text` when absent).
 pub fn input_type(el: &Element) -> String {
-    el.get_attribute("type")
-        .map(|t| t.to_ascii_lowercase())
-        .unwrap_or_else(|| "text".into())
+    el.get_attribute("type").map(|t| t.to_ascii_lowercase()).unwrap_or_else(|| "text".into())
 }
 
 /// The ARIA role: explicit, else implied by the tag.
@@ -283,21 +255,13 @@ pub fn role(el: &Element) -> String {
 
 /// [`role`] when the tag is already known.
 pub fn role_of(el: &Element, t: &str) -> String {
-    if let Some(r) = el
-        .get_attribute("role")
-        .and_then(|r| r.split_whitespace().next().map(str::to_owned))
-    {
+    if let Some(r) = el.get_attribute("role").and_then(|r| r.split_whitespace().next().map(str::to_owned)) {
         return r;
     }
     match t {
         "a" if el.has_attribute("href") => "link".into(),
         "button" | "summary" => "button".into(),
-        "select" => if el.has_attribute("multiple") {
-            "listbox"
-        } else {
-            "combobox"
-        }
-        .into(),
+        "select" => if el.has_attribute("multiple") { "listbox" } else { "combobox" }.into(),
         "textarea" => "textbox".into(),
         "option" => "option".into(),
         "input" => match input_type(el).as_str() {
@@ -330,10 +294,7 @@ pub fn is_editable_root(el: &Element) -> bool {
     }
     let Some(h) = as_html(el) else { return false };
     h.is_content_editable()
-        && !el
-            .parent_element()
-            .and_then(|p| as_html(&p).cloned())
-            .is_some_and(|p| p.is_content_editable())
+        && !el.parent_element().and_then(|p| as_html(&p).cloned()).is_some_and(|p| p.is_content_editable())
 }
 
 fn text_of_ids(el: &Element, ids: &str) -> String {
@@ -354,11 +315,7 @@ fn text_of_ids(el: &Element, ids: &str) -> String {
 /// The accessible name, approximated: aria-labelledby, aria-label, labels, button values,
 /// visible text, then placeholder / title / alt / name. At most 80 characters.
 pub fn name(el: &Element) -> String {
-    let attr = |a: &str| {
-        el.get_attribute(a)
-            .map(|v| collapse(&v))
-            .filter(|v| !v.is_empty())
-    };
+    let attr = |a: &str| el.get_attribute(a).map(|v| collapse(&v)).filter(|v| !v.is_empty());
     if let Some(ids) = el.get_attribute("aria-labelledby") {
         let n = text_of_ids(el, &ids);
         if !n.is_empty() {
@@ -374,10 +331,8 @@ pub fn name(el: &Element) -> String {
             && labels.is_object()
             && let Some(list) = Some(labels.unchecked_ref::<web_sys::NodeList>())
         {
-            let text: Vec<String> = (0..list.length())
-                .filter_map(|i| list.item(i))
-                .filter_map(|n| n.text_content())
-                .collect();
+            let text: Vec<String> =
+                (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.text_content()).collect();
             let n = collapse(&text.join(" "));
             if !n.is_empty() {
                 return clip(n, 80);
@@ -387,11 +342,7 @@ pub fn name(el: &Element) -> String {
             if let Some(v) = attr("value") {
                 return clip(v, 80);
             }
-            return if input_type(el) == "submit" {
-                "Submit".into()
-            } else {
-                String::new()
-            };
+            return if input_type(el) == "submit" { "Submit".into() } else { String::new() };
         }
     } else {
         // textContent, not innerText: no layout work per element, and screen-reader-only
@@ -401,9 +352,7 @@ pub fn name(el: &Element) -> String {
             return clip(n, 80);
         }
         // Icon links and buttons: the name comes from an image's alt or a labelled child.
-        if let Ok(Some(child)) =
-            el.query_selector("img[alt]:not([alt='']), [aria-label], svg title")
-        {
+        if let Ok(Some(child)) = el.query_selector("img[alt]:not([alt='']), [aria-label], svg title") {
             let n = child
                 .get_attribute("alt")
                 .or_else(|| child.get_attribute("aria-label"))
@@ -425,11 +374,7 @@ pub fn name(el: &Element) -> String {
 /// `button "Send"`: how an element is named in reports.
 pub fn describe(el: &Element) -> String {
     let n = name(el);
-    if n.is_empty() {
-        role(el)
-    } else {
-        format!("{} \"{}\"", role(el), n.replace('"', "'"))
-    }
+    if n.is_empty() { role(el) } else { format!("{} \"{}\"", role(el), n.replace('"', "'")) }
 }
 
 /// A name from attributes only (aria-label, aria-labelledby, name, id), for containers such as
@@ -443,11 +388,7 @@ pub fn name_attr_only(el: &Element) -> String {
     }
     ["aria-label", "name", "id"]
         .iter()
-        .find_map(|a| {
-            el.get_attribute(a)
-                .map(|v| collapse(&v))
-                .filter(|v| !v.is_empty())
-        })
+        .find_map(|a| el.get_attribute(a).map(|v| collapse(&v)).filter(|v| !v.is_empty()))
         .map(|n| clip(n, 60))
         .unwrap_or_default()
 }

@@ -83,9 +83,8 @@ const BLOCK_TAGS: &[&str] = &[
     "search",
     "option",
 ];
-const SKIP_TAGS: &[&str] = &[
-    "script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "canvas",
-];
+const SKIP_TAGS: &[&str] =
+    &["script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "canvas"];
 
 #[derive(Default)]
 struct Walk {
@@ -233,15 +232,9 @@ impl Walk {
             let label = dom::name_attr_only(el);
             self.forms.push((el.clone(), label, Vec::new()));
         }
-        if LANDMARK_ROLES.contains(&role.as_str())
-            && (tag != "header" && tag != "footer" || role != tag)
-        {
+        if LANDMARK_ROLES.contains(&role.as_str()) && (tag != "header" && tag != "footer" || role != tag) {
             let n = dom::name_attr_only(el);
-            self.landmarks.push(if n.is_empty() {
-                role.clone()
-            } else {
-                format!("{role} \"{n}\"")
-            });
+            self.landmarks.push(if n.is_empty() { role.clone() } else { format!("{role} \"{n}\"") });
         }
         if !is_interactive(el, tag, &role) {
             return;
@@ -262,11 +255,7 @@ impl Walk {
 /// One computed style property.
 fn computed(el: &Element, property: &str) -> Option<String> {
     let view = el.owner_document()?.default_view()?;
-    view.get_computed_style(el)
-        .ok()
-        .flatten()?
-        .get_property_value(property)
-        .ok()
+    view.get_computed_style(el).ok().flatten()?.get_property_value(property).ok()
 }
 
 /// Whether a tiny box hides its content (the screen-reader-only pattern).
@@ -286,10 +275,7 @@ fn is_interactive(el: &Element, tag: &str, role: &str) -> bool {
     INTERACTIVE_ROLES.contains(&role)
         || dom::is_editable_root(el)
         || el.has_attribute("onclick")
-        || el
-            .get_attribute("tabindex")
-            .and_then(|t| t.trim().parse::<i32>().ok())
-            .is_some_and(|t| t >= 0)
+        || el.get_attribute("tabindex").and_then(|t| t.trim().parse::<i32>().ok()).is_some_and(|t| t >= 0)
 }
 
 fn quote(s: &str) -> String {
@@ -312,11 +298,9 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
                     line.push_str(" checked");
                 }
             }
-            "password" => line.push_str(if input.value().is_empty() {
-                " password"
-            } else {
-                " password filled"
-            }),
+            "password" => {
+                line.push_str(if input.value().is_empty() { " password" } else { " password filled" })
+            }
             "button" | "submit" | "reset" | "image" => {}
             _ => {
                 if t != "text" && role == "textbox" {
@@ -385,18 +369,11 @@ fn clip(s: &str, max: usize) -> String {
 }
 
 fn scroll() -> (f64, f64) {
-    dom::window()
-        .map(|w| (w.scroll_x().unwrap_or(0.0), w.scroll_y().unwrap_or(0.0)))
-        .unwrap_or((0.0, 0.0))
+    dom::window().map(|w| (w.scroll_x().unwrap_or(0.0), w.scroll_y().unwrap_or(0.0))).unwrap_or((0.0, 0.0))
 }
 
 fn page_state(doc: &web_sys::Document, w: &Walk) -> &'static str {
-    let has = |css: &str| {
-        doc.query_selector(css)
-            .ok()
-            .flatten()
-            .is_some_and(|e| dom::is_visible(&e))
-    };
+    let has = |css: &str| doc.query_selector(css).ok().flatten().is_some_and(|e| dom::is_visible(&e));
     if has(
         "iframe[src*='recaptcha'], iframe[src*='hcaptcha'], iframe[src*='challenges.cloudflare.com'], #challenge-form",
     ) {
@@ -415,28 +392,10 @@ fn page_state(doc: &web_sys::Document, w: &Walk) -> &'static str {
 /// A password field alone is not a login wall (sign-up and settings pages have one too); the
 /// page must also call itself a login page in its title, URL or main heading.
 fn looks_like_login(doc: &web_sys::Document) -> bool {
-    const WORDS: &[&str] = &[
-        "log in",
-        "login",
-        "log-in",
-        "sign in",
-        "signin",
-        "sign-in",
-        "anmelden",
-        "connexion",
-    ];
-    let heading = doc
-        .query_selector("h1")
-        .ok()
-        .flatten()
-        .and_then(|h| h.text_content())
-        .unwrap_or_default();
-    let hay = format!(
-        "{} {} {heading}",
-        doc.title(),
-        doc.url().unwrap_or_default()
-    )
-    .to_lowercase();
+    const WORDS: &[&str] =
+        &["log in", "login", "log-in", "sign in", "signin", "sign-in", "anmelden", "connexion"];
+    let heading = doc.query_selector("h1").ok().flatten().and_then(|h| h.text_content()).unwrap_or_default();
+    let hay = format!("{} {} {heading}", doc.title(), doc.url().unwrap_or_default()).to_lowercase();
     WORDS.iter().any(|w| hay.contains(w))
 }
 
@@ -455,12 +414,8 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
         w.element(&body);
     }
     let text = w.text.trim().to_owned();
-    let dim =
-        |v: Result<wasm_bindgen::JsValue, _>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as u32;
-    let doc_height = doc
-        .document_element()
-        .map(|e| e.scroll_height().max(0) as u32)
-        .unwrap_or(0);
+    let dim = |v: Result<wasm_bindgen::JsValue, _>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as u32;
+    let doc_height = doc.document_element().map(|e| e.scroll_height().max(0) as u32).unwrap_or(0);
     let truncated_elements = w.elements_total > w.elements.len();
     let truncated_text = w.text_total > w.text_max;
     Ok(PageModel {
@@ -479,11 +434,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
             .forms
             .iter()
             .map(|(_, name, members)| {
-                let label = if name.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", quote(name))
-                };
+                let label = if name.is_empty() { String::new() } else { format!(" {}", quote(name)) };
                 format!("form{label}: {}", members.join(" "))
             })
             .collect(),
@@ -504,11 +455,7 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
         Some(sel) => Some(dom::resolve(sel)?),
         None => doc.body().map(Element::from),
     };
-    let mut w = Walk {
-        text_max: p.max_chars as usize,
-        scroll: scroll(),
-        ..Default::default()
-    };
+    let mut w = Walk { text_max: p.max_chars as usize, scroll: scroll(), ..Default::default() };
     if let Some(root) = root {
         w.element(&root);
     }

@@ -30,9 +30,7 @@ pub fn read_fact(a: &Assertion, nav_epoch: u32) -> Observed {
     match key.namespace.as_str() {
         "page" => page_fact(&key, nav_epoch),
         "dom" => dom_fact(&key),
-        other => Err(format!(
-            "no collector for `{other}.*` facts on this page yet"
-        )),
+        other => Err(format!("no collector for `{other}.*` facts on this page yet")),
     }
 }
 
@@ -79,14 +77,9 @@ fn dom_fact(key: &FactKey) -> Observed {
             .ok()
             .and_then(|v| v.as_string())
             .map_or(Value::Null, |v| json!(v)),
-        "attr" => attr
-            .and_then(|n| el.get_attribute(&n))
-            .map_or(Value::Null, |v| json!(v)),
+        "attr" => attr.and_then(|n| el.get_attribute(&n)).map_or(Value::Null, |v| json!(v)),
         "checked" => json!(
-            js_sys::Reflect::get(&el, &"checked".into())
-                .ok()
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false)
+            js_sys::Reflect::get(&el, &"checked".into()).ok().and_then(|v| v.as_bool()).unwrap_or(false)
         ),
         "enabled" => json!(!dom::is_disabled(&el)),
         other => return Err(format!("unknown dom fact `{other}`")),
@@ -96,10 +89,7 @@ fn dom_fact(key: &FactKey) -> Observed {
 /// `page.check`.
 pub fn check(p: &CheckParams) -> CheckResult {
     let (verdict, failed_assertions) = cls::evaluate(&p.set, &mut |a| read_fact(a, p.nav_epoch));
-    CheckResult {
-        verdict,
-        failed_assertions,
-    }
+    CheckResult { verdict, failed_assertions }
 }
 
 fn now() -> f64 {
@@ -131,11 +121,7 @@ fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
     }
     if let (Some(l), Ok(doc)) = (s.listener.take(), dom::document()) {
         for kind in ["input", "change"] {
-            let _ = doc.remove_event_listener_with_callback_and_bool(
-                kind,
-                l.as_ref().unchecked_ref(),
-                true,
-            );
+            let _ = doc.remove_event_listener_with_callback_and_bool(kind, l.as_ref().unchecked_ref(), true);
         }
     }
     let result = WatchResult {
@@ -175,10 +161,7 @@ fn evaluate(state: &Shared) {
                 // Success must still hold when the timer fires.
                 let st = state.clone();
                 let timer = Closure::once_into_js(move || {
-                    let held = st
-                        .borrow()
-                        .success_since
-                        .is_some_and(|t| now() - t >= f64::from(hold) - 1.0);
+                    let held = st.borrow().success_since.is_some_and(|t| now() - t >= f64::from(hold) - 1.0);
                     evaluate(&st);
                     if held && st.borrow().success_since.is_some() {
                         finish(&st, Outcome::Success, Vec::new());
@@ -225,10 +208,9 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
     });
     let st = state.clone();
     let on_mutation = Closure::<dyn FnMut()>::new(move || evaluate(&st));
-    if let (Ok(observer), Ok(doc)) = (
-        MutationObserver::new(on_mutation.as_ref().unchecked_ref()),
-        dom::document(),
-    ) {
+    if let (Ok(observer), Ok(doc)) =
+        (MutationObserver::new(on_mutation.as_ref().unchecked_ref()), dom::document())
+    {
         let init = MutationObserverInit::new();
         init.set_subtree(true);
         init.set_child_list(true);
@@ -268,9 +250,8 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
         };
         finish(&st, outcome, errors);
     });
-    let _ = dom::window().map(|w| {
-        w.set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), window as i32)
-    });
+    let _ = dom::window()
+        .map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), window as i32));
     evaluate(&state);
     promise
 }

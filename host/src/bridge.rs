@@ -120,9 +120,7 @@ impl Bridge {
     /// Waits until the extension said hello (or `timeout` passes). Returns whether it did.
     pub async fn wait_hello(&self, timeout: Duration) -> bool {
         let mut rx = self.hello_tx.subscribe();
-        tokio::time::timeout(timeout, rx.wait_for(|h| *h))
-            .await
-            .is_ok_and(|r| r.is_ok())
+        tokio::time::timeout(timeout, rx.wait_for(|h| *h)).await.is_ok_and(|r| r.is_ok())
     }
 
     /// Sends a request and waits for its response.
@@ -164,11 +162,8 @@ impl Bridge {
     ) -> Result<T, BridgeError> {
         let params = serde_json::to_value(params).map_err(|e| internal(e.to_string()))?;
         let value = self.request(method, params, timeout).await?;
-        serde_json::from_value(value).map_err(|e| {
-            internal(format!(
-                "unexpected `{method}` reply from the extension: {e}"
-            ))
-        })
+        serde_json::from_value(value)
+            .map_err(|e| internal(format!("unexpected `{method}` reply from the extension: {e}")))
     }
 
     fn send(&self, env: &Envelope, id: u32) {
@@ -225,10 +220,7 @@ impl Bridge {
                     return;
                 };
                 let result = match env.error {
-                    Some(e) => Err(BridgeError::Remote {
-                        code: e.code,
-                        message: e.message,
-                    }),
+                    Some(e) => Err(BridgeError::Remote { code: e.code, message: e.message }),
                     None => Ok(env.result.unwrap_or(Value::Null)),
                 };
                 let _ = tx.send(result);
@@ -278,10 +270,7 @@ impl Bridge {
 }
 
 fn internal(message: String) -> BridgeError {
-    BridgeError::Remote {
-        code: nova_shared::reason::INTERNAL.to_owned(),
-        message,
-    }
+    BridgeError::Remote { code: nova_shared::reason::INTERNAL.to_owned(), message }
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<String>) {
@@ -302,18 +291,13 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn read_env(r: &mut (impl AsyncRead + Unpin)) -> Envelope {
-        let text = codec::read_frame(r, usize::MAX)
-            .await
-            .expect("frame")
-            .expect("some");
+        let text = codec::read_frame(r, usize::MAX).await.expect("frame").expect("some");
         serde_json::from_str(&text).expect("envelope")
     }
 
     async fn write_env(w: &mut (impl AsyncWrite + Unpin), env: &Envelope) {
         let text = serde_json::to_string(env).expect("json");
-        codec::write_frame(w, &text, usize::MAX)
-            .await
-            .expect("write");
+        codec::write_frame(w, &text, usize::MAX).await.expect("write");
     }
 
     #[tokio::test]
@@ -323,10 +307,7 @@ mod tests {
         let (bridge, _done) = Bridge::start(r, w);
         let call = tokio::spawn({
             let b = bridge.clone();
-            async move {
-                b.request("tabs.list", json!({}), Duration::from_secs(5))
-                    .await
-            }
+            async move { b.request("tabs.list", json!({}), Duration::from_secs(5)).await }
         });
         let req = read_env(&mut browser).await;
         assert_eq!(req.method.as_deref(), Some("tabs.list"));
@@ -339,9 +320,7 @@ mod tests {
         let (host_side, _browser) = tokio::io::duplex(1 << 20);
         let (r, w) = tokio::io::split(host_side);
         let (bridge, _done) = Bridge::start(r, w);
-        let err = bridge
-            .request("page.perceive", json!({}), Duration::from_millis(50))
-            .await;
+        let err = bridge.request("page.perceive", json!({}), Duration::from_millis(50)).await;
         let err = err.expect_err("timeout");
         assert_eq!(err.reason_code(), "timeout");
         assert!(err.to_string().contains("page.perceive"));
@@ -369,9 +348,7 @@ mod tests {
         let (host_side, mut browser) = tokio::io::duplex(1 << 20);
         let (r, w) = tokio::io::split(host_side);
         let (_bridge, _done) = Bridge::start(r, w);
-        codec::write_frame(&mut browser, "not json", usize::MAX)
-            .await
-            .expect("w");
+        codec::write_frame(&mut browser, "not json", usize::MAX).await.expect("w");
         browser.write_all(&2u32.to_ne_bytes()).await.expect("w");
         browser.write_all(&[0xff, 0xff]).await.expect("w");
         write_env(&mut browser, &Envelope::request(5, "ping", json!({"n": 1}))).await;

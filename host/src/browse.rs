@@ -11,8 +11,8 @@ use std::time::Duration;
 use base64::Engine as _;
 use nova_shared::page::{ActionReport, PageModel, TextRead};
 use nova_shared::protocol::{
-    ClickParams, FrameInfo, FramesParams, NavigateParams, NavigateResult, PerceiveParams,
-    ReadTextParams, ScreenshotParams, ScreenshotResult, TabInfo, TypeParams, method,
+    ClickParams, FrameInfo, FramesParams, NavigateParams, NavigateResult, PerceiveParams, ReadTextParams,
+    ScreenshotParams, ScreenshotResult, TabInfo, TypeParams, method,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -217,10 +217,7 @@ pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(
     if value < bounds.0 || value > bounds.1 {
         return Err(CallError::invalid(
             field,
-            format!(
-                "`{field}` must be between {} and {}, got {value}",
-                bounds.0, bounds.1
-            ),
+            format!("`{field}` must be between {} and {}, got {value}", bounds.0, bounds.1),
         ));
     }
     Ok(())
@@ -230,10 +227,7 @@ fn check_selector(selector: &str) -> Result<(), CallError> {
     if selector.len() > MAX_SELECTOR_LEN {
         return Err(CallError::invalid(
             "selector",
-            format!(
-                "`selector` is {} bytes; at most {MAX_SELECTOR_LEN} are allowed",
-                selector.len()
-            ),
+            format!("`selector` is {} bytes; at most {MAX_SELECTOR_LEN} are allowed", selector.len()),
         ));
     }
     nova_shared::selector::parse(selector)
@@ -245,26 +239,20 @@ fn check_selector(selector: &str) -> Result<(), CallError> {
 fn parse_frame(frame_id: Option<&str>) -> Result<Option<i32>, CallError> {
     frame_id
         .map(|f| {
-            f.trim()
-                .parse::<i32>()
-                .ok()
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| {
-                    CallError::invalid(
-                        "frameId",
-                        format!("`frameId` must be a frame id such as \"0\" or \"12\", got {f:?}"),
-                    )
-                })
+            f.trim().parse::<i32>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+                CallError::invalid(
+                    "frameId",
+                    format!("`frameId` must be a frame id such as \"0\" or \"12\", got {f:?}"),
+                )
+            })
         })
         .transpose()
 }
 
 fn check_url(url: &str) -> Result<(), CallError> {
     let lower = url.trim().to_ascii_lowercase();
-    let allowed = ["http://", "https://", "file://"]
-        .iter()
-        .any(|p| lower.starts_with(p))
-        || lower == "about:blank";
+    let allowed =
+        ["http://", "https://", "file://"].iter().any(|p| lower.starts_with(p)) || lower == "about:blank";
     if !allowed {
         return Err(CallError::invalid(
             "url",
@@ -279,13 +267,7 @@ impl Hub {
     pub async fn resolve_target(&self, target_id: &str) -> Result<TabInfo, ToolReply> {
         let find = |tabs: &[TabInfo]| {
             tabs.iter()
-                .find(|t| {
-                    if target_id == "active" {
-                        t.active
-                    } else {
-                        t.target_id == target_id
-                    }
-                })
+                .find(|t| if target_id == "active" { t.active } else { t.target_id == target_id })
                 .cloned()
         };
         if let Some(tab) = find(&self.bridge.state().tabs) {
@@ -322,23 +304,15 @@ impl Hub {
         rec.obs.nav_epoch_before = Some(tab.nav_epoch);
         rec.obs.signal_flags |= flags::TARGET_RESOLVED;
         let agent = rec.obs.agent_id.clone();
-        self.leases
-            .check(&tab.target_id, &agent)
-            .map_err(CallError::Owner)?;
+        self.leases.check(&tab.target_id, &agent).map_err(CallError::Owner)?;
         if mutating {
-            self.leases
-                .auto_claim(&tab.target_id, &agent)
-                .map_err(CallError::Owner)?;
+            self.leases.auto_claim(&tab.target_id, &agent).map_err(CallError::Owner)?;
         }
         Ok(Ok(tab))
     }
 
     /// `nova.perceive`.
-    pub async fn perceive(
-        &self,
-        rec: &mut CallRecord,
-        a: PerceiveArgs,
-    ) -> Result<ToolReply, CallError> {
+    pub async fn perceive(&self, rec: &mut CallRecord, a: PerceiveArgs) -> Result<ToolReply, CallError> {
         check_range("maxElements", a.max_elements, PERCEIVE_MAX_ELEMENTS)?;
         check_range("maxTextChars", a.max_text_chars, PERCEIVE_MAX_TEXT)?;
         let tab = match self.enter_target(rec, &a.target_id, false).await? {
@@ -352,25 +326,16 @@ impl Hub {
             max_elements: a.max_elements,
             max_text_chars: a.max_text_chars,
         };
-        let page: PageModel = match self
-            .bridge
-            .call(method::PERCEIVE, params, DEFAULT_TIMEOUT)
-            .await
-        {
+        let page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
             Ok(p) => p,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
         rec.executed();
         rec.obs.url_after = Some(page.url.clone());
-        let frames = self
-            .child_frames(&tab.target_id, frame_id.unwrap_or(0))
-            .await;
+        let frames = self.child_frames(&tab.target_id, frame_id.unwrap_or(0)).await;
         let text = render_page(&page, &frames);
         let mut structured = ok_body(&tab.target_id);
-        merge(
-            &mut structured,
-            serde_json::to_value(&page).unwrap_or(Value::Null),
-        );
+        merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));
         structured["frames"] = json!(frames);
         let in_doubt = self.cls.journal.in_doubt(&tab.target_id);
         if !in_doubt.is_empty() {
@@ -382,14 +347,9 @@ impl Hub {
     /// The frames inside `parent`, one line each (`frame 12 http://…`): their ids are what
     /// `frameId` takes. Same-origin frames are also reachable from the parent with `>>>`.
     async fn child_frames(&self, target: &str, parent: i32) -> Vec<String> {
-        let params = FramesParams {
-            target: target.to_owned(),
-        };
-        let frames: Vec<FrameInfo> = self
-            .bridge
-            .call(method::FRAMES, params, DEFAULT_TIMEOUT)
-            .await
-            .unwrap_or_default();
+        let params = FramesParams { target: target.to_owned() };
+        let frames: Vec<FrameInfo> =
+            self.bridge.call(method::FRAMES, params, DEFAULT_TIMEOUT).await.unwrap_or_default();
         frames
             .iter()
             .filter(|f| f.parent_frame_id == parent)
@@ -398,11 +358,7 @@ impl Hub {
     }
 
     /// `nova.read_text`.
-    pub async fn read_text(
-        &self,
-        rec: &mut CallRecord,
-        a: ReadTextArgs,
-    ) -> Result<ToolReply, CallError> {
+    pub async fn read_text(&self, rec: &mut CallRecord, a: ReadTextArgs) -> Result<ToolReply, CallError> {
         check_range("maxChars", a.max_chars, READ_TEXT_MAX_CHARS)?;
         if let Some(s) = &a.selector {
             check_selector(s)?;
@@ -423,30 +379,19 @@ impl Hub {
         } else {
             rec.obs.signal_flags |= flags::FULL_DOCUMENT;
         }
-        let read: TextRead = match self
-            .bridge
-            .call(method::READ_TEXT, params, DEFAULT_TIMEOUT)
-            .await
-        {
+        let read: TextRead = match self.bridge.call(method::READ_TEXT, params, DEFAULT_TIMEOUT).await {
             Ok(r) => r,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
         rec.executed();
         rec.obs.url_after = Some(read.url.clone());
         let mut structured = ok_body(&tab.target_id);
-        merge(
-            &mut structured,
-            serde_json::to_value(&read).unwrap_or(Value::Null),
-        );
+        merge(&mut structured, serde_json::to_value(&read).unwrap_or(Value::Null));
         Ok(ToolReply::ok(structured).with_text(read.text))
     }
 
     /// `nova.navigate`.
-    pub async fn navigate(
-        &self,
-        rec: &mut CallRecord,
-        a: NavigateArgs,
-    ) -> Result<ToolReply, CallError> {
+    pub async fn navigate(&self, rec: &mut CallRecord, a: NavigateArgs) -> Result<ToolReply, CallError> {
         check_range("timeoutMs", a.timeout_ms, NAVIGATE_TIMEOUT_MS)?;
         check_url(&a.url)?;
         let tab = match self.enter_target(rec, &a.target_id, !a.new_tab).await? {
@@ -471,15 +416,10 @@ impl Hub {
         rec.obs.nav_epoch_after = Some(nav.nav_epoch);
         if a.new_tab {
             let agent = rec.obs.agent_id.clone();
-            self.leases
-                .auto_claim(&nav.target_id, &agent)
-                .map_err(CallError::Owner)?;
+            self.leases.auto_claim(&nav.target_id, &agent).map_err(CallError::Owner)?;
         }
         let mut structured = ok_body(&nav.target_id);
-        merge(
-            &mut structured,
-            serde_json::to_value(&nav).unwrap_or(Value::Null),
-        );
+        merge(&mut structured, serde_json::to_value(&nav).unwrap_or(Value::Null));
         if !nav.load_complete {
             structured["status"] = json!("partial");
             structured["reasonCode"] = json!("load_incomplete");
@@ -492,8 +432,7 @@ impl Hub {
         check_selector(&a.selector)?;
         let frame_id = parse_frame(a.frame_id.as_deref())?;
         if let Some(c) = &a.transition_contract {
-            c.validate(false)
-                .map_err(|m| CallError::invalid("transitionContract", m))?;
+            c.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         }
         rec.obs.selector = Some(a.selector.clone());
         let tab = match self.enter_target(rec, &a.target_id, true).await? {
@@ -507,29 +446,17 @@ impl Hub {
             selector: a.selector,
             // A contract guards a commit point only if it says what the outcome looks like;
             // with empty postconditions the page refuses commit points (fail closed).
-            guarded: a
-                .transition_contract
-                .as_ref()
-                .is_some_and(|c| !c.postconditions.is_empty()),
+            guarded: a.transition_contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
         };
         if let Some(contract) = &a.transition_contract {
-            return self
-                .guarded(rec, &tab, frame_id, PageAction::Click(params), contract)
-                .await;
+            return self.guarded(rec, &tab, frame_id, PageAction::Click(params), contract).await;
         }
-        let report = self
-            .bridge
-            .call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT)
-            .await;
+        let report = self.bridge.call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT).await;
         Ok(self.action_reply(rec, &tab, report))
     }
 
     /// `nova.type_selector`.
-    pub async fn type_text(
-        &self,
-        rec: &mut CallRecord,
-        a: TypeArgs,
-    ) -> Result<ToolReply, CallError> {
+    pub async fn type_text(&self, rec: &mut CallRecord, a: TypeArgs) -> Result<ToolReply, CallError> {
         check_selector(&a.selector)?;
         let chars = a.text.chars().count();
         if chars > TYPE_MAX_CHARS {
@@ -540,8 +467,7 @@ impl Hub {
         }
         let frame_id = parse_frame(a.frame_id.as_deref())?;
         if let Some(c) = &a.transition_contract {
-            c.validate(false)
-                .map_err(|m| CallError::invalid("transitionContract", m))?;
+            c.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         }
         rec.obs.selector = Some(a.selector.clone());
         let tab = match self.enter_target(rec, &a.target_id, true).await? {
@@ -555,24 +481,15 @@ impl Hub {
             selector: a.selector,
             // A contract guards a commit point only if it says what the outcome looks like;
             // with empty postconditions the page refuses commit points (fail closed).
-            guarded: a
-                .transition_contract
-                .as_ref()
-                .is_some_and(|c| !c.postconditions.is_empty()),
+            guarded: a.transition_contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
             text: a.text,
             clear: a.clear,
             press_enter: a.press_enter,
         };
         let mut reply = match &a.transition_contract {
-            Some(contract) => {
-                self.guarded(rec, &tab, frame_id, PageAction::Type(params), contract)
-                    .await?
-            }
+            Some(contract) => self.guarded(rec, &tab, frame_id, PageAction::Type(params), contract).await?,
             None => {
-                let report = self
-                    .bridge
-                    .call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT)
-                    .await;
+                let report = self.bridge.call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT).await;
                 self.action_reply(rec, &tab, report)
             }
         };
@@ -594,10 +511,7 @@ impl Hub {
                     rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
                 }
                 let mut structured = ok_body(&tab.target_id);
-                merge(
-                    &mut structured,
-                    serde_json::to_value(&r).unwrap_or(Value::Null),
-                );
+                merge(&mut structured, serde_json::to_value(&r).unwrap_or(Value::Null));
                 ToolReply::ok(structured)
             }
             Err(e) => {
@@ -616,11 +530,7 @@ impl Hub {
     }
 
     /// `nova.capture_screenshot`.
-    pub async fn screenshot(
-        &self,
-        rec: &mut CallRecord,
-        a: ScreenshotArgs,
-    ) -> Result<ToolReply, CallError> {
+    pub async fn screenshot(&self, rec: &mut CallRecord, a: ScreenshotArgs) -> Result<ToolReply, CallError> {
         check_range("quality", a.quality, SCREENSHOT_QUALITY)?;
         let tab = match self.enter_target(rec, &a.target_id, false).await? {
             Ok(tab) => tab,
@@ -635,30 +545,17 @@ impl Hub {
             format: format.to_owned(),
             quality: u8::try_from(a.quality).unwrap_or(80),
         };
-        let shot: ScreenshotResult = match self
-            .bridge
-            .call(method::SCREENSHOT, params, DEFAULT_TIMEOUT)
-            .await
+        let shot: ScreenshotResult = match self.bridge.call(method::SCREENSHOT, params, DEFAULT_TIMEOUT).await
         {
             Ok(s) => s,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
         rec.executed();
         rec.obs.url_after = Some(shot.url.clone());
-        let b64 = shot
-            .data_url
-            .split_once(',')
-            .map(|(_, d)| d)
-            .unwrap_or_default()
-            .to_owned();
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&b64)
-            .unwrap_or_default();
+        let b64 = shot.data_url.split_once(',').map(|(_, d)| d).unwrap_or_default().to_owned();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&b64).unwrap_or_default();
         let (width, height) = png_size(&bytes).unzip();
-        let path = self
-            .data
-            .screenshots()
-            .join(format!("{}.{ext}", rec.obs.call_id));
+        let path = self.data.screenshots().join(format!("{}.{ext}", rec.obs.call_id));
         let saved = std::fs::write(&path, &bytes).is_ok();
         let mut structured = ok_body(&tab.target_id);
         merge(
@@ -729,13 +626,9 @@ mod tests {
 
     #[test]
     fn range_errors_name_field_and_bounds() {
-        let err =
-            check_range("maxElements", 9000, PERCEIVE_MAX_ELEMENTS).expect_err("out of range");
+        let err = check_range("maxElements", 9000, PERCEIVE_MAX_ELEMENTS).expect_err("out of range");
         let text = err.to_string();
-        assert!(
-            text.contains("maxElements") && text.contains("5000") && text.contains("9000"),
-            "{text}"
-        );
+        assert!(text.contains("maxElements") && text.contains("5000") && text.contains("9000"), "{text}");
         check_range("maxElements", 1, PERCEIVE_MAX_ELEMENTS).expect("lower bound inclusive");
     }
 
@@ -749,8 +642,8 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_rejected_by_name() {
-        let err = serde_json::from_value::<ClickArgs>(json!({"selector": "a", "bogus": 1}))
-            .expect_err("unknown");
+        let err =
+            serde_json::from_value::<ClickArgs>(json!({"selector": "a", "bogus": 1})).expect_err("unknown");
         assert!(err.to_string().contains("bogus"));
     }
 

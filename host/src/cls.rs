@@ -11,13 +11,10 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use nova_shared::cls::{
-    AmbiguityPolicy, AssertionResult, Outcome, RetryPolicy, TransitionContract, Verdict,
-};
+use nova_shared::cls::{AmbiguityPolicy, AssertionResult, Outcome, RetryPolicy, TransitionContract, Verdict};
 use nova_shared::page::ActionReport;
 use nova_shared::protocol::{
-    ActParams, CheckParams, CheckResult, PageAction, TabInfo, WatchParams, WatchResult, WatchSpec,
-    method,
+    ActParams, CheckParams, CheckResult, PageAction, TabInfo, WatchParams, WatchResult, WatchSpec, method,
 };
 use serde_json::{Value, json};
 
@@ -115,11 +112,7 @@ struct Busy<'a> {
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        self.cls
-            .busy
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.target);
+        self.cls.busy.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.target);
     }
 }
 
@@ -129,24 +122,17 @@ impl Cls {
         let journal = journal::Journal::open(db)?;
         match journal.recover() {
             Ok(0) => {}
-            Ok(n) => tracing::warn!(
-                count = n,
-                "transitions left between intent and verdict are now in doubt"
-            ),
+            Ok(n) => {
+                tracing::warn!(count = n, "transitions left between intent and verdict are now in doubt")
+            }
             Err(e) => tracing::error!(error = %e, "cannot recover the transition journal"),
         }
-        Ok(Self {
-            journal,
-            busy: Mutex::new(HashSet::new()),
-        })
+        Ok(Self { journal, busy: Mutex::new(HashSet::new()) })
     }
 
     fn claim(&self, target: &str) -> Option<Busy<'_>> {
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        busy.insert(target.to_owned()).then(|| Busy {
-            cls: self,
-            target: target.to_owned(),
-        })
+        busy.insert(target.to_owned()).then(|| Busy { cls: self, target: target.to_owned() })
     }
 }
 
@@ -181,26 +167,16 @@ impl Report {
     fn reply(self, target_id: &str) -> ToolReply {
         let completed = now_ms();
         let dispatched = self.dispatch_status == Some("dispatched");
-        let (ok, status, stage, verify_state) =
-            match (self.dispatch_status, self.verification_status) {
-                (_, "verified_success") => (true, "ok", "verified", "verified"),
-                (Some("dispatched"), "skipped") => (true, "ok", "dispatch", "uncertain"),
-                (_, "verified_fail") => (false, "failed", "verified", "failed"),
-                (Some("dispatched") | None, "indeterminate") => (
-                    false,
-                    "partial",
-                    "verify",
-                    if self.success_seen {
-                        "likely"
-                    } else {
-                        "uncertain"
-                    },
-                ),
-                (Some(s), _) if s.starts_with("blocked") => {
-                    (false, "blocked", "precondition", "failed")
-                }
-                _ => (false, "partial", "verify", "uncertain"),
-            };
+        let (ok, status, stage, verify_state) = match (self.dispatch_status, self.verification_status) {
+            (_, "verified_success") => (true, "ok", "verified", "verified"),
+            (Some("dispatched"), "skipped") => (true, "ok", "dispatch", "uncertain"),
+            (_, "verified_fail") => (false, "failed", "verified", "failed"),
+            (Some("dispatched") | None, "indeterminate") => {
+                (false, "partial", "verify", if self.success_seen { "likely" } else { "uncertain" })
+            }
+            (Some(s), _) if s.starts_with("blocked") => (false, "blocked", "precondition", "failed"),
+            _ => (false, "partial", "verify", "uncertain"),
+        };
         let retryable = matches!(self.retry, RetryAdvice::SafeToRetry) && !ok;
         let mut structured = json!({
             "ok": ok,
@@ -271,9 +247,7 @@ impl Hub {
         action: PageAction,
         contract: &TransitionContract,
     ) -> Result<ToolReply, CallError> {
-        let effective = contract
-            .validate(false)
-            .map_err(|m| CallError::invalid("transitionContract", m))?;
+        let effective = contract.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         let started = now_ms();
         let transition_id = format!("tr_{}", uuid::Uuid::new_v4().simple());
         let policy = contract.retry_policy;
@@ -300,9 +274,8 @@ impl Hub {
             report.dispatch_status = Some("blocked_coordinator");
             report.reason_code = Some(reason::COORDINATOR_BUSY.into());
             report.retry = advice(policy, ambiguity, End::Blocked);
-            report.message = Some(
-                "another guarded action is in flight on this tab; retry after it finishes".into(),
-            );
+            report.message =
+                Some("another guarded action is in flight on this tab; retry after it finishes".into());
             return Ok(report.reply(&target));
         };
 
@@ -313,14 +286,11 @@ impl Hub {
                 set: contract.preconditions.clone(),
                 nav_epoch: 0,
             };
-            let (verdict, failed) = match self
-                .bridge
-                .call::<CheckResult>(method::CHECK, params, DEFAULT_TIMEOUT)
-                .await
-            {
-                Ok(r) => (r.verdict, r.failed_assertions),
-                Err(e) => (Verdict::Unknown, vec![page_error(&e)]),
-            };
+            let (verdict, failed) =
+                match self.bridge.call::<CheckResult>(method::CHECK, params, DEFAULT_TIMEOUT).await {
+                    Ok(r) => (r.verdict, r.failed_assertions),
+                    Err(e) => (Verdict::Unknown, vec![page_error(&e)]),
+                };
             report.precondition = Some(verdict);
             if verdict != Verdict::Satisfied {
                 report.dispatch_status = Some("blocked_precondition");
@@ -356,9 +326,7 @@ impl Hub {
             // Fail closed: without a durable intent nothing is dispatched.
             report.dispatch_status = Some("blocked_precondition");
             report.reason_code = Some(reason::DISPATCH_PREPARE_REJECTED.into());
-            report.message = Some(format!(
-                "the transition journal could not record the intent: {e}"
-            ));
+            report.message = Some(format!("the transition journal could not record the intent: {e}"));
             return Ok(report.reply(&target));
         }
 
@@ -376,11 +344,7 @@ impl Hub {
             watch_id: transition_id.clone(),
             nav_epoch: 0,
         };
-        match self
-            .bridge
-            .call::<ActionReport>(method::ACT, act, DEFAULT_TIMEOUT)
-            .await
-        {
+        match self.bridge.call::<ActionReport>(method::ACT, act, DEFAULT_TIMEOUT).await {
             Ok(a) => {
                 rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
                 rec.obs.url_after = Some(a.url_after.clone());
@@ -408,15 +372,10 @@ impl Hub {
             Err(e) => {
                 // The page may or may not have been touched: in doubt.
                 report.verification_status = "indeterminate";
-                report.indeterminate_reason = Some(if matches!(e, BridgeError::Timeout { .. }) {
-                    "timeout"
-                } else {
-                    "eval_error"
-                });
-                report.reason_code = Some(format!(
-                    "guarded_commit.{}",
-                    report.indeterminate_reason.unwrap_or("timeout")
-                ));
+                report.indeterminate_reason =
+                    Some(if matches!(e, BridgeError::Timeout { .. }) { "timeout" } else { "eval_error" });
+                report.reason_code =
+                    Some(format!("guarded_commit.{}", report.indeterminate_reason.unwrap_or("timeout")));
                 report.retry = RetryAdvice::CheckPostconditionFirst;
                 report.message = Some(e.to_string());
                 self.finish(&report, "in_doubt");
@@ -443,11 +402,7 @@ impl Hub {
             watch_id: transition_id.clone(),
             nav_epoch: 0,
         };
-        let (end, indeterminate) = match self
-            .bridge
-            .call::<WatchResult>(method::WATCH, params, wait)
-            .await
-        {
+        let (end, indeterminate) = match self.bridge.call::<WatchResult>(method::WATCH, params, wait).await {
             Ok(w) => {
                 report.success_seen = w.success_seen;
                 report.failed = w.failed_assertions;
@@ -461,9 +416,7 @@ impl Hub {
                 }
             }
             Err(BridgeError::Timeout { .. }) => (End::Indeterminate, Some("timeout")),
-            Err(BridgeError::Remote { code, .. })
-                if code == nova_shared::reason::FRAME_DESTROYED =>
-            {
+            Err(BridgeError::Remote { code, .. }) if code == nova_shared::reason::FRAME_DESTROYED => {
                 (End::Indeterminate, Some("frame_destroyed"))
             }
             Err(e) => {
@@ -547,38 +500,14 @@ mod tests {
         use AmbiguityPolicy::*;
         use RetryPolicy::*;
         for amb in [Signal, RetryOnce, Abort] {
-            assert_eq!(
-                advice(NonIdempotent, amb, End::Success),
-                RetryAdvice::DoNotRetry
-            );
-            assert_ne!(
-                advice(NonIdempotent, amb, End::Fail),
-                RetryAdvice::SafeToRetry
-            );
-            assert_ne!(
-                advice(NonIdempotent, amb, End::Indeterminate),
-                RetryAdvice::SafeToRetry
-            );
-            assert_eq!(
-                advice(NoRetry, amb, End::Indeterminate),
-                RetryAdvice::DoNotRetry
-            );
-            assert_eq!(
-                advice(NonIdempotent, amb, End::Blocked),
-                RetryAdvice::SafeToRetry
-            );
+            assert_eq!(advice(NonIdempotent, amb, End::Success), RetryAdvice::DoNotRetry);
+            assert_ne!(advice(NonIdempotent, amb, End::Fail), RetryAdvice::SafeToRetry);
+            assert_ne!(advice(NonIdempotent, amb, End::Indeterminate), RetryAdvice::SafeToRetry);
+            assert_eq!(advice(NoRetry, amb, End::Indeterminate), RetryAdvice::DoNotRetry);
+            assert_eq!(advice(NonIdempotent, amb, End::Blocked), RetryAdvice::SafeToRetry);
         }
-        assert_eq!(
-            advice(Idempotent, Signal, End::Indeterminate),
-            RetryAdvice::SafeToRetry
-        );
-        assert_eq!(
-            advice(Idempotent, Abort, End::Indeterminate),
-            RetryAdvice::DoNotRetry
-        );
-        assert_eq!(
-            advice(Idempotent, Signal, End::Fail),
-            RetryAdvice::SafeToRetry
-        );
+        assert_eq!(advice(Idempotent, Signal, End::Indeterminate), RetryAdvice::SafeToRetry);
+        assert_eq!(advice(Idempotent, Abort, End::Indeterminate), RetryAdvice::DoNotRetry);
+        assert_eq!(advice(Idempotent, Signal, End::Fail), RetryAdvice::SafeToRetry);
     }
 }

@@ -39,9 +39,7 @@ pub struct Session {
 impl Session {
     /// A new session with a random id.
     pub fn new() -> Self {
-        Self {
-            id: uuid::Uuid::new_v4().simple().to_string(),
-        }
+        Self { id: uuid::Uuid::new_v4().simple().to_string() }
     }
 }
 
@@ -74,10 +72,7 @@ pub enum CallError {
 impl CallError {
     /// An invalid-params error for `field`.
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {
-        Self::InvalidParams {
-            field: Some(field.to_owned()),
-            message: message.into(),
-        }
+        Self::InvalidParams { field: Some(field.to_owned()), message: message.into() }
     }
 
     /// The reason code recorded for this error.
@@ -105,12 +100,7 @@ pub struct ToolReply {
 impl ToolReply {
     /// A success.
     pub fn ok(structured: Value) -> Self {
-        Self {
-            structured,
-            is_error: false,
-            text: None,
-            image: None,
-        }
+        Self { structured, is_error: false, text: None, image: None }
     }
 
     /// A tool failure with a reason code.
@@ -119,12 +109,7 @@ impl ToolReply {
             "ok": false, "status": "failed", "reasonCode": reason,
             "retryable": retryable, "message": message.into(),
         });
-        Self {
-            structured,
-            is_error: true,
-            text: None,
-            image: None,
-        }
+        Self { structured, is_error: true, text: None, image: None }
     }
 
     /// A failure reported by the bridge.
@@ -168,10 +153,7 @@ pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, Ca
     serde_json::from_value(Value::Object(args)).map_err(|e| {
         let message = e.to_string();
         let field = message.split('`').nth(1).map(str::to_owned);
-        CallError::InvalidParams {
-            field,
-            message: format!("invalid arguments: {message}"),
-        }
+        CallError::InvalidParams { field, message: format!("invalid arguments: {message}") }
     })
 }
 
@@ -197,11 +179,8 @@ impl Hub {
         args: Map<String, Value>,
     ) -> Result<ToolReply, CallError> {
         let started = Instant::now();
-        let agent_id = args
-            .get("agentId")
-            .and_then(Value::as_str)
-            .unwrap_or(crate::lease::DEFAULT_AGENT)
-            .to_owned();
+        let agent_id =
+            args.get("agentId").and_then(Value::as_str).unwrap_or(crate::lease::DEFAULT_AGENT).to_owned();
         let (_, _, base_flags) = tob::classify(name);
         let mut rec = CallRecord {
             obs: Observation {
@@ -224,16 +203,9 @@ impl Hub {
         match &result {
             Ok(reply) => {
                 obs.ok = !reply.is_error;
-                obs.outcome = Some(if reply.is_error {
-                    Outcome::Failed
-                } else {
-                    Outcome::Success
-                });
-                obs.reason_code = reply
-                    .structured
-                    .get("reasonCode")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                obs.outcome = Some(if reply.is_error { Outcome::Failed } else { Outcome::Success });
+                obs.reason_code =
+                    reply.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
             }
             Err(e) => {
                 obs.outcome = Some(match e {
@@ -279,9 +251,7 @@ mod tests {
     #[test]
     fn typed_text_is_never_recorded() {
         let args = json!({"selector": "#pw", "text": "hunter2"});
-        let Value::Object(map) = args else {
-            unreachable!()
-        };
+        let Value::Object(map) = args else { unreachable!() };
         let recorded = redact("nova.type_selector", &map);
         assert!(!recorded.contains("hunter2"), "{recorded}");
         assert!(recorded.contains("<redacted 7 chars>"));
@@ -289,9 +259,7 @@ mod tests {
 
     #[test]
     fn parse_errors_name_the_field() {
-        let Value::Object(map) = json!({"selector": "a", "nope": 1}) else {
-            unreachable!()
-        };
+        let Value::Object(map) = json!({"selector": "a", "nope": 1}) else { unreachable!() };
         let err = parse_args::<crate::browse::ClickArgs>(map).expect_err("unknown field");
         match err {
             CallError::InvalidParams { field, message } => {

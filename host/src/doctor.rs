@@ -36,12 +36,7 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
             name: format!("{} native-host manifest", browser.name()),
             result: install::check(&target)
                 .map(|p| format!("{} -> {}", target.manifest.display(), p.display()))
-                .map_err(|problem| {
-                    (
-                        problem,
-                        format!("run `nova install --browser {}`", browser.name()),
-                    )
-                }),
+                .map_err(|problem| (problem, format!("run `nova install --browser {}`", browser.name()))),
         });
     }
     if checks.is_empty() && !any_manifest {
@@ -49,24 +44,20 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
             name: "browsers".into(),
             result: Err((
                 "no supported browser found for this user".into(),
-                "install Chromium (`apt-get install chromium`) or Firefox, then `nova install`"
-                    .into(),
+                "install Chromium (`apt-get install chromium`) or Firefox, then `nova install`".into(),
             )),
         });
     }
     let hubs = HubRecord::all(data);
-    let live: Vec<&HubRecord> = hubs
-        .iter()
-        .filter(|h| std::os::unix::net::UnixStream::connect(&h.socket).is_ok())
-        .collect();
+    let live: Vec<&HubRecord> =
+        hubs.iter().filter(|h| std::os::unix::net::UnixStream::connect(&h.socket).is_ok()).collect();
     checks.push(Check {
         name: "hub running".into(),
         result: match live.first() {
             Some(h) => Ok(format!("{} hub pid {} at {}", h.browser, h.pid, h.http_url)),
             None => Err((
                 "no hub is running (the browser starts it when the extension connects)".into(),
-                "start Nova with `cargo xtask run`, or open your browser with the Nova extension"
-                    .into(),
+                "start Nova with `cargo xtask run`, or open your browser with the Nova extension".into(),
             )),
         },
     });
@@ -75,33 +66,21 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
         result: match (live.first(), hubs.first()) {
             (Some(h), _) => Ok(h.socket.display().to_string()),
             (None, Some(h)) => Err((
-                format!(
-                    "{} does not accept connections (stale registration)",
-                    h.socket.display()
-                ),
+                format!("{} does not accept connections (stale registration)", h.socket.display()),
                 "restart the browser; the next hub replaces the registration".into(),
             )),
             (None, None) => Err(("no hub registered".into(), "see `hub running`".into())),
         },
     });
-    checks.push(Check {
-        name: "store integrity".into(),
-        result: store_check(data),
-    });
-    checks.push(Check {
-        name: "free disk".into(),
-        result: disk_check(data),
-    });
+    checks.push(Check { name: "store integrity".into(), result: store_check(data) });
+    checks.push(Check { name: "free disk".into(), result: disk_check(data) });
     checks
 }
 
 fn store_check(data: &DataDir) -> Result<String, (String, String)> {
     let db = data.db();
     if !db.exists() {
-        return Ok(format!(
-            "{} not created yet (created on first use)",
-            db.display()
-        ));
+        return Ok(format!("{} not created yet (created on first use)", db.display()));
     }
     let fix = format!("move {} aside; Nova creates a fresh store", db.display());
     let conn = crate::store::open_read_only(&db).map_err(|e| (e.to_string(), fix.clone()))?;
@@ -117,18 +96,11 @@ fn disk_check(data: &DataDir) -> Result<String, (String, String)> {
             break;
         }
     }
-    let free = fs4::available_space(&dir).map_err(|e| {
-        (
-            format!("cannot read free space: {e}"),
-            "check the data dir path".into(),
-        )
-    })?;
+    let free = fs4::available_space(&dir)
+        .map_err(|e| (format!("cannot read free space: {e}"), "check the data dir path".into()))?;
     let mb = free / (1024 * 1024);
     if free < MIN_FREE_BYTES {
-        return Err((
-            format!("only {mb} MB free at {}", dir.display()),
-            "free at least 500 MB".into(),
-        ));
+        return Err((format!("only {mb} MB free at {}", dir.display()), "free at least 500 MB".into()));
     }
     Ok(format!("{mb} MB free"))
 }

@@ -60,11 +60,7 @@ impl HubRecord {
 /// Browser family from the argument the browser passes to its native host: Chromium passes
 /// the extension origin `chrome-extension://<id>/`, Firefox the manifest path and the add-on id.
 pub fn browser_from_caller(caller: &str) -> &'static str {
-    if caller.starts_with("chrome-extension://") {
-        "chromium"
-    } else {
-        "firefox"
-    }
+    if caller.starts_with("chrome-extension://") { "chromium" } else { "firefox" }
 }
 
 /// Runs the hub until the browser disconnects or a termination signal arrives.
@@ -74,13 +70,7 @@ pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
     let recorder = Recorder::start(&data.db())?;
     let (bridge, browser_done) = Bridge::start(tokio::io::stdin(), tokio::io::stdout());
     let cls = crate::cls::Cls::open(&data.db())?;
-    let hub = Arc::new(Hub {
-        data: data.clone(),
-        bridge,
-        recorder,
-        leases: Leases::default(),
-        cls,
-    });
+    let hub = Arc::new(Hub { data: data.clone(), bridge, recorder, leases: Leases::default(), cls });
 
     let socket = data.hub_socket(&browser);
     let _ = std::fs::remove_file(&socket);
@@ -130,10 +120,8 @@ pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
 }
 
 async fn bind_http() -> std::io::Result<tokio::net::TcpListener> {
-    let preferred = std::env::var(HTTP_PORT_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u16>().ok())
-        .unwrap_or(DEFAULT_HTTP_PORT);
+    let preferred =
+        std::env::var(HTTP_PORT_ENV).ok().and_then(|v| v.parse::<u16>().ok()).unwrap_or(DEFAULT_HTTP_PORT);
     match tokio::net::TcpListener::bind(("127.0.0.1", preferred)).await {
         Ok(l) => Ok(l),
         Err(e) if preferred != 0 => {
@@ -147,10 +135,7 @@ async fn bind_http() -> std::io::Result<tokio::net::TcpListener> {
 fn write_record(data: &DataDir, record: &HubRecord) -> std::io::Result<()> {
     let file = data.hub_file(&record.browser);
     let tmp = file.with_extension(format!("json.{}", record.pid));
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?,
-    )?;
+    std::fs::write(&tmp, serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?)?;
     crate::paths::set_mode(&tmp, 0o600)?;
     std::fs::rename(tmp, file)
 }

@@ -33,13 +33,7 @@ pub enum Browser {
 
 impl Browser {
     /// All browsers.
-    pub const ALL: [Browser; 5] = [
-        Self::Chromium,
-        Self::Chrome,
-        Self::Edge,
-        Self::Brave,
-        Self::Firefox,
-    ];
+    pub const ALL: [Browser; 5] = [Self::Chromium, Self::Chrome, Self::Edge, Self::Brave, Self::Firefox];
 
     /// Lower-case name.
     pub fn name(self) -> &'static str {
@@ -70,10 +64,7 @@ pub struct Target {
 /// The per-user manifest location of `browser`.
 pub fn user_target(browser: Browser) -> Option<Target> {
     let home = std::env::var_os("HOME").map(PathBuf::from)?;
-    Some(Target {
-        browser,
-        manifest: os::manifest_dir(browser, &home).join(manifest_file()),
-    })
+    Some(Target { browser, manifest: os::manifest_dir(browser, &home).join(manifest_file()) })
 }
 
 /// The manifest location inside a Chromium `--user-data-dir` profile (read instead of the
@@ -91,13 +82,8 @@ fn manifest_file() -> String {
 
 /// Browsers that look installed for this user.
 pub fn detect() -> Vec<Browser> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    Browser::ALL
-        .into_iter()
-        .filter(|b| os::is_installed(*b, &home))
-        .collect()
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    Browser::ALL.into_iter().filter(|b| os::is_installed(*b, &home)).collect()
 }
 
 /// The manifest JSON for `browser` pointing at `host`.
@@ -121,8 +107,8 @@ pub fn install(target: &Target, host: &Path) -> std::io::Result<()> {
     if let Some(dir) = target.manifest.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let text = serde_json::to_string_pretty(&manifest_json(target.browser, host))
-        .map_err(std::io::Error::other)?;
+    let text =
+        serde_json::to_string_pretty(&manifest_json(target.browser, host)).map_err(std::io::Error::other)?;
     std::fs::write(&target.manifest, text)
 }
 
@@ -142,22 +128,12 @@ pub fn check(target: &Target) -> Result<PathBuf, String> {
     let m: Value = serde_json::from_str(&text).map_err(|e| format!("manifest is not JSON: {e}"))?;
     let path = PathBuf::from(m["path"].as_str().unwrap_or_default());
     if !path.is_file() {
-        return Err(format!(
-            "manifest points at {}, which does not exist",
-            path.display()
-        ));
+        return Err(format!("manifest points at {}, which does not exist", path.display()));
     }
     let expected = manifest_json(target.browser, &path);
-    let key = if target.browser.is_firefox() {
-        "allowed_extensions"
-    } else {
-        "allowed_origins"
-    };
+    let key = if target.browser.is_firefox() { "allowed_extensions" } else { "allowed_origins" };
     if m[key] != expected[key] {
-        return Err(format!(
-            "manifest does not allow the Nova extension ({key} is {})",
-            m[key]
-        ));
+        return Err(format!("manifest does not allow the Nova extension ({key} is {})", m[key]));
     }
     Ok(path)
 }
@@ -169,10 +145,7 @@ mod tests {
     #[test]
     fn manifests_pin_our_extension() {
         let chromium = manifest_json(Browser::Chromium, Path::new("/opt/nova"));
-        assert_eq!(
-            chromium["allowed_origins"][0],
-            format!("chrome-extension://{CHROMIUM_EXTENSION_ID}/")
-        );
+        assert_eq!(chromium["allowed_origins"][0], format!("chrome-extension://{CHROMIUM_EXTENSION_ID}/"));
         assert_eq!(chromium["type"], "stdio");
         let firefox = manifest_json(Browser::Firefox, Path::new("/opt/nova"));
         assert_eq!(firefox["allowed_extensions"][0], FIREFOX_ADDON_ID);
@@ -189,11 +162,7 @@ mod tests {
         install(&target, &host).expect("install");
         assert_eq!(check(&target).expect("valid"), host);
         std::fs::remove_file(&host).expect("rm");
-        assert!(
-            check(&target)
-                .expect_err("dangling")
-                .contains("does not exist")
-        );
+        assert!(check(&target).expect_err("dangling").contains("does not exist"));
         assert!(uninstall(&target).expect("uninstall"));
         assert!(!uninstall(&target).expect("again"));
     }

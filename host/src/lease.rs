@@ -175,17 +175,14 @@ impl Leases {
 
     /// The first mutating call on an unclaimed tab claims it for the caller with the default TTL.
     pub fn auto_claim(&self, target_id: &str, agent: &str) -> Result<(), OwnerMismatch> {
-        self.claim(target_id, agent, None, DEFAULT_TTL_MS, None, None)
-            .map(|_| ())
+        self.claim(target_id, agent, None, DEFAULT_TTL_MS, None, None).map(|_| ())
     }
 
     /// The live lease on a tab, if any.
     pub fn get(&self, target_id: &str) -> Option<Lease> {
         let now = now_ms();
         let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(target_id)
-            .filter(|l| l.expires_at_ms > now)
-            .cloned()
+        map.get(target_id).filter(|l| l.expires_at_ms > now).cloned()
     }
 }
 
@@ -196,9 +193,7 @@ mod tests {
     #[test]
     fn other_agent_is_refused_until_release() {
         let leases = Leases::default();
-        leases
-            .claim("1", "a", None, 10_000, Some("x"), None)
-            .expect("claim");
+        leases.claim("1", "a", None, 10_000, Some("x"), None).expect("claim");
         let err = leases.check("1", "b").expect_err("b refused");
         assert_eq!(err.owner, "a");
         assert!(leases.claim("1", "b", None, 10_000, None, None).is_err());
@@ -210,21 +205,11 @@ mod tests {
     #[test]
     fn reclaim_with_reason_takes_over_and_reclaim_by_owner_extends() {
         let leases = Leases::default();
-        let first = leases
-            .claim("1", "a", None, 5_000, Some("one"), None)
-            .expect("claim");
-        let again = leases
-            .claim("1", "a", None, 60_000, Some(""), None)
-            .expect("extend");
+        let first = leases.claim("1", "a", None, 5_000, Some("one"), None).expect("claim");
+        let again = leases.claim("1", "a", None, 60_000, Some(""), None).expect("extend");
         assert!(again.expires_at_ms > first.expires_at_ms);
-        assert_eq!(
-            again.debug_label.as_deref(),
-            Some("one"),
-            "empty label keeps the old one"
-        );
-        let taken = leases
-            .claim("1", "b", None, 5_000, None, Some("stuck"))
-            .expect("reclaim");
+        assert_eq!(again.debug_label.as_deref(), Some("one"), "empty label keeps the old one");
+        let taken = leases.claim("1", "b", None, 5_000, None, Some("stuck")).expect("reclaim");
         assert_eq!(taken.owner, "b");
     }
 }
@@ -238,11 +223,7 @@ mod tools {
 
     impl Hub {
         /// `nova.tab_claim`.
-        pub async fn tab_claim(
-            &self,
-            rec: &mut CallRecord,
-            a: ClaimArgs,
-        ) -> Result<ToolReply, CallError> {
+        pub async fn tab_claim(&self, rec: &mut CallRecord, a: ClaimArgs) -> Result<ToolReply, CallError> {
             check_range("ttlMs", a.ttl_ms, (MIN_TTL_MS, MAX_TTL_MS, 0))?;
             let tab = match self.resolve_target(&a.target_id).await {
                 Ok(tab) => tab,

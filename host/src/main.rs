@@ -11,11 +11,7 @@ use nova_host::paths::DataDir;
 use nova_host::{doctor, hub, mcp};
 
 #[derive(Parser)]
-#[command(
-    name = "nova",
-    version,
-    about = "Nova: verified browser actions for AI agents"
-)]
+#[command(name = "nova", version, about = "Nova: verified browser actions for AI agents")]
 struct Cli {
     /// Data directory (default: NOVA_HOME, else the platform data directory).
     #[arg(long, global = true, env = "NOVA_HOME")]
@@ -74,19 +70,12 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     // Browsers start the host as `nova chrome-extension://<id>/` or `nova <manifest> <addon-id>`.
     let mut args: Vec<String> = std::env::args().collect();
-    if args
-        .get(1)
-        .is_some_and(|a| a.starts_with("chrome-extension://") || a.ends_with(".json"))
-    {
+    if args.get(1).is_some_and(|a| a.starts_with("chrome-extension://") || a.ends_with(".json")) {
         args.insert(1, "native".into());
     }
     let cli = Cli::parse_from(args);
     let data = DataDir::resolve(cli.data_dir.as_deref())?;
-    let runtime = || {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-    };
+    let runtime = || tokio::runtime::Builder::new_multi_thread().enable_all().build();
     match cli.command {
         Command::Native { caller, rest: _ } => {
             data.ensure()?;
@@ -95,21 +84,11 @@ fn main() -> anyhow::Result<()> {
             runtime()?.block_on(hub::run(data, caller))
         }
         Command::Mcp { print_config, .. } if print_config => print_config_json(&data),
-        Command::Mcp {
-            browser, wait_ms, ..
-        } => {
+        Command::Mcp { browser, wait_ms, .. } => {
             init_logging(None);
-            runtime()?.block_on(mcp::relay::run(
-                data,
-                browser,
-                Duration::from_millis(wait_ms),
-            ))
+            runtime()?.block_on(mcp::relay::run(data, browser, Duration::from_millis(wait_ms)))
         }
-        Command::Install {
-            browsers,
-            chromium_profile,
-            host_path,
-        } => {
+        Command::Install { browsers, chromium_profile, host_path } => {
             let host = match host_path {
                 Some(p) => std::path::absolute(p)?,
                 None => std::env::current_exe()?,
@@ -127,26 +106,14 @@ fn main() -> anyhow::Result<()> {
             );
             let mut out = std::io::stdout();
             for t in targets {
-                install::install(&t, &host)
-                    .with_context(|| format!("writing {}", t.manifest.display()))?;
-                writeln!(
-                    out,
-                    "registered with {}: {}",
-                    t.browser.name(),
-                    t.manifest.display()
-                )?;
+                install::install(&t, &host).with_context(|| format!("writing {}", t.manifest.display()))?;
+                writeln!(out, "registered with {}: {}", t.browser.name(), t.manifest.display())?;
             }
             Ok(())
         }
-        Command::Uninstall {
-            browsers,
-            chromium_profile,
-        } => {
-            let mut targets = user_targets(if browsers.is_empty() {
-                Browser::ALL.to_vec()
-            } else {
-                browsers
-            });
+        Command::Uninstall { browsers, chromium_profile } => {
+            let mut targets =
+                user_targets(if browsers.is_empty() { Browser::ALL.to_vec() } else { browsers });
             targets.extend(chromium_profile.as_deref().map(install::profile_target));
             let mut out = std::io::stdout();
             for t in targets {
@@ -168,10 +135,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn user_targets(browsers: Vec<Browser>) -> Vec<install::Target> {
-    browsers
-        .into_iter()
-        .filter_map(install::user_target)
-        .collect()
+    browsers.into_iter().filter_map(install::user_target).collect()
 }
 
 fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
@@ -179,13 +143,7 @@ fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
     let http_url = hub::HubRecord::all(data)
         .first()
         .map(|h| h.http_url.clone())
-        .unwrap_or_else(|| {
-            format!(
-                "http://127.0.0.1:{}{}",
-                hub::DEFAULT_HTTP_PORT,
-                mcp::http::MCP_PATH
-            )
-        });
+        .unwrap_or_else(|| format!("http://127.0.0.1:{}{}", hub::DEFAULT_HTTP_PORT, mcp::http::MCP_PATH));
     let data_dir = data.root().display().to_string();
     let config = serde_json::json!({
         "mcpServers": {
@@ -198,11 +156,7 @@ fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
             "headers": {"Authorization": "Bearer <contents of tokenFile>"}
         }
     });
-    writeln!(
-        std::io::stdout(),
-        "{}",
-        serde_json::to_string_pretty(&config)?
-    )?;
+    writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&config)?)?;
     Ok(())
 }
 
@@ -212,9 +166,7 @@ fn init_logging(file: Option<(&DataDir, &str)>) {
     let default = if file.is_some() { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("NOVA_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
     let log_file = file.and_then(|(data, browser)| {
         std::fs::OpenOptions::new()
             .create(true)
@@ -223,9 +175,7 @@ fn init_logging(file: Option<(&DataDir, &str)>) {
             .ok()
     });
     match log_file {
-        Some(f) => builder
-            .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
-            .init(),
+        Some(f) => builder.with_writer(std::io::stderr.and(std::sync::Mutex::new(f))).init(),
         None => builder.with_writer(std::io::stderr).init(),
     }
 }

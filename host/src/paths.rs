@@ -33,10 +33,7 @@ impl DataDir {
             return Ok(Self::at(Path::new(&p)));
         }
         let dirs = directories::ProjectDirs::from("io", "nova", "nova").ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                "no home directory to put the Nova data dir in",
-            )
+            io::Error::new(io::ErrorKind::NotFound, "no home directory to put the Nova data dir in")
         })?;
         Ok(Self::at(dirs.data_dir()))
     }
@@ -49,12 +46,7 @@ impl DataDir {
 
     /// Creates the directory tree with owner-only permissions.
     pub fn ensure(&self) -> io::Result<()> {
-        for dir in [
-            self.root.clone(),
-            self.hubs(),
-            self.logs(),
-            self.screenshots(),
-        ] {
+        for dir in [self.root.clone(), self.hubs(), self.logs(), self.screenshots()] {
             std::fs::create_dir_all(&dir)?;
             set_mode(&dir, 0o700)?;
         }
@@ -134,10 +126,7 @@ mod tests {
         let d = DataDir::resolve(Some(tmp.path())).expect("resolve");
         d.ensure().expect("ensure");
         assert_eq!(d.db(), tmp.path().join("nova.db"));
-        assert_eq!(
-            d.hub_socket("chromium"),
-            tmp.path().join("hubs/chromium.sock")
-        );
+        assert_eq!(d.hub_socket("chromium"), tmp.path().join("hubs/chromium.sock"));
         assert!(d.hubs().is_dir() && d.logs().is_dir());
     }
 }

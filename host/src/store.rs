@@ -9,14 +9,8 @@ use rusqlite::Connection;
 
 /// Migrations in order; index + 1 is the schema version they produce.
 const MIGRATIONS: &[(&str, &str)] = &[
-    (
-        "0001_observations",
-        include_str!("../migrations/0001_observations.sql"),
-    ),
-    (
-        "0002_transitions",
-        include_str!("../migrations/0002_transitions.sql"),
-    ),
+    ("0001_observations", include_str!("../migrations/0001_observations.sql")),
+    ("0002_transitions", include_str!("../migrations/0002_transitions.sql")),
 ];
 
 /// The schema version this build writes.
@@ -64,11 +58,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
 /// `PRAGMA quick_check`: cheap enough for every open, catches torn pages and broken indexes.
 pub fn check_integrity(conn: &Connection) -> Result<(), StoreError> {
     let verdict: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-    if verdict == "ok" {
-        Ok(())
-    } else {
-        Err(StoreError::Corrupt(verdict))
-    }
+    if verdict == "ok" { Ok(()) } else { Err(StoreError::Corrupt(verdict)) }
 }
 
 /// The schema version on disk.
@@ -79,10 +69,7 @@ pub fn schema_version(conn: &Connection) -> Result<u32, StoreError> {
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let current = schema_version(conn)?;
     if current > SCHEMA_VERSION {
-        return Err(StoreError::TooNew {
-            found: current,
-            supported: SCHEMA_VERSION,
-        });
+        return Err(StoreError::TooNew { found: current, supported: SCHEMA_VERSION });
     }
     for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let version = u32::try_from(i + 1).unwrap_or(u32::MAX);
@@ -105,9 +92,7 @@ mod tests {
         let path = dir.path().join("nova.db");
         let conn = open(&path).expect("open");
         assert_eq!(schema_version(&conn).expect("v"), SCHEMA_VERSION);
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .expect("m");
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).expect("m");
         assert_eq!(mode, "wal");
         drop(conn);
         let again = open(&path).expect("reopen");
@@ -118,25 +103,15 @@ mod tests {
     fn newer_schema_is_refused() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("nova.db");
-        Connection::open(&path)
-            .expect("c")
-            .pragma_update(None, "user_version", 999)
-            .expect("v");
-        assert!(matches!(
-            open(&path),
-            Err(StoreError::TooNew { found: 999, .. })
-        ));
+        Connection::open(&path).expect("c").pragma_update(None, "user_version", 999).expect("v");
+        assert!(matches!(open(&path), Err(StoreError::TooNew { found: 999, .. })));
     }
 
     #[test]
     fn damaged_file_is_refused() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("nova.db");
-        std::fs::write(
-            &path,
-            b"this is not a database, just bytes long enough ........",
-        )
-        .expect("w");
+        std::fs::write(&path, b"this is not a database, just bytes long enough ........").expect("w");
         assert!(open(&path).is_err());
     }
 }

@@ -109,20 +109,12 @@ impl Outcome {
 pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
     use flags::*;
     match tool {
-        "nova.perceive" => (
-            ActionKind::Read,
-            "webpage",
-            CONTENT_EXPOSED | VISUAL_EXPOSED | DOM_EXPOSED,
-        ),
+        "nova.perceive" => (ActionKind::Read, "webpage", CONTENT_EXPOSED | VISUAL_EXPOSED | DOM_EXPOSED),
         "nova.read_text" => (ActionKind::Read, "dom_node", CONTENT_EXPOSED | DOM_EXPOSED),
         "nova.capture_screenshot" => (ActionKind::Read, "webpage", VISUAL_EXPOSED | VIEWPORT_ONLY),
         "nova.navigate" => (ActionKind::Navigate, "webpage", NAVIGATION_INTENT),
         "nova.click_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED),
-        "nova.type_selector" => (
-            ActionKind::Interact,
-            "dom_node",
-            MUTATION_ATTEMPTED | INPUT_SUPPLIED,
-        ),
+        "nova.type_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED | INPUT_SUPPLIED),
         _ => (ActionKind::Meta, "none", 0),
     }
 }
@@ -189,19 +181,13 @@ impl Recorder {
     /// Starts the writer on the store at `db`.
     pub fn start(db: &Path) -> Result<Self, StoreError> {
         let conn = store::open(db)?;
-        let last: i64 =
-            conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM observations", [], |r| {
-                r.get(0)
-            })?;
+        let last: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM observations", [], |r| r.get(0))?;
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("tob-writer".into())
             .spawn(move || writer(conn, rx))
             .map_err(|e| StoreError::Corrupt(format!("cannot start the writer thread: {e}")))?;
-        Ok(Self {
-            tx,
-            seq: AtomicI64::new(last),
-        })
+        Ok(Self { tx, seq: AtomicI64::new(last) })
     }
 
     /// The next dispatch sequence number.
@@ -339,11 +325,9 @@ mod tests {
         rec.flush().await;
         let conn = store::open(&db).expect("open");
         let (n, kinds): (i64, String) = conn
-            .query_row(
-                "SELECT COUNT(*), GROUP_CONCAT(DISTINCT action_kind) FROM observations",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .query_row("SELECT COUNT(*), GROUP_CONCAT(DISTINCT action_kind) FROM observations", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .expect("count");
         assert_eq!((n, kinds.as_str()), (50, "read"));
         drop(rec);

@@ -9,12 +9,8 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"p
 fn endpoint(hub: &Hub) -> (String, u16, String) {
     let record = hub.record();
     let url = record["httpUrl"].as_str().expect("url").to_owned();
-    let port = url
-        .split(':')
-        .nth(2)
-        .and_then(|p| p.split('/').next())
-        .and_then(|p| p.parse().ok())
-        .expect("port");
+    let port =
+        url.split(':').nth(2).and_then(|p| p.split('/').next()).and_then(|p| p.parse().ok()).expect("port");
     let token = std::fs::read_to_string(hub.data_path().join("mcp-token")).expect("token");
     (url, port, token.trim().to_owned())
 }
@@ -40,10 +36,7 @@ async fn endpoint_is_loopback_with_owner_only_token() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(hub.data_path().join("mcp-token"))
-            .expect("meta")
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(hub.data_path().join("mcp-token")).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 }
@@ -54,12 +47,7 @@ async fn missing_or_wrong_token_is_401() {
     let (url, _, _) = endpoint(&hub);
     let none = post(&url, &[]).await;
     assert_eq!(none.status(), 401);
-    assert_eq!(
-        none.headers()
-            .get("www-authenticate")
-            .and_then(|v| v.to_str().ok()),
-        Some("Bearer")
-    );
+    assert_eq!(none.headers().get("www-authenticate").and_then(|v| v.to_str().ok()), Some("Bearer"));
     let wrong = post(&url, &[("authorization", "Bearer nope".into())]).await;
     assert_eq!(wrong.status(), 401);
 }
@@ -69,27 +57,12 @@ async fn foreign_origin_or_host_is_403_even_with_the_token() {
     let hub = Hub::start();
     let (url, port, token) = endpoint(&hub);
     let auth = ("authorization", format!("Bearer {token}"));
-    let origin = post(
-        &url,
-        &[auth.clone(), ("origin", "https://evil.example".into())],
-    )
-    .await;
+    let origin = post(&url, &[auth.clone(), ("origin", "https://evil.example".into())]).await;
     assert_eq!(origin.status(), 403);
-    let host = post(
-        &url,
-        &[auth.clone(), ("host", format!("evil.example:{port}"))],
-    )
-    .await;
+    let host = post(&url, &[auth.clone(), ("host", format!("evil.example:{port}"))]).await;
     assert_eq!(host.status(), 403);
-    let ok = post(
-        &url,
-        &[auth, ("origin", format!("http://127.0.0.1:{port}"))],
-    )
-    .await;
+    let ok = post(&url, &[auth, ("origin", format!("http://127.0.0.1:{port}"))]).await;
     assert_eq!(ok.status(), 200);
     let body = ok.text().await.expect("body");
-    assert!(
-        body.contains("\"serverInfo\"") && body.contains("nova"),
-        "{body}"
-    );
+    assert!(body.contains("\"serverInfo\"") && body.contains("nova"), "{body}");
 }

@@ -13,10 +13,7 @@ use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-async fn setup() -> (
-    rmcp::service::RunningService<rmcp::RoleClient, ()>,
-    tempfile::TempDir,
-) {
+async fn setup() -> (rmcp::service::RunningService<rmcp::RoleClient, ()>, tempfile::TempDir) {
     let tmp = tempfile::tempdir().expect("tmp");
     let data = DataDir::at(tmp.path());
     data.ensure().expect("dirs");
@@ -27,13 +24,7 @@ async fn setup() -> (
     done.await.expect("bridge sees the closed browser");
     let recorder = Recorder::start(&data.db()).expect("recorder");
     let cls = nova_host::cls::Cls::open(&data.db()).expect("journal");
-    let hub = Arc::new(Hub {
-        data,
-        bridge,
-        recorder,
-        leases: Leases::default(),
-        cls,
-    });
+    let hub = Arc::new(Hub { data, bridge, recorder, leases: Leases::default(), cls });
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         let running = NovaServer::new(hub).serve(server_io).await.expect("serve");
@@ -62,44 +53,24 @@ async fn tools_are_listed_with_strict_schemas() {
         "nova.tab_claim",
         "nova.tab_release",
     ] {
-        assert!(
-            names.iter().any(|n| n == expected),
-            "{expected} missing from {names:?}"
-        );
+        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
     }
-    assert!(
-        tools
-            .iter()
-            .all(|t| t.input_schema.get("additionalProperties") == Some(&json!(false)))
-    );
+    assert!(tools.iter().all(|t| t.input_schema.get("additionalProperties") == Some(&json!(false))));
 }
 
 #[tokio::test]
 async fn invalid_arguments_are_json_rpc_errors_naming_the_field() {
     let (client, _tmp) = setup().await;
     let call = |name: &'static str, a: Value| {
-        client
-            .peer()
-            .call_tool(CallToolRequestParams::new(name).with_arguments(args(a)))
+        client.peer().call_tool(CallToolRequestParams::new(name).with_arguments(args(a)))
     };
-    let err = call("nova.type_selector", json!({"selector": "#a"}))
-        .await
-        .expect_err("missing text");
+    let err = call("nova.type_selector", json!({"selector": "#a"})).await.expect_err("missing text");
     assert!(err.to_string().contains("text"), "{err}");
-    let err = call("nova.capture_screenshot", json!({"quality": 101}))
-        .await
-        .expect_err("range");
-    assert!(
-        err.to_string().contains("quality") && err.to_string().contains("100"),
-        "{err}"
-    );
-    let err = call("nova.capture_screenshot", json!({"format": "gif"}))
-        .await
-        .expect_err("enum");
+    let err = call("nova.capture_screenshot", json!({"quality": 101})).await.expect_err("range");
+    assert!(err.to_string().contains("quality") && err.to_string().contains("100"), "{err}");
+    let err = call("nova.capture_screenshot", json!({"format": "gif"})).await.expect_err("enum");
     assert!(err.to_string().contains("gif"), "{err}");
-    let err = call("nova.no_such_tool", json!({}))
-        .await
-        .expect_err("unknown tool");
+    let err = call("nova.no_such_tool", json!({})).await.expect_err("unknown tool");
     assert!(err.to_string().contains("nova.no_such_tool"), "{err}");
 }
 
@@ -113,10 +84,7 @@ async fn a_gone_browser_gives_a_structured_retryable_failure() {
         .expect("a tool result, not a protocol error");
     assert_eq!(result.is_error, Some(true));
     let s = result.structured_content.expect("structured");
-    assert_eq!(
-        (s["ok"].clone(), s["status"].clone()),
-        (json!(false), json!("failed"))
-    );
+    assert_eq!((s["ok"].clone(), s["status"].clone()), (json!(false), json!("failed")));
     assert_eq!(s["reasonCode"], "browser_not_connected");
     assert_eq!(s["retryable"], true);
 }

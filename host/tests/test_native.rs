@@ -56,15 +56,8 @@ fn a_truncated_frame_ends_the_session_cleanly_and_unregisters() {
     hub.write_raw(&100u32.to_ne_bytes());
     hub.write_raw(b"{\"v\":1");
     drop(hub.stdin.take());
-    assert_eq!(
-        hub.wait_exit(Duration::from_secs(10)),
-        Some(true),
-        "hub exits with success"
-    );
-    assert!(
-        !hub.data_path().join("hubs/chromium.json").exists(),
-        "registration removed"
-    );
+    assert_eq!(hub.wait_exit(Duration::from_secs(10)), Some(true), "hub exits with success");
+    assert!(!hub.data_path().join("hubs/chromium.json").exists(), "registration removed");
     assert!(!std::path::Path::new(record["socket"].as_str().unwrap_or_default()).exists());
 }
 

@@ -258,8 +258,11 @@ impl TransitionContract {
             }
         }
         if commit_point && self.postconditions.is_empty() {
-            return Err("transitionContract.postconditions must have a non-empty success, forbidden or ambiguous \
-                        bucket for a commit point (fails closed)".into());
+            return Err(
+                "transitionContract.postconditions must have a non-empty success, forbidden or ambiguous \
+                        bucket for a commit point (fails closed)"
+                    .into(),
+            );
         }
         let (window, hold) = self.action_kind.stability_defaults();
         let mut adjustments = Vec::new();
@@ -271,24 +274,15 @@ impl TransitionContract {
             }
             c
         };
-        let stability_window_ms = clamp(
-            "stabilityWindowMs",
-            self.stability_window_ms,
-            window,
-            STABILITY_WINDOW_MS,
-        );
+        let stability_window_ms =
+            clamp("stabilityWindowMs", self.stability_window_ms, window, STABILITY_WINDOW_MS);
         let mut stability_ms = clamp("stabilityMs", self.stability_ms, hold, STABILITY_MS);
         if stability_ms >= stability_window_ms {
-            adjustments.push(format!(
-                "stabilityMs {stability_ms} lowered below the window ({stability_window_ms})"
-            ));
+            adjustments
+                .push(format!("stabilityMs {stability_ms} lowered below the window ({stability_window_ms})"));
             stability_ms = stability_window_ms / 2;
         }
-        Ok(Effective {
-            stability_window_ms,
-            stability_ms,
-            adjustments,
-        })
+        Ok(Effective { stability_window_ms, stability_ms, adjustments })
     }
 }
 
@@ -349,10 +343,7 @@ pub fn check(a: &Assertion, observed: &Observed) -> AssertionResult {
     let expected = a.expected.as_ref().unwrap_or(&Value::Null);
     let compare = |f: fn(f64, f64) -> bool| match (number(value), number(expected)) {
         (Some(x), Some(y)) => Ok(f(x, y)),
-        _ => Err(format!(
-            "{} compares numbers; observed {value}, expected {expected}",
-            a.operator.as_str()
-        )),
+        _ => Err(format!("{} compares numbers; observed {value}, expected {expected}", a.operator.as_str())),
     };
     let outcome = match a.operator {
         Operator::Exists => Ok(!value.is_null()),
@@ -465,12 +456,7 @@ pub fn classify(
     if !post.forbidden.is_empty() {
         let (v, bad) = evaluate(&post.forbidden, observe);
         if v == Verdict::Satisfied {
-            let results = post
-                .forbidden
-                .iter()
-                .map(|a| check(a, &observe(a)))
-                .filter(|r| r.passed)
-                .collect();
+            let results = post.forbidden.iter().map(|a| check(a, &observe(a))).filter(|r| r.passed).collect();
             return (Outcome::Fail, results);
         }
         if v == Verdict::Unknown {
@@ -501,48 +487,28 @@ mod tests {
     use serde_json::json;
 
     fn a(key: &str, op: Operator, expected: Option<Value>) -> Assertion {
-        Assertion {
-            fact_key: key.into(),
-            operator: op,
-            expected,
-            frame_id: None,
-        }
+        Assertion { fact_key: key.into(), operator: op, expected, frame_id: None }
     }
 
     #[test]
     fn operators_compare_as_documented() {
-        let ok = |op, exp: Option<Value>, obs: Value| {
-            check(&a("dom.text(#x)", op, exp), &Ok(obs)).passed
-        };
+        let ok = |op, exp: Option<Value>, obs: Value| check(&a("dom.text(#x)", op, exp), &Ok(obs)).passed;
         assert!(ok(Operator::Eq, Some(json!(3)), json!(3.0)));
         assert!(ok(Operator::NotEq, Some(json!("a")), json!("b")));
         assert!(ok(Operator::Neq, Some(json!("a")), Value::Null));
         assert!(ok(Operator::Exists, None, json!("")));
         assert!(!ok(Operator::Exists, None, Value::Null));
         assert!(ok(Operator::NotExists, None, Value::Null));
-        assert!(ok(
-            Operator::Contains,
-            Some(json!("sent")),
-            json!("Message sent!")
-        ));
+        assert!(ok(Operator::Contains, Some(json!("sent")), json!("Message sent!")));
         assert!(ok(Operator::Contains, Some(json!(2)), json!([1, 2])));
         assert!(ok(Operator::Gt, Some(json!(1)), json!(2)));
         assert!(ok(Operator::Gte, Some(json!("2")), json!(2)));
         assert!(ok(Operator::Lt, Some(json!(5)), json!("4")));
         assert!(ok(Operator::Lte, Some(json!(4)), json!(4)));
-        let err = check(
-            &a("dom.text(#x)", Operator::Gt, Some(json!(1))),
-            &Ok(json!("abc")),
-        );
+        let err = check(&a("dom.text(#x)", Operator::Gt, Some(json!(1))), &Ok(json!("abc")));
         assert!(!err.passed && err.error.is_some());
-        let read_err = check(
-            &a("dom.text(#x)", Operator::Eq, Some(json!(1))),
-            &Err("frame gone".into()),
-        );
-        assert_eq!(
-            (read_err.passed, read_err.error.as_deref()),
-            (false, Some("frame gone"))
-        );
+        let read_err = check(&a("dom.text(#x)", Operator::Eq, Some(json!(1))), &Err("frame gone".into()));
+        assert_eq!((read_err.passed, read_err.error.as_deref()), (false, Some("frame gone")));
     }
 
     #[test]
@@ -565,23 +531,14 @@ mod tests {
                 })
             }
         };
-        assert_eq!(
-            evaluate(&set, &mut facts(true, false)).0,
-            Verdict::Satisfied
-        );
+        assert_eq!(evaluate(&set, &mut facts(true, false)).0, Verdict::Satisfied);
         let (v, bad) = evaluate(&set, &mut facts(false, false));
         assert_eq!((v, bad.len()), (Verdict::Failed, 2));
         let (v, bad) = evaluate(&set, &mut facts(true, true));
-        assert_eq!(
-            (v, bad[0].fact_key.as_str()),
-            (Verdict::Failed, "dom.visible(.error)")
-        );
+        assert_eq!((v, bad[0].fact_key.as_str()), (Verdict::Failed, "dom.visible(.error)"));
         let (v, _) = evaluate(&set, &mut |_| Err("boom".into()));
         assert_eq!(v, Verdict::Unknown);
-        assert_eq!(
-            evaluate(&AssertionSet::default(), &mut |_| Ok(Value::Null)).0,
-            Verdict::Satisfied
-        );
+        assert_eq!(evaluate(&AssertionSet::default(), &mut |_| Ok(Value::Null)).0, Verdict::Satisfied);
     }
 
     #[test]
@@ -599,20 +556,13 @@ mod tests {
         };
         let obs = |sent: bool, error: bool| {
             move |x: &Assertion| -> Observed {
-                Ok(json!(if x.fact_key.contains("sent") {
-                    sent
-                } else {
-                    error
-                }))
+                Ok(json!(if x.fact_key.contains("sent") { sent } else { error }))
             }
         };
         assert_eq!(classify(&post, &mut obs(true, false)).0, Outcome::Success);
         assert_eq!(classify(&post, &mut obs(true, true)).0, Outcome::Fail);
         assert_eq!(classify(&post, &mut obs(false, false)).0, Outcome::Pending);
-        assert_eq!(
-            classify(&post, &mut |_| Err("x".into())).0,
-            Outcome::EvalError
-        );
+        assert_eq!(classify(&post, &mut |_| Err("x".into())).0, Outcome::EvalError);
     }
 
     #[test]
@@ -632,12 +582,7 @@ mod tests {
     #[test]
     fn validation_fails_closed_and_clamps_timing() {
         let empty = TransitionContract::default();
-        assert!(
-            empty
-                .validate(true)
-                .expect_err("commit point")
-                .contains("fails closed")
-        );
+        assert!(empty.validate(true).expect_err("commit point").contains("fails closed"));
         assert!(empty.validate(false).is_ok());
         let c: TransitionContract = serde_json::from_value(json!({
             "actionKind": "send_message",
@@ -648,29 +593,14 @@ mod tests {
         let eff = c.validate(true).expect("valid");
         assert_eq!((eff.stability_window_ms, eff.stability_ms), (30_000, 5_000));
         assert_eq!(eff.adjustments.len(), 2);
-        let defaults = TransitionContract {
-            action_kind: ActionKind::SendMessage,
-            ..c.clone()
-        };
-        let defaults = TransitionContract {
-            stability_window_ms: None,
-            stability_ms: None,
-            ..defaults
-        };
-        assert_eq!(
-            defaults.validate(true).expect("ok").stability_window_ms,
-            10_000
-        );
+        let defaults = TransitionContract { action_kind: ActionKind::SendMessage, ..c.clone() };
+        let defaults = TransitionContract { stability_window_ms: None, stability_ms: None, ..defaults };
+        assert_eq!(defaults.validate(true).expect("ok").stability_window_ms, 10_000);
         let missing = serde_json::from_value::<TransitionContract>(json!({
             "preconditions": {"all": [{"factKey": "page.title", "operator": "eq"}]}
         }))
         .expect("parse");
-        assert!(
-            missing
-                .validate(false)
-                .expect_err("expected")
-                .contains("needs `expected`")
-        );
+        assert!(missing.validate(false).expect_err("expected").contains("needs `expected`"));
         let badkey = serde_json::from_value::<TransitionContract>(json!({
             "preconditions": {"all": [{"factKey": "dom.exists", "operator": "exists"}]}
         }))

@@ -21,9 +21,7 @@ pub fn forbids_wasm(policy: &str) -> bool {
             .find(|(n, _)| n == "script-src")
             .or_else(|| directives.iter().find(|(n, _)| n == "default-src"));
         governing.is_some_and(|(_, sources)| {
-            !sources
-                .iter()
-                .any(|s| s == "'wasm-unsafe-eval'" || s == "'unsafe-eval'")
+            !sources.iter().any(|s| s == "'wasm-unsafe-eval'" || s == "'unsafe-eval'")
         })
     })
 }
@@ -36,9 +34,7 @@ mod tests {
     fn script_src_without_eval_forbids_wasm() {
         assert!(forbids_wasm("script-src 'self'"));
         assert!(forbids_wasm("default-src 'self'; img-src *"));
-        assert!(forbids_wasm(
-            "img-src *, script-src 'self' https://cdn.example"
-        ));
+        assert!(forbids_wasm("img-src *, script-src 'self' https://cdn.example"));
     }
 
     #[test]
@@ -46,9 +42,7 @@ mod tests {
         assert!(!forbids_wasm("script-src 'self' 'wasm-unsafe-eval'"));
         assert!(!forbids_wasm("default-src 'self' 'unsafe-eval'"));
         assert!(!forbids_wasm("img-src *; style-src 'self'"));
-        assert!(!forbids_wasm(
-            "script-src 'self' 'WASM-UNSAFE-EVAL'; default-src 'none'"
-        ));
+        assert!(!forbids_wasm("script-src 'self' 'WASM-UNSAFE-EVAL'; default-src 'none'"));
         assert!(!forbids_wasm(""));
     }
 }

@@ -13,9 +13,7 @@ pub const NAMESPACES: &[&str] = &["page", "dom", "form", "chat", "overlay", "cor
 pub const PAGE_FACTS: &[&str] = &["url", "origin", "title", "readyState", "navEpoch"];
 
 /// `dom.*` facts (a selector argument; `attr` takes `SEL|NAME`).
-pub const DOM_FACTS: &[&str] = &[
-    "exists", "visible", "count", "text", "value", "attr", "checked", "enabled",
-];
+pub const DOM_FACTS: &[&str] = &["exists", "visible", "count", "text", "value", "attr", "checked", "enabled"];
 
 /// Longest fact key accepted.
 pub const MAX_KEY_LEN: usize = 4096;
@@ -43,23 +41,19 @@ impl FactKey {
 /// Parses and validates a fact key; the error says what is wrong with it.
 pub fn parse(key: &str) -> Result<FactKey, String> {
     if key.len() > MAX_KEY_LEN {
-        return Err(format!(
-            "fact key is {} bytes; at most {MAX_KEY_LEN} are allowed",
-            key.len()
-        ));
+        return Err(format!("fact key is {} bytes; at most {MAX_KEY_LEN} are allowed", key.len()));
     }
     let (head, arg) = match key.find('(') {
         Some(open) => {
-            let inner = key[open + 1..].strip_suffix(')').ok_or_else(|| {
-                format!("fact key `{key}` opens `(` without closing it at the end")
-            })?;
+            let inner = key[open + 1..]
+                .strip_suffix(')')
+                .ok_or_else(|| format!("fact key `{key}` opens `(` without closing it at the end"))?;
             (&key[..open], Some(inner.to_owned()))
         }
         None => (key, None),
     };
-    let (namespace, path) = head
-        .split_once('.')
-        .ok_or_else(|| format!("fact key `{key}` must be `namespace.path`"))?;
+    let (namespace, path) =
+        head.split_once('.').ok_or_else(|| format!("fact key `{key}` must be `namespace.path`"))?;
     if !NAMESPACES.contains(&namespace) {
         return Err(format!(
             "fact key `{key}`: unknown namespace `{namespace}` (known: {})",
@@ -67,48 +61,28 @@ pub fn parse(key: &str) -> Result<FactKey, String> {
         ));
     }
     if path.is_empty()
-        || !path
-            .split('.')
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        || !path.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
     {
-        return Err(format!(
-            "fact key `{key}`: path `{path}` must be dot-separated names"
-        ));
+        return Err(format!("fact key `{key}`: path `{path}` must be dot-separated names"));
     }
     match namespace {
         "page" if !PAGE_FACTS.contains(&path) || arg.is_some() => {
-            return Err(format!(
-                "fact key `{key}`: page facts are {} (no argument)",
-                PAGE_FACTS.join(", ")
-            ));
+            return Err(format!("fact key `{key}`: page facts are {} (no argument)", PAGE_FACTS.join(", ")));
         }
         "dom" if !DOM_FACTS.contains(&path) => {
-            return Err(format!(
-                "fact key `{key}`: dom facts are {}",
-                DOM_FACTS.join(", ")
-            ));
+            return Err(format!("fact key `{key}`: dom facts are {}", DOM_FACTS.join(", ")));
         }
         "dom" if arg.as_deref().is_none_or(|a| a.trim().is_empty()) => {
-            return Err(format!(
-                "fact key `{key}`: dom.{path} needs a selector argument"
-            ));
+            return Err(format!("fact key `{key}`: dom.{path} needs a selector argument"));
         }
         _ => {}
     }
-    let parsed = FactKey {
-        namespace: namespace.to_owned(),
-        path: path.to_owned(),
-        arg,
-    };
+    let parsed = FactKey { namespace: namespace.to_owned(), path: path.to_owned(), arg };
     if parsed.namespace == "dom"
         && parsed.path == "attr"
-        && parsed
-            .attr_parts()
-            .is_none_or(|(s, n)| s.is_empty() || n.is_empty())
+        && parsed.attr_parts().is_none_or(|(s, n)| s.is_empty() || n.is_empty())
     {
-        return Err(format!(
-            "fact key `{key}`: dom.attr takes `SELECTOR|ATTRIBUTE`"
-        ));
+        return Err(format!("fact key `{key}`: dom.attr takes `SELECTOR|ATTRIBUTE`"));
     }
     Ok(parsed)
 }
@@ -129,40 +103,17 @@ mod tests {
         assert_eq!(attr.attr_parts(), Some(("a.link", "href")));
         let nested = parse("dom.text(li:nth-child(2))").expect("ok");
         assert_eq!(nested.arg.as_deref(), Some("li:nth-child(2)"));
-        assert_eq!(
-            parse("chat.streamActive.started").expect("ok").path,
-            "streamActive.started"
-        );
+        assert_eq!(parse("chat.streamActive.started").expect("ok").path, "streamActive.started");
     }
 
     #[test]
     fn bad_keys_say_what_is_wrong() {
         assert!(parse("url").expect_err("no ns").contains("namespace.path"));
-        assert!(
-            parse("web.url")
-                .expect_err("ns")
-                .contains("unknown namespace")
-        );
-        assert!(
-            parse("page.cookies")
-                .expect_err("page")
-                .contains("page facts")
-        );
+        assert!(parse("web.url").expect_err("ns").contains("unknown namespace"));
+        assert!(parse("page.cookies").expect_err("page").contains("page facts"));
         assert!(parse("dom.exists").expect_err("arg").contains("selector"));
-        assert!(
-            parse("dom.exists(#a")
-                .expect_err("paren")
-                .contains("closing")
-        );
-        assert!(
-            parse("dom.attr(#a)")
-                .expect_err("attr")
-                .contains("SELECTOR|ATTRIBUTE")
-        );
-        assert!(
-            parse("dom.frobnicate(#a)")
-                .expect_err("fn")
-                .contains("dom facts")
-        );
+        assert!(parse("dom.exists(#a").expect_err("paren").contains("closing"));
+        assert!(parse("dom.attr(#a)").expect_err("attr").contains("SELECTOR|ATTRIBUTE"));
+        assert!(parse("dom.frobnicate(#a)").expect_err("fn").contains("dom facts"));
     }
 }

@@ -89,26 +89,12 @@ pub struct Envelope {
 impl Envelope {
     /// A request.
     pub fn request(id: u32, method: &str, params: Value) -> Self {
-        Self::new(
-            id,
-            Kind::Req,
-            Some(method.to_owned()),
-            Some(params),
-            None,
-            None,
-        )
+        Self::new(id, Kind::Req, Some(method.to_owned()), Some(params), None, None)
     }
 
     /// An event.
     pub fn event(method: &str, params: Value) -> Self {
-        Self::new(
-            0,
-            Kind::Evt,
-            Some(method.to_owned()),
-            Some(params),
-            None,
-            None,
-        )
+        Self::new(0, Kind::Evt, Some(method.to_owned()), Some(params), None, None)
     }
 
     /// A successful response.
@@ -118,10 +104,7 @@ impl Envelope {
 
     /// A failed response.
     pub fn err(id: u32, code: &str, message: impl Into<String>) -> Self {
-        let error = WireError {
-            code: code.to_owned(),
-            message: message.into(),
-        };
+        let error = WireError { code: code.to_owned(), message: message.into() };
         Self::new(id, Kind::Res, None, None, None, Some(error))
     }
 
@@ -133,16 +116,7 @@ impl Envelope {
         result: Option<Value>,
         error: Option<WireError>,
     ) -> Self {
-        Self {
-            v: PROTOCOL_VERSION,
-            id,
-            kind,
-            method,
-            params,
-            result,
-            error,
-            chunk: None,
-        }
+        Self { v: PROTOCOL_VERSION, id, kind, method, params, result, error, chunk: None }
     }
 }
 
@@ -167,11 +141,7 @@ pub fn chunk_frames(id: u32, json: &str) -> Vec<String> {
         .into_iter()
         .enumerate()
         .map(|(seq, data)| {
-            let chunk = Chunk {
-                seq: u32::try_from(seq).unwrap_or(u32::MAX),
-                total,
-                data: data.to_owned(),
-            };
+            let chunk = Chunk { seq: u32::try_from(seq).unwrap_or(u32::MAX), total, data: data.to_owned() };
             let mut env = Envelope::new(id, Kind::Chunk, None, None, None, None);
             env.chunk = Some(chunk);
             serde_json::to_string(&env).unwrap_or_default()
@@ -199,18 +169,14 @@ impl Reassembler {
         if id != self.id || chunk.seq != self.next {
             self.next = u32::MAX;
             self.text.clear();
-            return Some(Err(format!(
-                "chunk {} of envelope {id} arrived out of order",
-                chunk.seq
-            )));
+            return Some(Err(format!("chunk {} of envelope {id} arrived out of order", chunk.seq)));
         }
         self.text.push_str(&chunk.data);
         self.next += 1;
         if self.next < chunk.total {
             return None;
         }
-        let whole =
-            serde_json::from_str(&std::mem::take(&mut self.text)).map_err(|e| e.to_string());
+        let whole = serde_json::from_str(&std::mem::take(&mut self.text)).map_err(|e| e.to_string());
         self.next = u32::MAX;
         Some(whole)
     }
@@ -569,11 +535,8 @@ mod tests {
 
     #[test]
     fn reassembler_restores_chunked_envelopes_and_rejects_gaps() {
-        let big = Envelope::request(
-            4,
-            method::TYPE,
-            json!({"text": "x".repeat(3 * HOST_TO_BROWSER_MAX_FRAME)}),
-        );
+        let big =
+            Envelope::request(4, method::TYPE, json!({"text": "x".repeat(3 * HOST_TO_BROWSER_MAX_FRAME)}));
         let frames = chunk_frames(4, &serde_json::to_string(&big).expect("json"));
         let mut r = Reassembler::default();
         let mut out = None;
@@ -585,10 +548,7 @@ mod tests {
 
         let second: Envelope = serde_json::from_str(&frames[1]).expect("frame");
         let gap = Reassembler::default().push(second.id, second.chunk.expect("chunk"));
-        assert!(
-            gap.expect("reported").is_err(),
-            "a piece without its start is an error"
-        );
+        assert!(gap.expect("reported").is_err(), "a piece without its start is an error");
     }
 
     #[test]
@@ -599,11 +559,7 @@ mod tests {
         assert!(frames.len() > 2);
         let mut joined = String::new();
         for (i, frame) in frames.iter().enumerate() {
-            assert!(
-                frame.len() <= HOST_TO_BROWSER_MAX_FRAME,
-                "frame {i} is {}",
-                frame.len()
-            );
+            assert!(frame.len() <= HOST_TO_BROWSER_MAX_FRAME, "frame {i} is {}", frame.len());
             let env: Envelope = serde_json::from_str(frame).expect("chunk parses");
             let chunk = env.chunk.expect("chunk payload");
             assert_eq!(chunk.seq as usize, i);

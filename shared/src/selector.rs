@@ -44,9 +44,7 @@ pub fn parse(input: &str) -> Result<Selector, SelectorError> {
         )));
     }
     if segments.iter().any(|s| s.is_empty()) {
-        return Err(SelectorError(format!(
-            "`>>>` needs a CSS selector on both sides in `{trimmed}`"
-        )));
+        return Err(SelectorError(format!("`>>>` needs a CSS selector on both sides in `{trimmed}`")));
     }
     Ok(Selector::Chain(segments))
 }
@@ -112,18 +110,12 @@ mod tests {
 
     #[test]
     fn plain_css_is_one_segment() {
-        assert_eq!(
-            parse("form > input[name=q]").expect("ok"),
-            chain(&["form > input[name=q]"])
-        );
+        assert_eq!(parse("form > input[name=q]").expect("ok"), chain(&["form > input[name=q]"]));
     }
 
     #[test]
     fn deep_combinator_splits_segments() {
-        assert_eq!(
-            parse("product-card >>> #add").expect("ok"),
-            chain(&["product-card", "#add"])
-        );
+        assert_eq!(parse("product-card >>> #add").expect("ok"), chain(&["product-card", "#add"]));
         assert_eq!(
             parse("iframe#n>>>x-a >>> input[name=email]").expect("ok"),
             chain(&["iframe#n", "x-a", "input[name=email]"])
@@ -132,10 +124,7 @@ mod tests {
 
     #[test]
     fn combinator_inside_quotes_or_brackets_is_text() {
-        assert_eq!(
-            parse(r#"a[title=">>>"]"#).expect("ok"),
-            chain(&[r#"a[title=">>>"]"#])
-        );
+        assert_eq!(parse(r#"a[title=">>>"]"#).expect("ok"), chain(&[r#"a[title=">>>"]"#]));
         assert_eq!(parse(":is(a >>> b)").expect("ok"), chain(&[":is(a >>> b)"]));
     }
 

@@ -119,10 +119,7 @@ pub fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     ])
     .arg(format!("--user-data-dir={}", o.profile.display()))
     .arg(format!("--load-extension={}", o.extension.display()))
-    .arg(format!(
-        "--disable-extensions-except={}",
-        o.extension.display()
-    ))
+    .arg(format!("--disable-extensions-except={}", o.extension.display()))
     .arg(&o.url)
     .env("NOVA_HOME", &o.data_dir)
     .env("XDG_CONFIG_HOME", o.profile.join("xdg-config"))
@@ -133,17 +130,13 @@ pub fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     if let Some(port) = o.http_port {
         cmd.env("NOVA_HTTP_PORT", port.to_string());
     }
-    let child = cmd
-        .spawn()
-        .with_context(|| format!("starting {}", o.binary.display()))?;
+    let child = cmd.spawn().with_context(|| format!("starting {}", o.binary.display()))?;
     Ok(BrowserProcess { child })
 }
 
 /// Whether a display is available for a headful browser.
 pub fn has_display() -> bool {
-    ["DISPLAY", "WAYLAND_DISPLAY"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+    ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
 }
 
 /// The log file of a launch.

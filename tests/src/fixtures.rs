@@ -38,34 +38,21 @@ impl FixtureServer {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let counters = Counters::default();
-        let state = AppState {
-            root: root.to_path_buf(),
-            counters: counters.clone(),
-        };
+        let state = AppState { root: root.to_path_buf(), counters: counters.clone() };
         let app = axum::Router::new()
-            .route(
-                "/",
-                axum::routing::get(|| async { axum::response::Redirect::to("/index.html") }),
-            )
+            .route("/", axum::routing::get(|| async { axum::response::Redirect::to("/index.html") }))
             .route("/submit", axum::routing::get(submit).post(submit))
             .route("/{*path}", axum::routing::get(serve))
             .with_state(state);
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Ok(Self {
-            addr,
-            task,
-            counters,
-        })
+        Ok(Self { addr, task, counters })
     }
 
     /// How many times `/submit?key=KEY` was reached.
     pub fn count(&self, key: &str) -> u32 {
-        self.counters
-            .lock()
-            .map(|c| c.get(key).copied().unwrap_or(0))
-            .unwrap_or(0)
+        self.counters.lock().map(|c| c.get(key).copied().unwrap_or(0)).unwrap_or(0)
     }
 
     /// The URL of `path` (with or without a leading slash).
@@ -94,10 +81,7 @@ async fn submit(State(app): State<AppState>, Query(q): Query<HashMap<String, Str
          <body><h1 id=\"submitted\">Submission {n} for {key}</h1></body></html>"
     );
     let mut response = (StatusCode::OK, body).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     response
 }
 
@@ -119,14 +103,9 @@ async fn serve(State(app): State<AppState>, UrlPath(path): UrlPath<String>) -> R
         _ => "application/octet-stream",
     };
     let mut response = (StatusCode::OK, body).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
     if path.ends_with(".csp.html") {
-        response.headers_mut().insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(STRICT_CSP),
-        );
+        response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(STRICT_CSP));
     }
     response
 }

@@ -27,10 +27,7 @@ use serde_json::Value;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// The built artifacts.
@@ -45,13 +42,9 @@ pub struct Dist {
 impl Dist {
     /// Finds `dist/` (or `NOVA_DIST`) and checks it holds a build.
     pub fn locate() -> anyhow::Result<Self> {
-        let root = std::env::var_os("NOVA_DIST")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace_root().join("dist"));
-        let dist = Self {
-            extension: root.join("extension"),
-            host: root.join("bin").join("nova"),
-        };
+        let root =
+            std::env::var_os("NOVA_DIST").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("dist"));
+        let dist = Self { extension: root.join("extension"), host: root.join("bin").join("nova") };
         for needed in [
             dist.extension.join("manifest.json"),
             dist.extension.join("pkg/nova_extension_bg.wasm"),
@@ -77,10 +70,7 @@ impl Dist {
             .output()
             .context("running nova install")?;
         if !out.status.success() {
-            bail!(
-                "nova install failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            bail!("nova install failed: {}", String::from_utf8_lossy(&out.stderr));
         }
         Ok(())
     }
@@ -99,11 +89,7 @@ pub fn wait_for_hub(data: &Path, timeout: Duration) -> anyhow::Result<HubRecord>
             return Ok(record);
         }
         if Instant::now() > deadline {
-            bail!(
-                "no hub registered in {} after {timeout:?}; see {}/logs",
-                data.display(),
-                data.display()
-            );
+            bail!("no hub registered in {} after {timeout:?}; see {}/logs", data.display(), data.display());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -123,22 +109,14 @@ impl Client {
     /// Starts `nova mcp --data-dir <data>` and completes the MCP handshake.
     pub async fn stdio(host: &Path, data: &Path) -> anyhow::Result<Self> {
         let mut cmd = tokio::process::Command::new(host);
-        cmd.arg("mcp")
-            .arg("--data-dir")
-            .arg(data)
-            .env("NOVA_LOG", "warn");
-        let service =
-            ().serve(TokioChildProcess::new(cmd)?)
-                .await
-                .context("MCP handshake with nova mcp")?;
+        cmd.arg("mcp").arg("--data-dir").arg(data).env("NOVA_LOG", "warn");
+        let service = ().serve(TokioChildProcess::new(cmd)?).await.context("MCP handshake with nova mcp")?;
         Ok(Self { service })
     }
 
     /// Calls a tool; protocol errors come back as `Err` with the JSON-RPC message.
     pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
-        let Value::Object(map) = args else {
-            bail!("tool arguments must be an object")
-        };
+        let Value::Object(map) = args else { bail!("tool arguments must be an object") };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(map);
         Ok(self.service.peer().call_tool(params).await?)
     }
@@ -146,22 +124,13 @@ impl Client {
     /// Calls a tool and returns its structured content, failing on protocol errors.
     pub async fn structured(&self, tool: &str, args: Value) -> anyhow::Result<Value> {
         let result = self.call(tool, args).await?;
-        result
-            .structured_content
-            .context("result has no structuredContent")
+        result.structured_content.context("result has no structuredContent")
     }
 
     /// Calls a tool expecting a JSON-RPC error; returns it.
-    pub async fn call_err(
-        &self,
-        tool: &str,
-        args: Value,
-    ) -> anyhow::Result<rmcp::model::ErrorData> {
+    pub async fn call_err(&self, tool: &str, args: Value) -> anyhow::Result<rmcp::model::ErrorData> {
         match self.call(tool, args).await {
-            Ok(r) => bail!(
-                "expected a JSON-RPC error from {tool}, got {:?}",
-                r.structured_content
-            ),
+            Ok(r) => bail!("expected a JSON-RPC error from {tool}, got {:?}", r.structured_content),
             Err(e) => match e.downcast::<rmcp::ServiceError>()? {
                 rmcp::ServiceError::McpError(data) => Ok(data),
                 other => bail!("expected a JSON-RPC error, got {other}"),
@@ -171,14 +140,7 @@ impl Client {
 
     /// The tool names the server lists.
     pub async fn tool_names(&self) -> anyhow::Result<Vec<String>> {
-        Ok(self
-            .service
-            .peer()
-            .list_all_tools()
-            .await?
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect())
+        Ok(self.service.peer().list_all_tools().await?.into_iter().map(|t| t.name.to_string()).collect())
     }
 
     /// Closes the session.
@@ -219,16 +181,8 @@ impl Nova {
         let profile = tmp.path().join("profile");
         std::fs::create_dir_all(&data)?;
         dist.register_host(&profile)?;
-        let fixtures =
-            fixtures::FixtureServer::start(&workspace_root().join("tests/fixtures")).await?;
-        Ok(Self {
-            dist,
-            data,
-            profile,
-            fixtures,
-            browser: None,
-            _tmp: tmp,
-        })
+        let fixtures = fixtures::FixtureServer::start(&workspace_root().join("tests/fixtures")).await?;
+        Ok(Self { dist, data, profile, fixtures, browser: None, _tmp: tmp })
     }
 
     /// Launches Chromium on about:blank and waits for the hub.
@@ -259,9 +213,7 @@ impl Nova {
 
     /// The hub's process id.
     pub fn hub_pid(&self) -> Option<i32> {
-        hub_records(&self.data)
-            .first()
-            .and_then(|r| i32::try_from(r.pid).ok())
+        hub_records(&self.data).first().and_then(|r| i32::try_from(r.pid).ok())
     }
 
     /// The store file.
@@ -288,10 +240,7 @@ impl Nova {
     /// Kills the hub process (SIGKILL), as a crash would.
     pub fn kill_hub(&self) -> anyhow::Result<i32> {
         let pid = self.hub_pid().context("no hub registered")?;
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        )?;
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL)?;
         Ok(pid)
     }
 }

@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 
 /// Every observation row as a JSON object keyed by column name, in sequence order.
 pub fn observations(db: &Path) -> anyhow::Result<Vec<Value>> {
-    let conn =
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let mut stmt = conn.prepare("SELECT * FROM observations ORDER BY seq")?;
     let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
     let rows = stmt.query_map([], |row| {
@@ -17,9 +16,7 @@ pub fn observations(db: &Path) -> anyhow::Result<Vec<Value>> {
                 rusqlite::types::ValueRef::Null => Value::Null,
                 rusqlite::types::ValueRef::Integer(n) => Value::from(n),
                 rusqlite::types::ValueRef::Real(f) => Value::from(f),
-                rusqlite::types::ValueRef::Text(t) => {
-                    Value::from(String::from_utf8_lossy(t).into_owned())
-                }
+                rusqlite::types::ValueRef::Text(t) => Value::from(String::from_utf8_lossy(t).into_owned()),
                 rusqlite::types::ValueRef::Blob(b) => Value::from(b.len()),
             };
             obj.insert(name.clone(), v);

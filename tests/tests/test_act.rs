@@ -4,9 +4,7 @@ use nova_e2e::Nova;
 use serde_json::{Value, json};
 
 async fn text_of(c: &nova_e2e::Client, selector: &str) -> anyhow::Result<String> {
-    let r = c
-        .structured("nova.read_text", json!({"selector": selector}))
-        .await?;
+    let r = c.structured("nova.read_text", json!({"selector": selector})).await?;
     Ok(r["text"].as_str().unwrap_or_default().to_owned())
 }
 
@@ -14,38 +12,19 @@ async fn text_of(c: &nova_e2e::Client, selector: &str) -> anyhow::Result<String>
 async fn navigate_reports_urls_and_failures() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    let first = c
-        .structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    let first = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     assert_eq!(first["title"], "Basic fixture");
-    let second = c
-        .structured("nova.navigate", json!({"url": nova.url("page2.html")}))
-        .await?;
+    let second = c.structured("nova.navigate", json!({"url": nova.url("page2.html")})).await?;
     assert_eq!(second["status"], "ok");
     assert_eq!(second["title"], "Second page");
-    assert!(
-        second["urlBefore"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with("/basic.html")
-    );
-    assert!(
-        second["url"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with("/page2.html")
-    );
+    assert!(second["urlBefore"].as_str().unwrap_or_default().ends_with("/basic.html"));
+    assert!(second["url"].as_str().unwrap_or_default().ends_with("/page2.html"));
     assert!(second["navEpoch"].as_u64() > first["navEpoch"].as_u64());
 
     // Nothing listens on port 9 of loopback.
-    let failed = c
-        .call("nova.navigate", json!({"url": "http://127.0.0.1:9/"}))
-        .await?;
+    let failed = c.call("nova.navigate", json!({"url": "http://127.0.0.1:9/"})).await?;
     assert_eq!(failed.is_error, Some(true));
-    assert_eq!(
-        failed.structured_content.unwrap_or_default()["reasonCode"],
-        "navigation_failed"
-    );
+    assert_eq!(failed.structured_content.unwrap_or_default()["reasonCode"], "navigation_failed");
     Ok(())
 }
 
@@ -53,60 +32,30 @@ async fn navigate_reports_urls_and_failures() -> anyhow::Result<()> {
 async fn click_dispatches_only_on_visible_enabled_uncovered_elements() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
 
-    let ok = c
-        .structured("nova.click_selector", json!({"selector": "#counter"}))
-        .await?;
-    assert_eq!(
-        (ok["ok"].clone(), ok["actionDispatched"].clone()),
-        (json!(true), json!(true))
-    );
+    let ok = c.structured("nova.click_selector", json!({"selector": "#counter"})).await?;
+    assert_eq!((ok["ok"].clone(), ok["actionDispatched"].clone()), (json!(true), json!(true)));
     assert_eq!(ok["element"], "button \"Clicked 0\"");
     assert_eq!(text_of(&c, "#counter").await?, "Clicked 1");
 
-    for (selector, reason) in [
-        ("#disabled", "element_disabled"),
-        ("#covered", "element_covered"),
-        ("#nope", "element_not_found"),
-    ] {
-        let r = c
-            .call("nova.click_selector", json!({"selector": selector}))
-            .await?;
+    for (selector, reason) in
+        [("#disabled", "element_disabled"), ("#covered", "element_covered"), ("#nope", "element_not_found")]
+    {
+        let r = c.call("nova.click_selector", json!({"selector": selector})).await?;
         let s = r.structured_content.unwrap_or_default();
         assert_eq!(r.is_error, Some(true), "{selector}");
         assert_eq!(s["reasonCode"], reason, "{selector}: {s}");
-        assert_eq!(
-            s["actionDispatched"], false,
-            "{selector}: refused before dispatch"
-        );
+        assert_eq!(s["actionDispatched"], false, "{selector}: refused before dispatch");
     }
-    assert_eq!(
-        text_of(&c, "#status").await?,
-        "idle",
-        "the covered button never received the click"
-    );
+    assert_eq!(text_of(&c, "#status").await?, "idle", "the covered button never received the click");
 
-    c.structured(
-        "nova.click_selector",
-        json!({"selector": "shadow-card >>> #add"}),
-    )
-    .await?;
+    c.structured("nova.click_selector", json!({"selector": "shadow-card >>> #add"})).await?;
     assert_eq!(text_of(&c, "shadow-card >>> #added").await?, "1");
-    c.structured(
-        "nova.click_selector",
-        json!({"selector": "iframe#frame >>> #frame-btn"}),
-    )
-    .await?;
-    assert_eq!(
-        text_of(&c, "iframe#frame >>> #frame-btn").await?,
-        "Frame clicked"
-    );
+    c.structured("nova.click_selector", json!({"selector": "iframe#frame >>> #frame-btn"})).await?;
+    assert_eq!(text_of(&c, "iframe#frame >>> #frame-btn").await?, "Frame clicked");
 
-    let link = c
-        .structured("nova.click_selector", json!({"selector": "nav a"}))
-        .await?;
+    let link = c.structured("nova.click_selector", json!({"selector": "nav a"})).await?;
     assert_eq!(link["actionDispatched"], true);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
@@ -114,10 +63,7 @@ async fn click_dispatches_only_on_visible_enabled_uncovered_elements() -> anyhow
         if page.as_ref().is_ok_and(|p| p["title"] == "Second page") {
             break;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "link click did not navigate: {page:?}"
-        );
+        assert!(std::time::Instant::now() < deadline, "link click did not navigate: {page:?}");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     Ok(())
@@ -127,84 +73,40 @@ async fn click_dispatches_only_on_visible_enabled_uncovered_elements() -> anyhow
 async fn typing_works_in_plain_controlled_and_contenteditable_fields() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
 
-    let plain = c
-        .structured(
-            "nova.type_selector",
-            json!({"selector": "#plain", "text": "hello"}),
-        )
-        .await?;
-    assert_eq!(
-        (plain["readback"].clone(), plain["actionDispatched"].clone()),
-        (json!("hello"), json!(true))
-    );
+    let plain = c.structured("nova.type_selector", json!({"selector": "#plain", "text": "hello"})).await?;
+    assert_eq!((plain["readback"].clone(), plain["actionDispatched"].clone()), (json!("hello"), json!(true)));
     let appended = c
-        .structured(
-            "nova.type_selector",
-            json!({"selector": "#plain", "text": " world", "clear": false}),
-        )
+        .structured("nova.type_selector", json!({"selector": "#plain", "text": " world", "clear": false}))
         .await?;
     assert_eq!(appended["readback"], "hello world");
 
-    let controlled = c
-        .structured(
-            "nova.type_selector",
-            json!({"selector": "#controlled", "text": "react me"}),
-        )
-        .await?;
+    let controlled =
+        c.structured("nova.type_selector", json!({"selector": "#controlled", "text": "react me"})).await?;
     assert_eq!(controlled["ok"], true);
-    assert_eq!(
-        text_of(&c, "#mirror").await?,
-        "react me",
-        "the framework saw real input events"
-    );
+    assert_eq!(text_of(&c, "#mirror").await?, "react me", "the framework saw real input events");
 
-    let editor = c
-        .structured(
-            "nova.type_selector",
-            json!({"selector": "#editor", "text": "rich text"}),
-        )
-        .await?;
+    let editor =
+        c.structured("nova.type_selector", json!({"selector": "#editor", "text": "rich text"})).await?;
     assert_eq!(editor["method"], "contenteditable");
     assert_eq!(text_of(&c, "#editor").await?, "rich text");
-    assert_ne!(
-        text_of(&c, "#editor-events").await?,
-        "0",
-        "the editor saw input events"
-    );
+    assert_ne!(text_of(&c, "#editor-events").await?, "0", "the editor saw input events");
 
     let framed = c
-        .structured(
-            "nova.type_selector",
-            json!({"selector": "iframe#frame >>> input", "text": "a@b.c"}),
-        )
+        .structured("nova.type_selector", json!({"selector": "iframe#frame >>> input", "text": "a@b.c"}))
         .await?;
     assert_eq!(framed["readback"], "a@b.c");
 
-    let short = c
-        .structured(
-            "nova.type_selector",
-            json!({"selector": "#short", "text": "abcdef"}),
-        )
-        .await?;
+    let short = c.structured("nova.type_selector", json!({"selector": "#short", "text": "abcdef"})).await?;
     assert_eq!(short["readback"], "abc");
     assert!(
         short["warnings"].as_array().is_some_and(|w| !w.is_empty()),
         "maxlength truncation is reported: {short}"
     );
 
-    let readonly = c
-        .call(
-            "nova.type_selector",
-            json!({"selector": "#counter", "text": "x"}),
-        )
-        .await?;
-    assert_eq!(
-        readonly.structured_content.unwrap_or_default()["reasonCode"],
-        "element_not_editable"
-    );
+    let readonly = c.call("nova.type_selector", json!({"selector": "#counter", "text": "x"})).await?;
+    assert_eq!(readonly.structured_content.unwrap_or_default()["reasonCode"], "element_not_editable");
     Ok(())
 }
 
@@ -213,14 +115,8 @@ async fn password_values_are_never_reported_stored_or_logged() -> anyhow::Result
     let secret = "S3cret-Pa55word-xyzzy";
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
-    let r = c
-        .structured(
-            "nova.type_selector",
-            json!({"selector": "#pw", "text": secret}),
-        )
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    let r = c.structured("nova.type_selector", json!({"selector": "#pw", "text": secret})).await?;
     assert_eq!(r["sensitive"], true);
     assert!(r.get("readback").is_none_or(Value::is_null));
     assert!(!r.to_string().contains(secret));
@@ -229,27 +125,14 @@ async fn password_values_are_never_reported_stored_or_logged() -> anyhow::Result
     assert!(page["elements"].to_string().contains("password filled"));
 
     let rows = nova.observations(3)?;
-    let typed = rows
-        .iter()
-        .find(|r| r["tool"] == "nova.type_selector")
-        .expect("type observation");
-    assert!(
-        typed["args_json"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("<redacted")
-    );
+    let typed = rows.iter().find(|r| r["tool"] == "nova.type_selector").expect("type observation");
+    assert!(typed["args_json"].as_str().unwrap_or_default().contains("<redacted"));
     drop(c);
     let mut haystack = Vec::new();
     for entry in walk(&nova.data) {
         haystack.extend(std::fs::read(entry).unwrap_or_default());
     }
-    assert!(
-        !haystack
-            .windows(secret.len())
-            .any(|w| w == secret.as_bytes()),
-        "secret found in the data dir"
-    );
+    assert!(!haystack.windows(secret.len()).any(|w| w == secret.as_bytes()), "secret found in the data dir");
     Ok(())
 }
 
@@ -272,30 +155,18 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn screenshot_returns_an_image_and_saves_it() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     let r = c.call("nova.capture_screenshot", json!({})).await?;
     let s = r.structured_content.clone().unwrap_or_default();
     assert_eq!(s["mimeType"], "image/png", "{s}");
-    assert!(
-        s["width"].as_u64().unwrap_or(0) > 100 && s["height"].as_u64().unwrap_or(0) > 100,
-        "{s}"
-    );
+    assert!(s["width"].as_u64().unwrap_or(0) > 100 && s["height"].as_u64().unwrap_or(0) > 100, "{s}");
     let path = s["screenshotFilePath"].as_str().unwrap_or_default();
     let bytes = std::fs::read(path)?;
     assert!(bytes.starts_with(b"\x89PNG"));
     assert_eq!(s["bytes"].as_u64(), Some(bytes.len() as u64));
-    let has_image = r
-        .content
-        .iter()
-        .any(|c| serde_json::to_value(c).is_ok_and(|v| v["type"] == "image"));
+    let has_image = r.content.iter().any(|c| serde_json::to_value(c).is_ok_and(|v| v["type"] == "image"));
     assert!(has_image, "image content block present");
-    let jpeg = c
-        .structured(
-            "nova.capture_screenshot",
-            json!({"format": "jpeg", "quality": 50}),
-        )
-        .await?;
+    let jpeg = c.structured("nova.capture_screenshot", json!({"format": "jpeg", "quality": 50})).await?;
     assert_eq!(jpeg["mimeType"], "image/jpeg");
     Ok(())
 }

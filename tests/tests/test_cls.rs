@@ -17,35 +17,20 @@ fn send_contract(window_ms: u32, hold_ms: u32) -> Value {
 }
 
 async fn open_chat(nova: &Nova, c: &Client, mode: &str) -> anyhow::Result<()> {
-    c.structured(
-        "nova.navigate",
-        json!({"url": nova.url(&format!("chat.html?mode={mode}"))}),
-    )
-    .await?;
-    c.structured(
-        "nova.type_selector",
-        json!({"selector": "#composer", "text": "hello"}),
-    )
-    .await?;
+    c.structured("nova.navigate", json!({"url": nova.url(&format!("chat.html?mode={mode}"))})).await?;
+    c.structured("nova.type_selector", json!({"selector": "#composer", "text": "hello"})).await?;
     Ok(())
 }
 
 async fn sent_count(c: &Client) -> anyhow::Result<String> {
-    let r = c
-        .structured("nova.read_text", json!({"selector": "#sent-count"}))
-        .await?;
+    let r = c.structured("nova.read_text", json!({"selector": "#sent-count"})).await?;
     Ok(r["text"].as_str().unwrap_or_default().to_owned())
 }
 
 async fn guarded_send(c: &Client, contract: Value) -> anyhow::Result<Value> {
-    let r = c
-        .call(
-            "nova.click_selector",
-            json!({"selector": "#send", "transitionContract": contract}),
-        )
-        .await?;
-    r.structured_content
-        .ok_or_else(|| anyhow::anyhow!("no structured content"))
+    let r =
+        c.call("nova.click_selector", json!({"selector": "#send", "transitionContract": contract})).await?;
+    r.structured_content.ok_or_else(|| anyhow::anyhow!("no structured content"))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -56,11 +41,7 @@ async fn a_send_that_works_is_verified_and_journaled() -> anyhow::Result<()> {
     let r = guarded_send(&c, send_contract(5000, 300)).await?;
     let g = &r["guardedCommit"];
     assert_eq!(
-        (
-            r["ok"].clone(),
-            r["status"].clone(),
-            r["actionDispatched"].clone()
-        ),
+        (r["ok"].clone(), r["status"].clone(), r["actionDispatched"].clone()),
         (json!(true), json!("ok"), json!(true)),
         "{r}"
     );
@@ -69,10 +50,7 @@ async fn a_send_that_works_is_verified_and_journaled() -> anyhow::Result<()> {
     assert_eq!(g["retryAdvice"], "do_not_retry");
     assert_eq!(g["outcomeVerdict"], "satisfied");
     assert_eq!(r["verifyState"], "verified");
-    assert!(
-        g["durationMs"].as_i64().unwrap_or(-1) >= 300,
-        "success had to hold for stabilityMs: {g}"
-    );
+    assert!(g["durationMs"].as_i64().unwrap_or(-1) >= 300, "success had to hold for stabilityMs: {g}");
     let id = g["transitionId"].as_str().unwrap_or_default();
     let conn = rusqlite::Connection::open(nova.store_path())?;
     let (state, verdict): (String, String) = conn.query_row(
@@ -80,10 +58,7 @@ async fn a_send_that_works_is_verified_and_journaled() -> anyhow::Result<()> {
         [id],
         |row| Ok((row.get(0)?, row.get(1)?)),
     )?;
-    assert_eq!(
-        (state.as_str(), verdict.as_str()),
-        ("completed", "verified_success")
-    );
+    assert_eq!((state.as_str(), verdict.as_str()), ("completed", "verified_success"));
     Ok(())
 }
 
@@ -93,16 +68,10 @@ async fn an_error_banner_is_a_verified_failure() -> anyhow::Result<()> {
     let c = nova.client().await?;
     open_chat(&nova, &c, "error").await?;
     let r = guarded_send(&c, send_contract(5000, 300)).await?;
-    assert_eq!(
-        (r["ok"].clone(), r["status"].clone()),
-        (json!(false), json!("failed"))
-    );
+    assert_eq!((r["ok"].clone(), r["status"].clone()), (json!(false), json!("failed")));
     assert_eq!(r["reasonCode"], "guarded_commit.postcondition_failed");
     assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_fail");
-    assert_eq!(
-        r["guardedCommit"]["retryAdvice"],
-        "check_postcondition_first"
-    );
+    assert_eq!(r["guardedCommit"]["retryAdvice"], "check_postcondition_first");
     let failed = &r["guardedCommit"]["failedAssertions"][0];
     assert_eq!(
         (failed["factKey"].clone(), failed["passed"].clone()),
@@ -117,12 +86,10 @@ async fn a_success_badge_that_flickers_before_an_error_is_not_success() -> anyho
     let c = nova.client().await?;
     open_chat(&nova, &c, "flicker").await?;
     let mut contract = send_contract(5000, 500);
-    contract["postconditions"]["success"] = json!({"any": [{"factKey": "dom.exists(.sent-badge)", "operator": "eq", "expected": true}]});
+    contract["postconditions"]["success"] =
+        json!({"any": [{"factKey": "dom.exists(.sent-badge)", "operator": "eq", "expected": true}]});
     let r = guarded_send(&c, contract).await?;
-    assert_eq!(
-        r["guardedCommit"]["verificationStatus"], "verified_fail",
-        "{r}"
-    );
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_fail", "{r}");
     Ok(())
 }
 
@@ -133,11 +100,7 @@ async fn a_silent_send_is_indeterminate_and_must_not_be_repeated_blindly() -> an
     open_chat(&nova, &c, "silent").await?;
     let r = guarded_send(&c, send_contract(800, 200)).await?;
     let g = &r["guardedCommit"];
-    assert_eq!(
-        (r["status"].clone(), r["actionDispatched"].clone()),
-        (json!("partial"), json!(true)),
-        "{r}"
-    );
+    assert_eq!((r["status"].clone(), r["actionDispatched"].clone()), (json!("partial"), json!(true)), "{r}");
     assert_eq!(g["verificationStatus"], "indeterminate");
     assert_eq!(g["indeterminateReason"], "no_signal_yet");
     assert_eq!(r["reasonCode"], "guarded_commit.no_signal_yet");
@@ -152,20 +115,14 @@ async fn failed_preconditions_block_before_dispatch() -> anyhow::Result<()> {
     let c = nova.client().await?;
     open_chat(&nova, &c, "works").await?;
     let mut contract = send_contract(3000, 200);
-    contract["preconditions"] = json!({"all": [{"factKey": "dom.value(#composer)", "operator": "eq", "expected": "something else"}]});
+    contract["preconditions"] =
+        json!({"all": [{"factKey": "dom.value(#composer)", "operator": "eq", "expected": "something else"}]});
     let r = guarded_send(&c, contract).await?;
-    assert_eq!(
-        (r["status"].clone(), r["actionDispatched"].clone()),
-        (json!("blocked"), json!(false)),
-        "{r}"
-    );
+    assert_eq!((r["status"].clone(), r["actionDispatched"].clone()), (json!("blocked"), json!(false)), "{r}");
     assert_eq!(r["reasonCode"], "guarded_commit.precondition_failed");
     assert_eq!(r["guardedCommit"]["dispatchStatus"], "blocked_precondition");
     assert_eq!(r["guardedCommit"]["preconditionVerdict"], "failed");
-    assert_eq!(
-        r["guardedCommit"]["failedAssertions"][0]["observed"],
-        "hello"
-    );
+    assert_eq!(r["guardedCommit"]["failedAssertions"][0]["observed"], "hello");
     assert_eq!(sent_count(&c).await?, "0", "nothing was sent");
 
     let mut broken = send_contract(3000, 200);
@@ -178,14 +135,11 @@ async fn failed_preconditions_block_before_dispatch() -> anyhow::Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn commit_points_without_a_contract_are_blocked_and_bad_contracts_are_invalid()
--> anyhow::Result<()> {
+async fn commit_points_without_a_contract_are_blocked_and_bad_contracts_are_invalid() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
     open_chat(&nova, &c, "works").await?;
-    let r = c
-        .call("nova.click_selector", json!({"selector": "#send"}))
-        .await?;
+    let r = c.call("nova.click_selector", json!({"selector": "#send"})).await?;
     let s = r.structured_content.unwrap_or_default();
     assert_eq!(
         (s["reasonCode"].clone(), s["actionDispatched"].clone()),
@@ -193,32 +147,24 @@ async fn commit_points_without_a_contract_are_blocked_and_bad_contracts_are_inva
         "{s}"
     );
     let enter = c
-        .call(
-            "nova.type_selector",
-            json!({"selector": "#composer", "text": "x", "pressEnter": true}),
-        )
+        .call("nova.type_selector", json!({"selector": "#composer", "text": "x", "pressEnter": true}))
         .await?;
-    assert_eq!(
-        enter.structured_content.unwrap_or_default()["reasonCode"],
-        "guarded_commit.missing_contract"
-    );
+    assert_eq!(enter.structured_content.unwrap_or_default()["reasonCode"], "guarded_commit.missing_contract");
     assert_eq!(sent_count(&c).await?, "0");
 
-    let unknown = c.call_err("nova.click_selector", json!({"selector": "#send", "transitionContract": {
-        "postconditions": {"success": {"all": [{"factKey": "page.url", "operator": "exists", "oops": 1}]}}}})).await?;
-    assert_eq!(unknown.code.0, -32602);
-    assert!(unknown.message.contains("oops"), "{}", unknown.message);
-    let empty = c
-        .structured(
+    let unknown = c
+        .call_err(
             "nova.click_selector",
-            json!({"selector": "#send", "transitionContract": {}}),
+            json!({"selector": "#send", "transitionContract": {
+        "postconditions": {"success": {"all": [{"factKey": "page.url", "operator": "exists", "oops": 1}]}}}}),
         )
         .await?;
+    assert_eq!(unknown.code.0, -32602);
+    assert!(unknown.message.contains("oops"), "{}", unknown.message);
+    let empty =
+        c.structured("nova.click_selector", json!({"selector": "#send", "transitionContract": {}})).await?;
     assert_eq!(
-        (
-            empty["reasonCode"].clone(),
-            empty["actionDispatched"].clone()
-        ),
+        (empty["reasonCode"].clone(), empty["actionDispatched"].clone()),
         (json!("guarded_commit.missing_contract"), json!(false)),
         "a commit point with empty postconditions fails closed: {empty}"
     );
@@ -238,19 +184,10 @@ async fn one_guarded_transition_per_target_at_a_time() -> anyhow::Result<()> {
     };
     let (first, second) = tokio::join!(slow, second);
     let (first, second) = (first?, second?);
-    assert_eq!(
-        first["guardedCommit"]["verificationStatus"], "verified_success",
-        "{first}"
-    );
-    assert_eq!(
-        second["reasonCode"], "guarded_commit.coordinator_busy",
-        "{second}"
-    );
+    assert_eq!(first["guardedCommit"]["verificationStatus"], "verified_success", "{first}");
+    assert_eq!(second["reasonCode"], "guarded_commit.coordinator_busy", "{second}");
     assert_eq!(second["retryAfterMs"], 1000);
-    assert_eq!(
-        second["guardedCommit"]["dispatchStatus"],
-        "blocked_coordinator"
-    );
+    assert_eq!(second["guardedCommit"]["dispatchStatus"], "blocked_coordinator");
     assert_eq!(second["actionDispatched"], false);
     Ok(())
 }
@@ -259,40 +196,26 @@ async fn one_guarded_transition_per_target_at_a_time() -> anyhow::Result<()> {
 async fn an_expected_navigation_is_followed_and_verified_on_the_new_page() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("order.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("order.html")})).await?;
     let contract = json!({
         "actionKind": "submit_form",
         "postconditions": {"success": {"all": [{"factKey": "dom.exists(#thanks)", "operator": "eq", "expected": true}]}},
         "stabilityWindowMs": 5000, "stabilityMs": 200
     });
     let r = c
-        .structured(
-            "nova.click_selector",
-            json!({"selector": "#place", "transitionContract": contract}),
-        )
+        .structured("nova.click_selector", json!({"selector": "#place", "transitionContract": contract}))
         .await?;
-    assert_eq!(
-        r["guardedCommit"]["verificationStatus"], "verified_success",
-        "{r}"
-    );
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
 
-    c.structured("nova.navigate", json!({"url": nova.url("order.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("order.html")})).await?;
     let never = json!({
         "postconditions": {"success": {"all": [{"factKey": "dom.exists(#never)", "operator": "eq", "expected": true}]}},
         "stabilityWindowMs": 1500
     });
     let r = c
-        .structured(
-            "nova.click_selector",
-            json!({"selector": "#place", "transitionContract": never}),
-        )
+        .structured("nova.click_selector", json!({"selector": "#place", "transitionContract": never}))
         .await?;
-    assert_eq!(
-        r["guardedCommit"]["indeterminateReason"], "page_navigated",
-        "{r}"
-    );
+    assert_eq!(r["guardedCommit"]["indeterminateReason"], "page_navigated", "{r}");
     Ok(())
 }
 
@@ -302,20 +225,13 @@ async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
     let c = nova.client().await?;
 
     // Contract without postconditions on an ordinary button: dispatched, verification skipped.
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     let pre_only = json!({"preconditions": {"all": [{"factKey": "dom.text(#counter)", "operator": "eq", "expected": "Clicked 0"}]}});
     let r = c
-        .structured(
-            "nova.click_selector",
-            json!({"selector": "#counter", "transitionContract": pre_only}),
-        )
+        .structured("nova.click_selector", json!({"selector": "#counter", "transitionContract": pre_only}))
         .await?;
     assert_eq!(
-        (
-            r["ok"].clone(),
-            r["guardedCommit"]["verificationStatus"].clone()
-        ),
+        (r["ok"].clone(), r["guardedCommit"]["verificationStatus"].clone()),
         (json!(true), json!("skipped")),
         "{r}"
     );
@@ -328,15 +244,9 @@ async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
             json!({"selector": "#covered", "transitionContract": send_contract(1000, 0)}),
         )
         .await?;
+    assert_eq!(covered["reasonCode"], "guarded_commit.dispatch_prepare_rejected", "{covered}");
     assert_eq!(
-        covered["reasonCode"], "guarded_commit.dispatch_prepare_rejected",
-        "{covered}"
-    );
-    assert_eq!(
-        (
-            covered["pageReasonCode"].clone(),
-            covered["actionDispatched"].clone()
-        ),
+        (covered["pageReasonCode"].clone(), covered["actionDispatched"].clone()),
         (json!("element_covered"), json!(false))
     );
 
@@ -344,15 +254,9 @@ async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
     let broken = json!({"postconditions": {"success": {"all": [{"factKey": "dom.exists(:::bad)", "operator": "eq", "expected": true}]}},
                         "stabilityWindowMs": 600});
     let r = c
-        .structured(
-            "nova.click_selector",
-            json!({"selector": "#counter", "transitionContract": broken}),
-        )
+        .structured("nova.click_selector", json!({"selector": "#counter", "transitionContract": broken}))
         .await?;
-    assert_eq!(
-        r["guardedCommit"]["indeterminateReason"], "eval_error",
-        "{r}"
-    );
+    assert_eq!(r["guardedCommit"]["indeterminateReason"], "eval_error", "{r}");
     assert_eq!(r["reasonCode"], "guarded_commit.eval_error");
     assert!(r["guardedCommit"]["failedAssertions"][0]["error"].is_string());
 
@@ -362,25 +266,16 @@ async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
     ambiguous["postconditions"]["ambiguous"] =
         json!({"all": [{"factKey": "dom.exists(.msg.user)", "operator": "eq", "expected": true}]});
     let r = guarded_send(&c, ambiguous).await?;
-    assert_eq!(
-        r["guardedCommit"]["indeterminateReason"], "ambiguous_signal",
-        "{r}"
-    );
+    assert_eq!(r["guardedCommit"]["indeterminateReason"], "ambiguous_signal", "{r}");
     assert_eq!(r["reasonCode"], "guarded_commit.ambiguous_signal");
 
     // The watched frame is removed by the action.
-    c.structured("nova.navigate", json!({"url": nova.url("xframe.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("xframe.html")})).await?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let frame_id = loop {
-        let page = c
-            .structured("nova.perceive", json!({"maxElements": 1}))
-            .await?;
-        let frame = page["frames"]
-            .as_array()
-            .and_then(|f| f.first())
-            .and_then(|f| f.as_str())
-            .map(str::to_owned);
+        let page = c.structured("nova.perceive", json!({"maxElements": 1})).await?;
+        let frame =
+            page["frames"].as_array().and_then(|f| f.first()).and_then(|f| f.as_str()).map(str::to_owned);
         if let Some(f) = frame {
             break f.split(' ').nth(1).unwrap_or_default().to_owned();
         }
@@ -395,10 +290,7 @@ async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
             json!({"selector": "#remove-me", "frameId": frame_id, "transitionContract": never}),
         )
         .await?;
-    assert_eq!(
-        r["guardedCommit"]["indeterminateReason"], "frame_destroyed",
-        "{r}"
-    );
+    assert_eq!(r["guardedCommit"]["indeterminateReason"], "frame_destroyed", "{r}");
     assert_eq!(r["reasonCode"], "guarded_commit.frame_destroyed");
     Ok(())
 }

@@ -10,10 +10,7 @@ use nova_e2e::Nova;
 use serde_json::json;
 
 fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 /// A small deterministic generator, so a failing sequence can be replayed from its seed.
@@ -21,21 +18,15 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (self.0 >> 33) % below
     }
 }
 
 fn journal(nova: &Nova) -> anyhow::Result<Vec<(String, String)>> {
-    let conn = rusqlite::Connection::open_with_flags(
-        nova.store_path(),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )?;
-    let mut stmt =
-        conn.prepare("SELECT transition_id, state FROM transitions ORDER BY started_at_ms")?;
+    let conn =
+        rusqlite::Connection::open_with_flags(nova.store_path(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let mut stmt = conn.prepare("SELECT transition_id, state FROM transitions ORDER BY started_at_ms")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -54,13 +45,9 @@ fn wait_for_new_hub(nova: &Nova, old: i32) -> anyhow::Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn killing_the_hub_between_intent_and_verdict_never_duplicates_a_submission()
--> anyhow::Result<()> {
+async fn killing_the_hub_between_intent_and_verdict_never_duplicates_a_submission() -> anyhow::Result<()> {
     let runs = env_num("NOVA_CRASH_RUNS", 50);
-    let seed = env_num(
-        "NOVA_CRASH_SEED",
-        u64::from(std::process::id()) ^ 0x9e37_79b9,
-    );
+    let seed = env_num("NOVA_CRASH_SEED", u64::from(std::process::id()) ^ 0x9e37_79b9);
     let mut rng = Lcg(seed);
     let nova = Nova::start().await?;
     let contract = json!({
@@ -73,18 +60,11 @@ async fn killing_the_hub_between_intent_and_verdict_never_duplicates_a_submissio
     for run in 0..runs {
         let key = format!("run{run}");
         let c = nova.client().await?;
-        c.structured(
-            "nova.navigate",
-            json!({"url": nova.url(&format!("counter.html?key={key}"))}),
-        )
-        .await?;
+        c.structured("nova.navigate", json!({"url": nova.url(&format!("counter.html?key={key}"))})).await?;
         let before: Vec<String> = journal(&nova)?.into_iter().map(|(id, _)| id).collect();
         let hub = nova.hub_pid().ok_or_else(|| anyhow::anyhow!("no hub"))?;
         let delay = Duration::from_millis(rng.next(450));
-        let click = c.call(
-            "nova.click_selector",
-            json!({"selector": "#go", "transitionContract": contract}),
-        );
+        let click = c.call("nova.click_selector", json!({"selector": "#go", "transitionContract": contract}));
         let kill = async {
             tokio::time::sleep(delay).await;
             nova.kill_hub()
@@ -93,23 +73,15 @@ async fn killing_the_hub_between_intent_and_verdict_never_duplicates_a_submissio
         killed?;
         wait_for_new_hub(&nova, hub)?;
         let count = nova.fixtures.count(&key);
-        assert!(
-            count <= 1,
-            "seed {seed} run {run}: the form was submitted {count} times"
-        );
+        assert!(count <= 1, "seed {seed} run {run}: the form was submitted {count} times");
 
         let verdict = result
             .ok()
             .and_then(|r| r.structured_content)
-            .and_then(|s| {
-                s["guardedCommit"]["verificationStatus"]
-                    .as_str()
-                    .map(str::to_owned)
-            });
+            .and_then(|s| s["guardedCommit"]["verificationStatus"].as_str().map(str::to_owned));
         let rows = journal(&nova)?;
         assert!(
-            rows.iter()
-                .all(|(_, state)| state != "intent" && state != "dispatched"),
+            rows.iter().all(|(_, state)| state != "intent" && state != "dispatched"),
             "seed {seed} run {run}: the new hub left transitions unresolved: {rows:?}"
         );
         let new_row = rows.iter().find(|(id, _)| !before.contains(id));
@@ -122,27 +94,11 @@ async fn killing_the_hub_between_intent_and_verdict_never_duplicates_a_submissio
                 "seed {seed} run {run}: verdict {verdict:?} but row in doubt"
             );
             let c2 = nova.client().await?;
-            let page = c2
-                .structured(
-                    "nova.perceive",
-                    json!({"maxElements": 1, "maxTextChars": 0}),
-                )
-                .await?;
-            let listed = page["inDoubtTransitions"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let entry = listed
-                .iter()
-                .find(|t| t["transitionId"].as_str() == Some(id.as_str()));
-            assert!(
-                entry.is_some(),
-                "seed {seed} run {run}: in-doubt transition {id} not reported: {page}"
-            );
-            assert_eq!(
-                entry.map(|e| e["retryAdvice"].clone()),
-                Some(json!("check_postcondition_first"))
-            );
+            let page = c2.structured("nova.perceive", json!({"maxElements": 1, "maxTextChars": 0})).await?;
+            let listed = page["inDoubtTransitions"].as_array().cloned().unwrap_or_default();
+            let entry = listed.iter().find(|t| t["transitionId"].as_str() == Some(id.as_str()));
+            assert!(entry.is_some(), "seed {seed} run {run}: in-doubt transition {id} not reported: {page}");
+            assert_eq!(entry.map(|e| e["retryAdvice"].clone()), Some(json!("check_postcondition_first")));
             in_doubt_reported += 1;
         }
     }

@@ -12,27 +12,14 @@ async fn bad_arguments_are_rejected_by_name_and_recorded() -> anyhow::Result<()>
     let unknown = c.call_err("nova.perceive", json!({"bogus": 1})).await?;
     assert_eq!(unknown.code.0, -32602);
     assert!(unknown.message.contains("bogus"), "{}", unknown.message);
-    let range = c
-        .call_err("nova.perceive", json!({"maxElements": 0}))
-        .await?;
-    assert!(
-        range.message.contains("maxElements") && range.message.contains("5000"),
-        "{}",
-        range.message
-    );
-    let ttl = c
-        .call_err("nova.tab_claim", json!({"targetId": "active", "ttlMs": 10}))
-        .await?;
+    let range = c.call_err("nova.perceive", json!({"maxElements": 0})).await?;
+    assert!(range.message.contains("maxElements") && range.message.contains("5000"), "{}", range.message);
+    let ttl = c.call_err("nova.tab_claim", json!({"targetId": "active", "ttlMs": 10})).await?;
     assert!(ttl.message.contains("ttlMs") && ttl.message.contains("1800000"));
-    let scheme = c
-        .call_err("nova.navigate", json!({"url": "javascript:alert(1)"}))
-        .await?;
+    let scheme = c.call_err("nova.navigate", json!({"url": "javascript:alert(1)"})).await?;
     assert!(scheme.message.contains("url"));
     let rows = nova.observations(4)?;
-    assert!(
-        rows.iter()
-            .all(|r| r["outcome_kind"] == "invalid_params" && r["ok"] == 0 && r["executed"] == 0)
-    );
+    assert!(rows.iter().all(|r| r["outcome_kind"] == "invalid_params" && r["ok"] == 0 && r["executed"] == 0));
     assert_eq!(rows[0]["tool"], "nova.perceive");
     Ok(())
 }
@@ -41,49 +28,27 @@ async fn bad_arguments_are_rejected_by_name_and_recorded() -> anyhow::Result<()>
 async fn every_call_becomes_an_observation_row() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    let nav = c
-        .structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     c.structured("nova.perceive", json!({})).await?;
-    c.structured("nova.click_selector", json!({"selector": "#counter"}))
-        .await?;
-    let _ = c
-        .call("nova.click_selector", json!({"selector": "#disabled"}))
-        .await?;
+    c.structured("nova.click_selector", json!({"selector": "#counter"})).await?;
+    let _ = c.call("nova.click_selector", json!({"selector": "#disabled"})).await?;
     let rows = nova.observations(4)?;
-    let kinds: Vec<_> = rows
-        .iter()
-        .map(|r| r["action_kind"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let kinds: Vec<_> =
+        rows.iter().map(|r| r["action_kind"].as_str().unwrap_or_default().to_owned()).collect();
     assert_eq!(kinds, ["navigate", "read", "interact", "interact"]);
     let seqs: Vec<i64> = rows.iter().filter_map(|r| r["seq"].as_i64()).collect();
-    assert!(
-        seqs.windows(2).all(|w| w[1] > w[0]),
-        "monotonic seq: {seqs:?}"
-    );
+    assert!(seqs.windows(2).all(|w| w[1] > w[0]), "monotonic seq: {seqs:?}");
     assert_eq!(rows[0]["target_id"], nav["targetId"]);
-    assert!(
-        rows[0]["url_after"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with("/basic.html")
-    );
+    assert!(rows[0]["url_after"].as_str().unwrap_or_default().ends_with("/basic.html"));
     assert_eq!(rows[2]["outcome_kind"], "success");
     assert_eq!(rows[2]["selector"], "#counter");
     let flags = rows[2]["signal_flags"].as_i64().unwrap_or(0);
-    assert_ne!(
-        flags & (1 << 7),
-        0,
-        "MutationCommitted on a dispatched click"
-    );
+    assert_ne!(flags & (1 << 7), 0, "MutationCommitted on a dispatched click");
     assert_eq!(rows[3]["outcome_kind"], "failed");
     assert_eq!(rows[3]["reason_code"], "element_disabled");
     assert_eq!(rows[3]["signal_flags"].as_i64().unwrap_or(0) & (1 << 7), 0);
-    assert!(
-        rows.iter()
-            .all(|r| r["mcp_session"] == rows[0]["mcp_session"]
-                && r["call_id"].as_str().is_some_and(|s| s.len() == 36))
-    );
+    assert!(rows.iter().all(|r| r["mcp_session"] == rows[0]["mcp_session"]
+        && r["call_id"].as_str().is_some_and(|s| s.len() == 36)));
     Ok(())
 }
 
@@ -92,68 +57,31 @@ async fn a_claimed_tab_refuses_other_agents_until_released() -> anyhow::Result<(
     let nova = Nova::start().await?;
     let a = nova.client().await?;
     let b = nova.client().await?;
-    a.structured(
-        "nova.navigate",
-        json!({"url": nova.url("basic.html"), "agentId": "alice"}),
-    )
-    .await?;
+    a.structured("nova.navigate", json!({"url": nova.url("basic.html"), "agentId": "alice"})).await?;
     let claim = a
-        .structured(
-            "nova.tab_claim",
-            json!({"targetId": "active", "agentId": "alice", "ttlMs": 60000}),
-        )
+        .structured("nova.tab_claim", json!({"targetId": "active", "agentId": "alice", "ttlMs": 60000}))
         .await?;
-    assert_eq!(
-        (claim["claimed"].clone(), claim["claimOwner"].clone()),
-        (json!(true), json!("alice"))
-    );
+    assert_eq!((claim["claimed"].clone(), claim["claimOwner"].clone()), (json!(true), json!("alice")));
     assert!(claim["leaseRemainingMs"].as_i64().unwrap_or(0) > 50_000);
 
-    let refused = b
-        .call_err(
-            "nova.click_selector",
-            json!({"selector": "#counter", "agentId": "bob"}),
-        )
-        .await?;
+    let refused =
+        b.call_err("nova.click_selector", json!({"selector": "#counter", "agentId": "bob"})).await?;
     assert_eq!(refused.code.0, -32040);
     assert!(refused.message.contains("alice"));
-    assert_eq!(
-        refused.data.as_ref().map(|d| d["reasonCode"].clone()),
-        Some(json!("claim.owner_mismatch"))
-    );
-    let steal = b
-        .call_err(
-            "nova.tab_claim",
-            json!({"targetId": "active", "agentId": "bob"}),
-        )
-        .await?;
+    assert_eq!(refused.data.as_ref().map(|d| d["reasonCode"].clone()), Some(json!("claim.owner_mismatch")));
+    let steal = b.call_err("nova.tab_claim", json!({"targetId": "active", "agentId": "bob"})).await?;
     assert_eq!(steal.code.0, -32040);
-    let not_owner = b
-        .call_err(
-            "nova.tab_release",
-            json!({"targetId": "active", "agentId": "bob"}),
-        )
-        .await?;
+    let not_owner = b.call_err("nova.tab_release", json!({"targetId": "active", "agentId": "bob"})).await?;
     assert_eq!(not_owner.code.0, -32040);
 
-    let release = a
-        .structured(
-            "nova.tab_release",
-            json!({"targetId": "active", "agentId": "alice"}),
-        )
-        .await?;
+    let release = a.structured("nova.tab_release", json!({"targetId": "active", "agentId": "alice"})).await?;
     assert_eq!(release["released"], true);
-    let ok = b
-        .structured(
-            "nova.click_selector",
-            json!({"selector": "#counter", "agentId": "bob"}),
-        )
-        .await?;
+    let ok = b.structured("nova.click_selector", json!({"selector": "#counter", "agentId": "bob"})).await?;
     assert_eq!(ok["actionDispatched"], true);
     let rows = nova.observations(7)?;
     assert!(
-        rows.iter().any(|r| r["outcome_kind"] == "blocked_preflight"
-            && r["reason_code"] == "claim.owner_mismatch")
+        rows.iter()
+            .any(|r| r["outcome_kind"] == "blocked_preflight" && r["reason_code"] == "claim.owner_mismatch")
     );
     Ok(())
 }
@@ -170,17 +98,12 @@ async fn the_extension_reconnects_after_the_hub_is_killed() -> anyhow::Result<()
         {
             break pid;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no new hub after the kill"
-        );
+        assert!(std::time::Instant::now() < deadline, "no new hub after the kill");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_ne!(after, before);
     let c = nova.client().await?;
-    let page = c
-        .structured("nova.navigate", json!({"url": nova.url("page2.html")}))
-        .await?;
+    let page = c.structured("nova.navigate", json!({"url": nova.url("page2.html")})).await?;
     assert_eq!(page["title"], "Second page");
     Ok(())
 }
@@ -205,22 +128,12 @@ async fn nova_mcp_without_a_browser_answers_then_relays_once_one_starts() -> any
     let s = r.structured_content.unwrap_or_default();
     assert_eq!(s["reasonCode"], "browser_not_connected");
     assert_eq!(s["retryable"], true);
-    assert!(
-        s["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("cargo xtask run")
-    );
+    assert!(s["message"].as_str().unwrap_or_default().contains("cargo xtask run"));
     let rows = nova.observations(1)?;
     assert_eq!(rows[0]["reason_code"], "browser_not_connected");
 
     nova.launch_browser()?;
-    let nav = c
-        .structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
-    assert_eq!(
-        nav["title"], "Basic fixture",
-        "the same session now reaches the browser"
-    );
+    let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    assert_eq!(nav["title"], "Basic fixture", "the same session now reaches the browser");
     Ok(())
 }

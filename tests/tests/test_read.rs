@@ -6,11 +6,7 @@ use serde_json::{Value, json};
 fn lines(v: &Value, key: &str) -> Vec<String> {
     v[key]
         .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|l| l.as_str().map(str::to_owned))
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_owned)).collect())
         .unwrap_or_default()
 }
 
@@ -18,72 +14,39 @@ fn lines(v: &Value, key: &str) -> Vec<String> {
 async fn perceive_lists_addressable_elements_and_only_visible_text() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     let page = c.structured("nova.perceive", json!({})).await?;
     assert_eq!(page["ok"], true);
     assert_eq!(page["status"], "ok");
     assert_eq!(page["title"], "Basic fixture");
-    assert!(
-        page["url"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with("/basic.html")
-    );
+    assert!(page["url"].as_str().unwrap_or_default().ends_with("/basic.html"));
     assert_eq!(page["pageState"], "ok", "a signup form is not a login wall");
 
     let text = page["text"].as_str().unwrap_or_default();
-    for visible in [
-        "Visible paragraph with bold words inside.",
-        "Shadow text",
-        "Inside the frame",
-    ] {
+    for visible in ["Visible paragraph with bold words inside.", "Shadow text", "Inside the frame"] {
         assert!(text.contains(visible), "missing {visible:?} in {text:?}");
     }
-    for hidden in [
-        "Hidden by display none",
-        "Hidden by visibility",
-        "Screen reader only",
-        "Off screen text",
-    ] {
+    for hidden in ["Hidden by display none", "Hidden by visibility", "Screen reader only", "Off screen text"]
+    {
         assert!(!text.contains(hidden), "{hidden:?} leaked into {text:?}");
     }
 
     let elements = lines(&page, "elements");
     let find = |needle: &str| elements.iter().find(|l| l.contains(needle)).cloned();
     let counter = find("\"Clicked 0\"").expect("counter button listed");
-    assert!(
-        counter.starts_with('e') && counter.contains(" button "),
-        "{counter}"
-    );
+    assert!(counter.starts_with('e') && counter.contains(" button "), "{counter}");
     assert!(find("\"Disabled button\"").is_some_and(|l| l.ends_with("disabled")));
-    assert!(
-        find("\"Add to cart\"").is_some(),
-        "shadow DOM button listed: {elements:?}"
-    );
-    assert!(
-        find("\"Frame button\"").is_some(),
-        "iframe button listed: {elements:?}"
-    );
+    assert!(find("\"Add to cart\"").is_some(), "shadow DOM button listed: {elements:?}");
+    assert!(find("\"Frame button\"").is_some(), "iframe button listed: {elements:?}");
     assert!(find("\"Email in frame\"").is_some(), "iframe input listed");
     assert!(find("link \"Second page\" -> page2.html").is_some());
-    assert!(
-        lines(&page, "landmarks")
-            .iter()
-            .any(|l| l == "navigation \"Primary\"")
-    );
-    assert!(
-        lines(&page, "forms")
-            .iter()
-            .any(|l| l.starts_with("form \"Signup\": e"))
-    );
+    assert!(lines(&page, "landmarks").iter().any(|l| l == "navigation \"Primary\""));
+    assert!(lines(&page, "forms").iter().any(|l| l.starts_with("form \"Signup\": e")));
     assert_eq!(page["truncated"]["any"], false);
 
     // A ref works as a selector.
     let counter_ref = counter.split(' ').next().unwrap_or_default().to_owned();
-    let click = c
-        .structured("nova.click_selector", json!({"selector": counter_ref}))
-        .await?;
+    let click = c.structured("nova.click_selector", json!({"selector": counter_ref})).await?;
     assert_eq!(click["actionDispatched"], true);
     let again = c.structured("nova.perceive", json!({})).await?;
     assert!(
@@ -99,14 +62,8 @@ async fn perceive_lists_addressable_elements_and_only_visible_text() -> anyhow::
 async fn perceive_notes_truncation_at_its_bounds() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
-    let page = c
-        .structured(
-            "nova.perceive",
-            json!({"maxElements": 2, "maxTextChars": 20}),
-        )
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    let page = c.structured("nova.perceive", json!({"maxElements": 2, "maxTextChars": 20})).await?;
     assert_eq!(lines(&page, "elements").len(), 2);
     assert!(page["text"].as_str().unwrap_or_default().chars().count() <= 20);
     assert_eq!(page["truncated"]["any"], true);
@@ -119,37 +76,20 @@ async fn perceive_notes_truncation_at_its_bounds() -> anyhow::Result<()> {
 async fn read_text_reads_the_page_or_one_element_through_shadow_roots() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     let all = c.structured("nova.read_text", json!({})).await?;
-    assert!(
-        all["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("Nova basic fixture")
-    );
+    assert!(all["text"].as_str().unwrap_or_default().contains("Nova basic fixture"));
     assert_eq!(all["truncated"], false);
-    let intro = c
-        .structured("nova.read_text", json!({"selector": "#intro"}))
-        .await?;
+    let intro = c.structured("nova.read_text", json!({"selector": "#intro"})).await?;
     assert_eq!(intro["text"], "Visible paragraph with bold words inside.");
-    let shadow = c
-        .structured("nova.read_text", json!({"selector": "shadow-card >>> p"}))
-        .await?;
+    let shadow = c.structured("nova.read_text", json!({"selector": "shadow-card >>> p"})).await?;
     assert_eq!(shadow["text"], "Shadow text");
-    let framed = c
-        .structured("nova.read_text", json!({"selector": "iframe#frame >>> p"}))
-        .await?;
+    let framed = c.structured("nova.read_text", json!({"selector": "iframe#frame >>> p"})).await?;
     assert_eq!(framed["text"], "Inside the frame");
-    let missing = c
-        .call("nova.read_text", json!({"selector": "#nope"}))
-        .await?;
+    let missing = c.call("nova.read_text", json!({"selector": "#nope"})).await?;
     assert_eq!(missing.is_error, Some(true));
     let s = missing.structured_content.unwrap_or_default();
-    assert_eq!(
-        (s["ok"].clone(), s["reasonCode"].clone()),
-        (json!(false), json!("element_not_found"))
-    );
+    assert_eq!((s["ok"].clone(), s["reasonCode"].clone()), (json!(false), json!("element_not_found")));
     Ok(())
 }
 
@@ -157,77 +97,37 @@ async fn read_text_reads_the_page_or_one_element_through_shadow_roots() -> anyho
 async fn cross_origin_frames_are_listed_and_addressable_by_frame_id() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("xframe.html")}))
-        .await?;
+    c.structured("nova.navigate", json!({"url": nova.url("xframe.html")})).await?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let frame_line = loop {
         let page = c.structured("nova.perceive", json!({})).await?;
         assert!(
-            !page["text"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("Inside the frame"),
+            !page["text"].as_str().unwrap_or_default().contains("Inside the frame"),
             "cross-origin text is not inlined"
         );
-        if let Some(l) = lines(&page, "frames")
-            .into_iter()
-            .find(|l| l.contains("localhost") && l.ends_with("/frame.html"))
+        if let Some(l) =
+            lines(&page, "frames").into_iter().find(|l| l.contains("localhost") && l.ends_with("/frame.html"))
         {
             break l;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "frame never listed: {page}"
-        );
+        assert!(std::time::Instant::now() < deadline, "frame never listed: {page}");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     let frame_id = frame_line.split(' ').nth(1).unwrap_or_default().to_owned();
-    let inner = c
-        .structured("nova.read_text", json!({"frameId": frame_id}))
+    let inner = c.structured("nova.read_text", json!({"frameId": frame_id})).await?;
+    assert!(inner["text"].as_str().unwrap_or_default().contains("Inside the frame"), "{inner}");
+    let inner_page = c.structured("nova.perceive", json!({"frameId": frame_id})).await?;
+    assert!(lines(&inner_page, "elements").iter().any(|l| l.contains("\"Frame button\"")));
+    c.structured("nova.click_selector", json!({"frameId": frame_id, "selector": "#frame-btn"})).await?;
+    c.structured("nova.type_selector", json!({"frameId": frame_id, "selector": "input", "text": "x@y.z"}))
         .await?;
-    assert!(
-        inner["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("Inside the frame"),
-        "{inner}"
-    );
-    let inner_page = c
-        .structured("nova.perceive", json!({"frameId": frame_id}))
-        .await?;
-    assert!(
-        lines(&inner_page, "elements")
-            .iter()
-            .any(|l| l.contains("\"Frame button\""))
-    );
-    c.structured(
-        "nova.click_selector",
-        json!({"frameId": frame_id, "selector": "#frame-btn"}),
-    )
-    .await?;
-    c.structured(
-        "nova.type_selector",
-        json!({"frameId": frame_id, "selector": "input", "text": "x@y.z"}),
-    )
-    .await?;
-    let clicked = c
-        .structured(
-            "nova.read_text",
-            json!({"frameId": frame_id, "selector": "#frame-btn"}),
-        )
-        .await?;
+    let clicked =
+        c.structured("nova.read_text", json!({"frameId": frame_id, "selector": "#frame-btn"})).await?;
     assert_eq!(clicked["text"], "Frame clicked");
 
-    let bad = c
-        .call_err("nova.read_text", json!({"frameId": "top"}))
-        .await?;
+    let bad = c.call_err("nova.read_text", json!({"frameId": "top"})).await?;
     assert!(bad.message.contains("frameId"), "{}", bad.message);
-    let missing = c
-        .call("nova.read_text", json!({"frameId": "999999"}))
-        .await?;
-    assert_eq!(
-        missing.structured_content.unwrap_or_default()["reasonCode"],
-        "target_not_found"
-    );
+    let missing = c.call("nova.read_text", json!({"frameId": "999999"})).await?;
+    assert_eq!(missing.structured_content.unwrap_or_default()["reasonCode"], "target_not_found");
     Ok(())
 }

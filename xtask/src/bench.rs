@@ -74,32 +74,13 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
 
 fn render(r: &Value) -> String {
     let line = |name: &str, v: &Value, aim: &str| {
-        format!(
-            "{name:<34} p50 {:>9} ms   p95 {:>9} ms   {aim}\n",
-            v["p50"], v["p95"]
-        )
+        format!("{name:<34} p50 {:>9} ms   p95 {:>9} ms   {aim}\n", v["p50"], v["p95"])
     };
     let mut s = String::from("\nNova benchmarks\n");
-    s += &line(
-        "native round trip (host, piped)",
-        &r["nativeRoundTripMs"],
-        "aim p50 <= 1 ms",
-    );
-    s += &line(
-        "host cold start (to ready)",
-        &r["hostColdStartMs"],
-        "aim <= 30 ms",
-    );
-    s += &line(
-        "nova.perceive, 5,000 nodes",
-        &r["browser"]["perceive5000Ms"],
-        "aim p50 <= 30 ms",
-    );
-    s += &line(
-        "nova.click_selector round trip",
-        &r["browser"]["clickMs"],
-        "",
-    );
+    s += &line("native round trip (host, piped)", &r["nativeRoundTripMs"], "aim p50 <= 1 ms");
+    s += &line("host cold start (to ready)", &r["hostColdStartMs"], "aim <= 30 ms");
+    s += &line("nova.perceive, 5,000 nodes", &r["browser"]["perceive5000Ms"], "aim p50 <= 30 ms");
+    s += &line("nova.click_selector round trip", &r["browser"]["clickMs"], "");
     s += &line("nova.navigate", &r["browser"]["navigateMs"], "");
     s += &format!(
         "{:<34} {} bytes (~{} tokens) for {} elements\n",
@@ -118,10 +99,7 @@ fn render(r: &Value) -> String {
 }
 
 fn frame(payload: &str) -> Vec<u8> {
-    let mut v = u32::try_from(payload.len())
-        .unwrap_or(u32::MAX)
-        .to_ne_bytes()
-        .to_vec();
+    let mut v = u32::try_from(payload.len()).unwrap_or(u32::MAX).to_ne_bytes().to_vec();
     v.extend_from_slice(payload.as_bytes());
     v
 }
@@ -136,10 +114,7 @@ fn read_frame(r: &mut impl std::io::Read) -> anyhow::Result<Vec<u8>> {
 
 fn spawn_hub(host: &Path, data: &Path) -> anyhow::Result<std::process::Child> {
     Ok(Command::new(host)
-        .arg(format!(
-            "chrome-extension://{}/",
-            nova_shared::CHROMIUM_EXTENSION_ID
-        ))
+        .arg(format!("chrome-extension://{}/", nova_shared::CHROMIUM_EXTENSION_ID))
         .env("NOVA_HOME", data)
         .env("NOVA_HTTP_PORT", "0")
         .env("NOVA_LOG", "warn")
@@ -156,8 +131,7 @@ fn native_round_trip(host: &Path, n: usize) -> anyhow::Result<Value> {
     let mut stdout = hub.stdout.take().context("stdout")?;
     let mut samples = Vec::with_capacity(n);
     for i in 0..n + 50 {
-        let req = json!({"v": 1, "id": i, "kind": "req", "method": "ping", "params": {"i": i}})
-            .to_string();
+        let req = json!({"v": 1, "id": i, "kind": "req", "method": "ping", "params": {"i": i}}).to_string();
         let start = Instant::now();
         stdin.write_all(&frame(&req))?;
         stdin.flush()?;
@@ -199,10 +173,7 @@ fn gzip_len(bytes: &[u8]) -> anyhow::Result<usize> {
 
 fn sizes(extension: &Path) -> anyhow::Result<Value> {
     let mut out = json!({});
-    for file in [
-        "pkg/nova_extension_bg.wasm",
-        "pkg-js/nova_extension_bg.wasm.js",
-    ] {
+    for file in ["pkg/nova_extension_bg.wasm", "pkg-js/nova_extension_bg.wasm.js"] {
         let bytes = std::fs::read(extension.join(file))?;
         out[file] = json!({"bytes": bytes.len(), "gzip": gzip_len(&bytes)?});
     }
@@ -223,20 +194,13 @@ async fn browser(iterations: usize) -> anyhow::Result<Value> {
     let c = nova.client().await?;
     let mut navigate = Vec::new();
     for _ in 0..iterations.min(10) {
-        navigate.push(
-            timed(c.structured("nova.navigate", json!({"url": nova.url("bench.html")})))
-                .await?
-                .0,
-        );
+        navigate.push(timed(c.structured("nova.navigate", json!({"url": nova.url("bench.html")}))).await?.0);
     }
     let mut perceive = Vec::new();
     let mut last = Value::Null;
     for _ in 0..iterations {
-        let (t, page) = timed(c.call(
-            "nova.perceive",
-            json!({"maxElements": 5000, "maxTextChars": 200000}),
-        ))
-        .await?;
+        let (t, page) =
+            timed(c.call("nova.perceive", json!({"maxElements": 5000, "maxTextChars": 200000}))).await?;
         perceive.push(t);
         last = serde_json::to_value(&page)?;
     }
@@ -249,11 +213,7 @@ async fn browser(iterations: usize) -> anyhow::Result<Value> {
         .sum();
     let mut click = Vec::new();
     for _ in 0..iterations {
-        click.push(
-            timed(c.structured("nova.click_selector", json!({"selector": "#bench-btn"})))
-                .await?
-                .0,
-        );
+        click.push(timed(c.structured("nova.click_selector", json!({"selector": "#bench-btn"}))).await?.0);
     }
     Ok(json!({
         "perceive5000Ms": summary(perceive),

@@ -32,14 +32,7 @@ pub fn build() -> anyhow::Result<Built> {
     let pkg = extension.join("pkg");
 
     step("building the host (release)");
-    run_cmd(cargo().args([
-        "build",
-        "--release",
-        "--package",
-        "nova-host",
-        "--bin",
-        "nova",
-    ]))?;
+    run_cmd(cargo().args(["build", "--release", "--package", "nova-host", "--bin", "nova"]))?;
     let bin_dir = dist.join("bin");
     std::fs::create_dir_all(&bin_dir)?;
     let host = bin_dir.join("nova");
@@ -65,16 +58,9 @@ pub fn build() -> anyhow::Result<Built> {
     let manifest = std::fs::read_to_string(root.join("manifest/manifest.json"))?;
     let mut manifest: serde_json::Value = serde_json::from_str(&manifest)?;
     manifest["version"] = env!("CARGO_PKG_VERSION").into();
-    std::fs::write(
-        extension.join("manifest.json"),
-        serde_json::to_string_pretty(&manifest)?,
-    )?;
+    std::fs::write(extension.join("manifest.json"), serde_json::to_string_pretty(&manifest)?)?;
     step(&format!("built {}", dist.display()));
-    Ok(Built {
-        dist,
-        host,
-        extension,
-    })
+    Ok(Built { dist, host, extension })
 }
 
 /// Builds the extension crate for wasm32 (profile `wasm`) into `target`, with extra
@@ -93,16 +79,13 @@ pub fn build_wasm(target: &Path, rustflags: Option<&str>) -> anyhow::Result<Path
 
 /// Cargo's target directory.
 pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
 /// Copies over `to` even while an old copy is running (unlink first, then copy).
 fn replace_file(from: &Path, to: &Path) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(to);
-    std::fs::copy(from, to)
-        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    std::fs::copy(from, to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
     Ok(())
 }
 
@@ -113,22 +96,15 @@ mod tests {
 
     #[test]
     fn manifest_key_pins_the_extension_id_the_host_allows() {
-        let text = std::fs::read_to_string(crate::root().join("manifest/manifest.json"))
-            .expect("manifest");
+        let text = std::fs::read_to_string(crate::root().join("manifest/manifest.json")).expect("manifest");
         let manifest: serde_json::Value = serde_json::from_str(&text).expect("json");
         let der = base64::engine::general_purpose::STANDARD
             .decode(manifest["key"].as_str().expect("key"))
             .expect("base64");
         let digest = Sha256::digest(&der);
-        let id: String = digest[..16]
-            .iter()
-            .flat_map(|b| [b >> 4, b & 0xf])
-            .map(|n| char::from(b'a' + n))
-            .collect();
+        let id: String =
+            digest[..16].iter().flat_map(|b| [b >> 4, b & 0xf]).map(|n| char::from(b'a' + n)).collect();
         assert_eq!(id, nova_shared::CHROMIUM_EXTENSION_ID);
-        assert_eq!(
-            manifest["browser_specific_settings"]["gecko"]["id"],
-            nova_shared::FIREFOX_ADDON_ID
-        );
+        assert_eq!(manifest["browser_specific_settings"]["gecko"]["id"], nova_shared::FIREFOX_ADDON_ID);
     }
 }

@@ -20,13 +20,12 @@ pub fn serve() -> anyhow::Result<String> {
             while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
                 line.clear();
             }
-            let (status, body): (&str, &[u8]) = if request_line.starts_with("GET / ")
-                || request_line.starts_with("GET /index.html ")
-            {
-                ("200 OK", &page)
-            } else {
-                ("404 Not Found", b"not found")
-            };
+            let (status, body): (&str, &[u8]) =
+                if request_line.starts_with("GET / ") || request_line.starts_with("GET /index.html ") {
+                    ("200 OK", &page)
+                } else {
+                    ("404 Not Found", b"not found")
+                };
             let mut out = &stream;
             let _ = write!(
                 out,

@@ -33,10 +33,7 @@ pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
 
     let glue = work.join("glue");
     let mut bindgen = Bindgen::new();
-    bindgen
-        .input_path(&stripped)
-        .bundler(true)?
-        .typescript(false);
+    bindgen.input_path(&stripped).bundler(true)?.typescript(false);
     bindgen.generate(&glue).context("wasm-bindgen (bundler)")?;
 
     let tools = ensure_npm_tools()?;
@@ -58,19 +55,12 @@ pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
             .arg(&lowered),
     )?;
     let translated = work.join("nova_extension_bg.wasm.js");
-    run_cmd(
-        Command::new(tools.join("wasm2js"))
-            .arg(&lowered)
-            .args(["-Oz", "-o"])
-            .arg(&translated),
-    )?;
+    run_cmd(Command::new(tools.join("wasm2js")).arg(&lowered).args(["-Oz", "-o"]).arg(&translated))?;
 
     let module = std::fs::read_to_string(&translated)?;
     let module = patch_memory_grow(&module)?;
     if module.contains("from 'env'") || module.contains("from \"env\"") {
-        bail!(
-            "the JS build imports from `env`: a 64-bit integer crosses the Rust/JS boundary in page code"
-        );
+        bail!("the JS build imports from `env`: a 64-bit integer crosses the Rust/JS boundary in page code");
     }
     let out = extension_dir.join("pkg-js");
     if out.exists() {
@@ -78,24 +68,13 @@ pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(&out)?;
     std::fs::write(out.join("nova_extension_bg.wasm.js"), module)?;
-    std::fs::copy(
-        glue.join("nova_extension_bg.js"),
-        out.join("nova_extension_bg.js"),
-    )?;
+    std::fs::copy(glue.join("nova_extension_bg.js"), out.join("nova_extension_bg.js"))?;
     let entry = std::fs::read_to_string(glue.join("nova_extension.js"))?;
     let entry = entry
-        .replace(
-            "\"./nova_extension_bg.wasm\"",
-            "\"./nova_extension_bg.wasm.js\"",
-        )
-        .replace(
-            "'./nova_extension_bg.wasm'",
-            "'./nova_extension_bg.wasm.js'",
-        );
+        .replace("\"./nova_extension_bg.wasm\"", "\"./nova_extension_bg.wasm.js\"")
+        .replace("'./nova_extension_bg.wasm'", "'./nova_extension_bg.wasm.js'");
     if !entry.contains("nova_extension_bg.wasm.js") {
-        bail!(
-            "unexpected wasm-bindgen bundler entry: no `./nova_extension_bg.wasm` import to redirect"
-        );
+        bail!("unexpected wasm-bindgen bundler entry: no `./nova_extension_bg.wasm` import to redirect");
     }
     std::fs::write(out.join("nova_extension.js"), entry)?;
     for file in ["nova_extension_bg.wasm.js", "nova_extension_bg.js"] {
@@ -119,10 +98,7 @@ fn ensure_npm_tools() -> anyhow::Result<PathBuf> {
     if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && bin.join("wasm2js").exists() {
         return Ok(bin);
     }
-    step(&format!(
-        "installing {wanted} from npm into {}",
-        dir.display()
-    ));
+    step(&format!("installing {wanted} from npm into {}", dir.display()));
     std::fs::create_dir_all(&dir)?;
     let npm = Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
@@ -130,7 +106,9 @@ fn ensure_npm_tools() -> anyhow::Result<PathBuf> {
         .args(NPM_TOOLS)
         .current_dir(root())
         .status()
-        .context("npm is needed for the strict-CSP build: install Node.js and npm (apt-get install -y nodejs npm)")?;
+        .context(
+            "npm is needed for the strict-CSP build: install Node.js and npm (apt-get install -y nodejs npm)",
+        )?;
     if !npm.success() {
         bail!("npm install {wanted} failed");
     }
@@ -153,10 +131,8 @@ pub fn strip_custom_section(wasm: &[u8], name: &str) -> anyhow::Result<Vec<u8>> 
         pos += 1;
         let (size, n) = leb128(&wasm[pos..])?;
         pos += n;
-        let end = pos
-            .checked_add(size)
-            .filter(|e| *e <= wasm.len())
-            .context("section overruns the module")?;
+        let end =
+            pos.checked_add(size).filter(|e| *e <= wasm.len()).context("section overruns the module")?;
         let drop = id == 0 && {
             let (len, n) = leb128(&wasm[pos..])?;
             wasm.get(pos + n..pos + n + len) == Some(name.as_bytes())
@@ -189,19 +165,14 @@ pub fn patch_memory_grow(module: &str) -> anyhow::Result<String> {
     let alloc_start = module.find("var newBuffer = new ArrayBuffer(").context(
         "wasm2js memory-grow function changed shape (no `var newBuffer = new ArrayBuffer(`); update patch_memory_grow",
     )?;
-    let alloc_end = module[alloc_start..]
-        .find(';')
-        .map(|i| alloc_start + i + 1)
-        .context("unterminated allocation")?;
-    let size_expr =
-        module[alloc_start + "var newBuffer = new ArrayBuffer(".len()..alloc_end - 2].to_owned();
+    let alloc_end =
+        module[alloc_start..].find(';').map(|i| alloc_start + i + 1).context("unterminated allocation")?;
+    let size_expr = module[alloc_start + "var newBuffer = new ArrayBuffer(".len()..alloc_end - 2].to_owned();
     let mut patched = String::with_capacity(module.len());
     patched.push_str(&module[..alloc_start]);
     patched.push_str(&format!("var newBuffer = buffer.transfer({size_expr});"));
     patched.push_str(&module[alloc_end..]);
-    let copy = patched
-        .find(COPY)
-        .context("wasm2js memory-grow function changed shape (no HEAP8 copy)")?;
+    let copy = patched.find(COPY).context("wasm2js memory-grow function changed shape (no HEAP8 copy)")?;
     patched.replace_range(copy..copy + COPY.len(), "");
     Ok(patched)
 }
@@ -229,10 +200,7 @@ mod tests {
     fn memory_grow_patch_detaches_the_old_buffer() {
         let src = "function g(p){var newBuffer = new ArrayBuffer(Math_imul(n, 65536));var newHEAP8 = new Int8Array(newBuffer);newHEAP8.set(HEAP8);HEAP8 = newHEAP8;}";
         let out = patch_memory_grow(src).expect("patch");
-        assert!(
-            out.contains("var newBuffer = buffer.transfer(Math_imul(n, 65536));"),
-            "{out}"
-        );
+        assert!(out.contains("var newBuffer = buffer.transfer(Math_imul(n, 65536));"), "{out}");
         assert!(!out.contains("newHEAP8.set(HEAP8)"));
         assert!(patch_memory_grow("function g(){}").is_err());
     }

@@ -59,17 +59,9 @@ fn main() -> anyhow::Result<()> {
         Cmd::Soak { runs, seed } => {
             let built = build::build()?;
             let mut cmd = cargo();
-            cmd.args([
-                "test",
-                "--package",
-                "nova-e2e",
-                "--test",
-                "test_cls_crash",
-                "--",
-                "--nocapture",
-            ])
-            .env("NOVA_DIST", &built.dist)
-            .env("NOVA_CRASH_RUNS", runs.to_string());
+            cmd.args(["test", "--package", "nova-e2e", "--test", "test_cls_crash", "--", "--nocapture"])
+                .env("NOVA_DIST", &built.dist)
+                .env("NOVA_CRASH_RUNS", runs.to_string());
             if let Some(seed) = seed {
                 cmd.env("NOVA_CRASH_SEED", seed.to_string());
             }
@@ -86,10 +78,7 @@ pub fn root() -> PathBuf {
 /// Runs a command in the workspace root, failing with its name when it fails.
 pub fn run_cmd(cmd: &mut Command) -> anyhow::Result<()> {
     let shown = format!("{cmd:?}");
-    let status = cmd
-        .current_dir(root())
-        .status()
-        .with_context(|| format!("cannot start {shown}"))?;
+    let status = cmd.current_dir(root()).status().with_context(|| format!("cannot start {shown}"))?;
     if !status.success() {
         bail!("{shown} failed ({status})");
     }

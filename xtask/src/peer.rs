@@ -61,12 +61,7 @@ pub async fn compare(iterations: usize) -> anyhow::Result<Value> {
     let tmp = tempfile::tempdir()?;
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg(&cli)
-        .args([
-            "--headless",
-            "--isolated",
-            "--no-sandbox",
-            "--executable-path",
-        ])
+        .args(["--headless", "--isolated", "--no-sandbox", "--executable-path"])
         .arg(&chromium)
         .arg("--output-dir")
         .arg(tmp.path());
@@ -74,13 +69,9 @@ pub async fn compare(iterations: usize) -> anyhow::Result<Value> {
     let call = |name: &'static str, args: Value| {
         let peer = peer.peer().clone();
         async move {
-            let Value::Object(map) = args else {
-                bail!("args must be an object")
-            };
+            let Value::Object(map) = args else { bail!("args must be an object") };
             let start = Instant::now();
-            let r = peer
-                .call_tool(CallToolRequestParams::new(name).with_arguments(map))
-                .await?;
+            let r = peer.call_tool(CallToolRequestParams::new(name).with_arguments(map)).await?;
             Ok::<_, anyhow::Error>((start.elapsed().as_secs_f64() * 1000.0, r))
         }
     };
@@ -116,23 +107,17 @@ pub async fn compare(iterations: usize) -> anyhow::Result<Value> {
     }
     for _ in 0..iterations {
         let start = Instant::now();
-        let r = c
-            .call("nova.perceive", json!({"maxElements": 5000}))
-            .await?;
+        let r = c.call("nova.perceive", json!({"maxElements": 5000})).await?;
         n_read.push(start.elapsed().as_secs_f64() * 1000.0);
         nova_text = text_of(&r);
     }
     for _ in 0..iterations {
         let start = Instant::now();
-        c.structured("nova.click_selector", json!({"selector": "#bench-btn"}))
-            .await?;
+        c.structured("nova.click_selector", json!({"selector": "#bench-btn"})).await?;
         n_click.push(start.elapsed().as_secs_f64() * 1000.0);
     }
     let peer_elements = snapshot.matches("[ref=").count();
-    let nova_elements = nova_text
-        .lines()
-        .filter(|l| l.starts_with('e') && l.contains(' '))
-        .count();
+    let nova_elements = nova_text.lines().filter(|l| l.starts_with('e') && l.contains(' ')).count();
     Ok(json!({
         "peer": PEER,
         "readBytes": {"nova": nova_text.len(), "peer": snapshot.len(),
@@ -148,19 +133,10 @@ pub async fn compare(iterations: usize) -> anyhow::Result<Value> {
 /// The side-by-side table.
 pub fn render(p: &Value) -> String {
     let row = |name: &str, v: &Value| {
-        let (n, q) = (
-            v["nova"].as_f64().unwrap_or(f64::NAN),
-            v["peer"].as_f64().unwrap_or(f64::NAN),
-        );
-        format!(
-            "{name:<28} nova {n:>10.1}   peer {q:>10.1}   nova/peer {:>6.2}\n",
-            n / q
-        )
+        let (n, q) = (v["nova"].as_f64().unwrap_or(f64::NAN), v["peer"].as_f64().unwrap_or(f64::NAN));
+        format!("{name:<28} nova {n:>10.1}   peer {q:>10.1}   nova/peer {:>6.2}\n", n / q)
     };
-    let mut s = format!(
-        "\nNova vs {} (same Chromium, same page)\n",
-        p["peer"].as_str().unwrap_or("")
-    );
+    let mut s = format!("\nNova vs {} (same Chromium, same page)\n", p["peer"].as_str().unwrap_or(""));
     s += &row("page read, bytes", &p["readBytes"]);
     s += &row("page read, ~tokens", &p["readTokensApprox"]);
     s += &row("addressable elements", &p["addressableElements"]);

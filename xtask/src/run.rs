@@ -39,10 +39,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(&data_dir)?;
     let profile = data_dir.join("chromium-profile");
-    step(&format!(
-        "registering the native host for the profile in {}",
-        profile.display()
-    ));
+    step(&format!("registering the native host for the profile in {}", profile.display()));
     let status = Command::new(&built.host)
         .args(["install", "--chromium-profile"])
         .arg(&profile)
@@ -57,11 +54,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         None => chromium::find_binary()?,
     };
     let headless = args.headless || !chromium::has_display();
-    step(&format!(
-        "starting {} ({})",
-        binary.display(),
-        if headless { "headless" } else { "headful" }
-    ));
+    step(&format!("starting {} ({})", binary.display(), if headless { "headless" } else { "headful" }));
     let mut browser = chromium::launch(&chromium::LaunchOptions {
         binary,
         profile,
@@ -77,10 +70,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             chromium::log_path(&data_dir).display()
         )
     })?;
-    let config = Command::new(&built.host)
-        .args(["mcp", "--print-config", "--data-dir"])
-        .arg(&data_dir)
-        .output()?;
+    let config =
+        Command::new(&built.host).args(["mcp", "--print-config", "--data-dir"]).arg(&data_dir).output()?;
     let banner = format!(
         "\nNova is running.\n\
          demo page:   {demo}\n\
@@ -117,13 +108,8 @@ fn default_data_dir(host: &std::path::Path) -> anyhow::Result<PathBuf> {
         return Ok(PathBuf::from(home));
     }
     // Ask the host, so `cargo xtask run` and `nova` agree on the default.
-    let out = Command::new(host)
-        .args(["mcp", "--print-config"])
-        .output()?;
-    let config: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("nova mcp --print-config")?;
-    let dir = config["stdio"]["args"][2]
-        .as_str()
-        .context("no data dir in the printed config")?;
+    let out = Command::new(host).args(["mcp", "--print-config"]).output()?;
+    let config: serde_json::Value = serde_json::from_slice(&out.stdout).context("nova mcp --print-config")?;
+    let dir = config["stdio"]["args"][2].as_str().context("no data dir in the printed config")?;
     Ok(PathBuf::from(dir))
 }

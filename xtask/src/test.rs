@@ -21,14 +21,7 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
         step("cargo fmt --check");
         run_cmd(cargo().args(["fmt", "--all", "--check"]))?;
         step("cargo clippy (host side)");
-        run_cmd(cargo().args([
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ]))?;
+        run_cmd(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
         step("cargo clippy (extension, wasm32)");
         run_cmd(cargo().args([
             "clippy",
@@ -44,8 +37,7 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     let built = build::build()?;
     step("unit, integration and end-to-end tests");
     let mut cmd = cargo();
-    cmd.args(["test", "--workspace"])
-        .env("NOVA_DIST", &built.dist);
+    cmd.args(["test", "--workspace"]).env("NOVA_DIST", &built.dist);
     if let Some(f) = &args.filter {
         cmd.arg(f);
     }
@@ -54,13 +46,9 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
 
 /// Adds the wasm32 target when the toolchain lacks it.
 pub fn ensure_wasm_target() -> anyhow::Result<()> {
-    let installed = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output();
+    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output();
     match installed {
-        Ok(out) if String::from_utf8_lossy(&out.stdout).contains("wasm32-unknown-unknown") => {
-            Ok(())
-        }
+        Ok(out) if String::from_utf8_lossy(&out.stdout).contains("wasm32-unknown-unknown") => Ok(()),
         Ok(_) => {
             step("installing the wasm32-unknown-unknown target");
             run_cmd(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
@@ -76,10 +64,8 @@ pub fn ensure_chromium() -> anyhow::Result<()> {
     if nova_e2e::chromium::find_binary().is_ok() {
         return Ok(());
     }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let root =
+        Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     if !root {
         bail!(
             "Chromium is missing. Install it with:\n    sudo apt-get install -y chromium\nthen run `cargo xtask test` again"

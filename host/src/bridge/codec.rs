@@ -40,20 +40,13 @@ impl FrameError {
 }
 
 /// Reads one frame. `Ok(None)` is a clean end of stream at a frame boundary.
-pub async fn read_frame<R: AsyncRead + Unpin>(
-    r: &mut R,
-    max: usize,
-) -> Result<Option<String>, FrameError> {
+pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: usize) -> Result<Option<String>, FrameError> {
     let mut header = [0u8; 4];
     let mut got = 0;
     while got < 4 {
         let n = r.read(&mut header[got..]).await?;
         if n == 0 {
-            return if got == 0 {
-                Ok(None)
-            } else {
-                Err(FrameError::Truncated)
-            };
+            return if got == 0 { Ok(None) } else { Err(FrameError::Truncated) };
         }
         got += n;
     }
@@ -70,9 +63,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
         std::io::ErrorKind::UnexpectedEof => FrameError::Truncated,
         _ => FrameError::Io(e),
     })?;
-    String::from_utf8(buf)
-        .map(Some)
-        .map_err(|_| FrameError::NotUtf8)
+    String::from_utf8(buf).map(Some).map_err(|_| FrameError::NotUtf8)
 }
 
 /// Writes one frame. Refuses payloads above `max` (callers chunk first).
@@ -82,15 +73,9 @@ pub async fn write_frame<W: AsyncWrite + Unpin>(
     max: usize,
 ) -> Result<(), FrameError> {
     if payload.len() > max {
-        return Err(FrameError::Oversized {
-            len: payload.len(),
-            max,
-        });
+        return Err(FrameError::Oversized { len: payload.len(), max });
     }
-    let len = u32::try_from(payload.len()).map_err(|_| FrameError::Oversized {
-        len: payload.len(),
-        max,
-    })?;
+    let len = u32::try_from(payload.len()).map_err(|_| FrameError::Oversized { len: payload.len(), max })?;
     w.write_all(&len.to_ne_bytes()).await?;
     w.write_all(payload.as_bytes()).await?;
     w.flush().await?;
@@ -112,14 +97,8 @@ mod tests {
         let mut bytes = frame(br#"{"a":1}"#);
         bytes.extend(frame(b"{}"));
         let mut r = bytes.as_slice();
-        assert_eq!(
-            read_frame(&mut r, 100).await.expect("1").as_deref(),
-            Some(r#"{"a":1}"#)
-        );
-        assert_eq!(
-            read_frame(&mut r, 100).await.expect("2").as_deref(),
-            Some("{}")
-        );
+        assert_eq!(read_frame(&mut r, 100).await.expect("1").as_deref(), Some(r#"{"a":1}"#));
+        assert_eq!(read_frame(&mut r, 100).await.expect("2").as_deref(), Some("{}"));
         assert!(read_frame(&mut r, 100).await.expect("eof").is_none());
     }
 
@@ -129,15 +108,9 @@ mod tests {
         bytes.extend(frame(b"{}"));
         let mut r = bytes.as_slice();
         let err = read_frame(&mut r, 16).await.expect_err("oversized");
-        assert!(
-            matches!(err, FrameError::Oversized { len: 64, max: 16 }),
-            "{err}"
-        );
+        assert!(matches!(err, FrameError::Oversized { len: 64, max: 16 }), "{err}");
         assert!(err.is_recoverable());
-        assert_eq!(
-            read_frame(&mut r, 16).await.expect("next").as_deref(),
-            Some("{}")
-        );
+        assert_eq!(read_frame(&mut r, 16).await.expect("next").as_deref(), Some("{}"));
     }
 
     #[tokio::test]
@@ -146,26 +119,18 @@ mod tests {
         let mut bytes = u32::MAX.to_ne_bytes().to_vec();
         bytes.extend_from_slice(b"abc");
         let mut r = bytes.as_slice();
-        let err = read_frame(&mut r, BROWSER_TO_HOST_MAX_FRAME)
-            .await
-            .expect_err("truncated");
+        let err = read_frame(&mut r, BROWSER_TO_HOST_MAX_FRAME).await.expect_err("truncated");
         assert!(matches!(err, FrameError::Truncated), "{err}");
     }
 
     #[tokio::test]
     async fn partial_header_and_partial_body_are_truncation() {
         let mut r: &[u8] = &[1, 0];
-        assert!(matches!(
-            read_frame(&mut r, 10).await,
-            Err(FrameError::Truncated)
-        ));
+        assert!(matches!(read_frame(&mut r, 10).await, Err(FrameError::Truncated)));
         let mut bytes = 10u32.to_ne_bytes().to_vec();
         bytes.extend_from_slice(b"abc");
         let mut r = bytes.as_slice();
-        assert!(matches!(
-            read_frame(&mut r, 100).await,
-            Err(FrameError::Truncated)
-        ));
+        assert!(matches!(read_frame(&mut r, 100).await, Err(FrameError::Truncated)));
     }
 
     #[tokio::test]
@@ -175,10 +140,7 @@ mod tests {
         let mut r = bytes.as_slice();
         let err = read_frame(&mut r, 100).await.expect_err("not utf8");
         assert!(matches!(err, FrameError::NotUtf8) && err.is_recoverable());
-        assert_eq!(
-            read_frame(&mut r, 100).await.expect("next").as_deref(),
-            Some("{}")
-        );
+        assert_eq!(read_frame(&mut r, 100).await.expect("next").as_deref(), Some("{}"));
     }
 
     #[tokio::test]
@@ -186,10 +148,6 @@ mod tests {
         let mut out = Vec::new();
         write_frame(&mut out, "{}", 10).await.expect("write");
         assert_eq!(out, frame(b"{}"));
-        assert!(
-            write_frame(&mut Vec::new(), "0123456789x", 10)
-                .await
-                .is_err()
-        );
+        assert!(write_frame(&mut Vec::new(), "0123456789x", 10).await.is_err());
     }
 }

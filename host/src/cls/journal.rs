@@ -64,9 +64,7 @@ impl Journal {
     pub fn open(db: &Path) -> Result<Self, StoreError> {
         let conn = store::open(db)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
-        Ok(Self {
-            conn: Mutex::new(conn),
-        })
+        Ok(Self { conn: Mutex::new(conn) })
     }
 
     fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
@@ -83,9 +81,19 @@ impl Journal {
                    hub_pid, started_at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'intent', ?11, ?12, ?13)",
                 params![
-                    i.transition_id, i.call_id, i.tool, i.agent_id, i.mcp_session, i.target_id,
-                    i.url_before, i.action_kind, i.retry_policy, i.contract_json,
-                    i.precondition_verdict, std::process::id(), now_ms()
+                    i.transition_id,
+                    i.call_id,
+                    i.tool,
+                    i.agent_id,
+                    i.mcp_session,
+                    i.target_id,
+                    i.url_before,
+                    i.action_kind,
+                    i.retry_policy,
+                    i.contract_json,
+                    i.precondition_verdict,
+                    std::process::id(),
+                    now_ms()
                 ],
             )
             .map(|_| ())
@@ -113,9 +121,15 @@ impl Journal {
                    outcome_verdict = ?7, failed_assertions = ?8, completed_at_ms = ?9
                  WHERE transition_id = ?1",
                 params![
-                    transition_id, state, v.dispatch_status, v.verification_status,
-                    v.indeterminate_reason, v.retry_advice, v.outcome_verdict,
-                    v.failed_assertions.to_string(), now_ms()
+                    transition_id,
+                    state,
+                    v.dispatch_status,
+                    v.verification_status,
+                    v.indeterminate_reason,
+                    v.retry_advice,
+                    v.outcome_verdict,
+                    v.failed_assertions.to_string(),
+                    now_ms()
                 ],
             )
             .map(|_| ())
@@ -163,11 +177,9 @@ impl Journal {
     /// One transition's state (for tests and support tooling).
     pub fn state(&self, transition_id: &str) -> Option<String> {
         self.with(|c| {
-            c.query_row(
-                "SELECT state FROM transitions WHERE transition_id = ?1",
-                [transition_id],
-                |r| r.get(0),
-            )
+            c.query_row("SELECT state FROM transitions WHERE transition_id = ?1", [transition_id], |r| {
+                r.get(0)
+            })
             .optional()
         })
         .ok()
@@ -204,13 +216,8 @@ mod tests {
         assert_eq!(j.state("t1").as_deref(), Some("dispatched"));
         // Rows of this process are not recovered; rows of a dead hub are.
         assert_eq!(j.recover().expect("recover"), 0);
-        j.with(|c| {
-            c.execute(
-                "UPDATE transitions SET hub_pid = 1 WHERE transition_id = 't1'",
-                [],
-            )
-        })
-        .expect("pretend another hub");
+        j.with(|c| c.execute("UPDATE transitions SET hub_pid = 1 WHERE transition_id = 't1'", []))
+            .expect("pretend another hub");
         assert_eq!(j.recover().expect("recover"), 1);
         assert_eq!(j.state("t1").as_deref(), Some("in_doubt"));
         let doubt = j.in_doubt("7");
@@ -220,10 +227,7 @@ mod tests {
         j.complete(
             "t2",
             "completed",
-            &Verdict {
-                verification_status: Some("verified_success".into()),
-                ..Default::default()
-            },
+            &Verdict { verification_status: Some("verified_success".into()), ..Default::default() },
         )
         .expect("complete");
         assert_eq!(j.state("t2").as_deref(), Some("completed"));

@@ -32,11 +32,8 @@ fn binaries(browser: Browser) -> &'static [&'static str] {
 /// Whether `browser` looks installed: its binary is on PATH or its profile directory exists.
 pub fn is_installed(browser: Browser, home: &Path) -> bool {
     let on_path = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path)
-            .any(|dir| binaries(browser).iter().any(|b| dir.join(b).is_file()))
+        std::env::split_paths(&path).any(|dir| binaries(browser).iter().any(|b| dir.join(b).is_file()))
     });
-    let profile = manifest_dir(browser, home)
-        .parent()
-        .is_some_and(Path::exists);
+    let profile = manifest_dir(browser, home).parent().is_some_and(Path::exists);
     on_path || profile
 }

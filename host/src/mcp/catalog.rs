@@ -7,9 +7,7 @@ use std::sync::{Arc, OnceLock};
 use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 
-use crate::browse::{
-    ClickArgs, NavigateArgs, PerceiveArgs, ReadTextArgs, ScreenshotArgs, TypeArgs,
-};
+use crate::browse::{ClickArgs, NavigateArgs, PerceiveArgs, ReadTextArgs, ScreenshotArgs, TypeArgs};
 use crate::lease::{ClaimArgs, ReleaseArgs};
 
 fn tool<T: JsonSchema>(name: &'static str, description: &'static str, read_only: bool) -> Tool {
@@ -39,11 +37,7 @@ pub fn tools() -> &'static [Tool] {
                 "Read the visible text of the page or of one element.",
                 true,
             ),
-            tool::<NavigateArgs>(
-                "nova.navigate",
-                "Open a URL in a tab and wait for it to load.",
-                false,
-            ),
+            tool::<NavigateArgs>("nova.navigate", "Open a URL in a tab and wait for it to load.", false),
             tool::<ClickArgs>(
                 "nova.click_selector",
                 "Click an element after checking it is visible, enabled and not covered. \
@@ -67,11 +61,7 @@ pub fn tools() -> &'static [Tool] {
                  claim.owner_mismatch until release or expiry.",
                 false,
             ),
-            tool::<ReleaseArgs>(
-                "nova.tab_release",
-                "Release a tab this agent claimed.",
-                false,
-            ),
+            tool::<ReleaseArgs>("nova.tab_release", "Release a tab this agent claimed.", false),
         ]
     })
 }
@@ -82,18 +72,12 @@ mod tests {
 
     #[test]
     fn schemas_forbid_unknown_fields_and_carry_bounds() {
-        let perceive = tools()
-            .iter()
-            .find(|t| t.name == "nova.perceive")
-            .expect("perceive");
+        let perceive = tools().iter().find(|t| t.name == "nova.perceive").expect("perceive");
         let schema = serde_json::Value::Object((*perceive.input_schema).clone());
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["additionalProperties"], false);
         assert_eq!(schema["properties"]["maxElements"]["maximum"], 5000);
-        let claim = tools()
-            .iter()
-            .find(|t| t.name == "nova.tab_claim")
-            .expect("claim");
+        let claim = tools().iter().find(|t| t.name == "nova.tab_claim").expect("claim");
         let schema = serde_json::Value::Object((*claim.input_schema).clone());
         assert_eq!(schema["properties"]["ttlMs"]["minimum"], 5000);
         assert_eq!(schema["required"], serde_json::json!(["targetId"]));

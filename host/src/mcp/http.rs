@@ -50,11 +50,7 @@ struct Guard {
 }
 
 /// Serves MCP over HTTP on `listener` (bound to 127.0.0.1 by the caller) until the task ends.
-pub async fn serve(
-    hub: Arc<Hub>,
-    listener: tokio::net::TcpListener,
-    token: String,
-) -> std::io::Result<()> {
+pub async fn serve(hub: Arc<Hub>, listener: tokio::net::TcpListener, token: String) -> std::io::Result<()> {
     let port = listener.local_addr()?.port();
     let hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
     let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
@@ -65,11 +61,7 @@ pub async fn serve(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let guard = Arc::new(Guard {
-        token,
-        hosts,
-        origins,
-    });
+    let guard = Arc::new(Guard { token, hosts, origins });
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(guard, check));
@@ -80,10 +72,7 @@ async fn check(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
     if let Err((status, code, message)) = admit(&g, request.headers()) {
         let mut r = refuse(status, code, message);
         if status == StatusCode::UNAUTHORIZED {
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
         }
         return r;
     }
@@ -94,31 +83,17 @@ async fn check(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
 type Refusal = (StatusCode, &'static str, &'static str);
 
 fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Refusal> {
-    let header_str = |name| {
-        headers
-            .get(name)
-            .and_then(|v: &header::HeaderValue| v.to_str().ok())
-    };
+    let header_str = |name| headers.get(name).and_then(|v: &header::HeaderValue| v.to_str().ok());
     let host = header_str(header::HOST).unwrap_or("");
     if !g.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-        return Err((
-            StatusCode::FORBIDDEN,
-            "forbidden_host",
-            "Host must name this loopback endpoint",
-        ));
+        return Err((StatusCode::FORBIDDEN, "forbidden_host", "Host must name this loopback endpoint"));
     }
     if let Some(origin) = header_str(header::ORIGIN)
         && !g.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
     {
-        return Err((
-            StatusCode::FORBIDDEN,
-            "forbidden_origin",
-            "cross-origin requests are refused",
-        ));
+        return Err((StatusCode::FORBIDDEN, "forbidden_origin", "cross-origin requests are refused"));
     }
-    let presented = header_str(header::AUTHORIZATION)
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
+    let presented = header_str(header::AUTHORIZATION).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
     if !constant_time_eq(presented.trim().as_bytes(), g.token.as_bytes()) {
         return Err((
             StatusCode::UNAUTHORIZED,
@@ -130,11 +105,7 @@ fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Refusal> {
 }
 
 fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        axum::Json(serde_json::json!({"error": code, "message": message})),
-    )
-        .into_response()
+    (status, axum::Json(serde_json::json!({"error": code, "message": message}))).into_response()
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -169,17 +140,8 @@ mod tests {
         let g = guard();
         let bearer = format!("Bearer {}", "t".repeat(64));
         let status = |h: HeaderMap| admit(&g, &h).err().map(|r| r.0.as_u16());
-        assert_eq!(
-            status(headers(&[
-                ("host", "127.0.0.1:9"),
-                ("authorization", &bearer)
-            ])),
-            None
-        );
-        assert_eq!(
-            status(headers(&[("host", "evil.com"), ("authorization", &bearer)])),
-            Some(403)
-        );
+        assert_eq!(status(headers(&[("host", "127.0.0.1:9"), ("authorization", &bearer)])), None);
+        assert_eq!(status(headers(&[("host", "evil.com"), ("authorization", &bearer)])), Some(403));
         assert_eq!(
             status(headers(&[
                 ("host", "localhost:9"),
@@ -189,13 +151,7 @@ mod tests {
             Some(403)
         );
         assert_eq!(status(headers(&[("host", "localhost:9")])), Some(401));
-        assert_eq!(
-            status(headers(&[
-                ("host", "localhost:9"),
-                ("authorization", "Bearer nope")
-            ])),
-            Some(401)
-        );
+        assert_eq!(status(headers(&[("host", "localhost:9"), ("authorization", "Bearer nope")])), Some(401));
     }
 
     #[test]
@@ -210,10 +166,7 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(data.token_file())
-                .expect("meta")
-                .permissions()
-                .mode();
+            let mode = std::fs::metadata(data.token_file()).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
     }

@@ -36,10 +36,7 @@ pub enum Line {
 }
 
 /// Reads one `\n`-terminated line without ever buffering more than `max` bytes of it.
-pub async fn read_line_bounded<R: AsyncBufRead + Unpin>(
-    r: &mut R,
-    max: usize,
-) -> std::io::Result<Line> {
+pub async fn read_line_bounded<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> std::io::Result<Line> {
     let mut buf = Vec::new();
     let mut oversized = false;
     loop {
@@ -67,11 +64,7 @@ pub async fn read_line_bounded<R: AsyncBufRead + Unpin>(
         }
         r.consume(if done { take + 1 } else { take });
         if done {
-            return Ok(if oversized {
-                Line::Oversized
-            } else {
-                Line::Text(buf)
-            });
+            return Ok(if oversized { Line::Oversized } else { Line::Text(buf) });
         }
     }
 }
@@ -258,8 +251,7 @@ impl Relay {
         if !matches!(answer, Ok(Some(Some(_)))) {
             return false;
         }
-        self.send_to_hub(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await
+        self.send_to_hub(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await
     }
 
     fn on_hub_line(&mut self, bytes: Vec<u8>) -> Vec<Value> {
@@ -295,8 +287,7 @@ impl Relay {
     fn answer_locally(&mut self, method: &str, id: Value, msg: &Value) -> Value {
         match method {
             "initialize" => {
-                let mut info =
-                    serde_json::to_value(super::server::server_info()).unwrap_or_default();
+                let mut info = serde_json::to_value(super::server::server_info()).unwrap_or_default();
                 if let Some(v) = msg.pointer("/params/protocolVersion") {
                     info["protocolVersion"] = v.clone();
                 }
@@ -307,10 +298,7 @@ impl Relay {
                 json!({"jsonrpc": "2.0", "id": id, "result": {"tools": super::catalog::tools()}})
             }
             "tools/call" => {
-                let tool = msg
-                    .pointer("/params/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let tool = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or("");
                 self.record_unconnected(tool, msg.pointer("/params/arguments"));
                 let structured = json!({
                     "ok": false, "status": "failed", "reasonCode": "browser_not_connected",
@@ -321,11 +309,9 @@ impl Relay {
                     "structuredContent": structured, "isError": true,
                 }})
             }
-            other => error_response(
-                id,
-                -32601,
-                &format!("method `{other}` is not available without a browser"),
-            ),
+            other => {
+                error_response(id, -32601, &format!("method `{other}` is not available without a browser"))
+            }
         }
     }
 
@@ -371,22 +357,10 @@ mod tests {
     async fn bounded_reader_drops_long_lines_and_keeps_going() {
         let input = b"short\nthis line is far too long\nok\nlast".to_vec();
         let mut r = BufReader::with_capacity(4, input.as_slice());
-        assert_eq!(
-            read_line_bounded(&mut r, 10).await.expect("1"),
-            Line::Text(b"short".to_vec())
-        );
-        assert_eq!(
-            read_line_bounded(&mut r, 10).await.expect("2"),
-            Line::Oversized
-        );
-        assert_eq!(
-            read_line_bounded(&mut r, 10).await.expect("3"),
-            Line::Text(b"ok".to_vec())
-        );
-        assert_eq!(
-            read_line_bounded(&mut r, 10).await.expect("4"),
-            Line::Text(b"last".to_vec())
-        );
+        assert_eq!(read_line_bounded(&mut r, 10).await.expect("1"), Line::Text(b"short".to_vec()));
+        assert_eq!(read_line_bounded(&mut r, 10).await.expect("2"), Line::Oversized);
+        assert_eq!(read_line_bounded(&mut r, 10).await.expect("3"), Line::Text(b"ok".to_vec()));
+        assert_eq!(read_line_bounded(&mut r, 10).await.expect("4"), Line::Text(b"last".to_vec()));
         assert_eq!(read_line_bounded(&mut r, 10).await.expect("5"), Line::Eof);
     }
 
@@ -408,24 +382,14 @@ mod tests {
             .await;
         let result = &out[0]["result"];
         assert_eq!(result["isError"], true);
-        assert_eq!(
-            result["structuredContent"]["reasonCode"],
-            "browser_not_connected"
-        );
+        assert_eq!(result["structuredContent"]["reasonCode"], "browser_not_connected");
         assert_eq!(result["structuredContent"]["retryable"], true);
-        let listed = relay
-            .on_agent_message(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-            .await;
-        assert!(
-            listed[0]["result"]["tools"]
-                .as_array()
-                .is_some_and(|t| !t.is_empty())
-        );
+        let listed = relay.on_agent_message(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+        assert!(listed[0]["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()));
         relay.recorder.as_ref().expect("recorder").flush().await;
         let conn = crate::store::open(&DataDir::at(tmp.path()).db()).expect("db");
-        let reason: String = conn
-            .query_row("SELECT reason_code FROM observations", [], |r| r.get(0))
-            .expect("row recorded");
+        let reason: String =
+            conn.query_row("SELECT reason_code FROM observations", [], |r| r.get(0)).expect("row recorded");
         assert_eq!(reason, "browser_not_connected");
     }
 }

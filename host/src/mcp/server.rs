@@ -35,11 +35,8 @@ pub fn to_result(reply: ToolReply) -> CallToolResult {
         content.push(ContentBlock::image(data, mime));
     }
     content.push(ContentBlock::text(text));
-    let mut result = if reply.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
+    let mut result =
+        if reply.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     result.structured_content = Some(reply.structured);
     result
 }
@@ -79,10 +76,7 @@ pub struct NovaServer {
 impl NovaServer {
     /// A handler for a new session.
     pub fn new(hub: Arc<Hub>) -> Self {
-        Self {
-            hub,
-            session: Session::new(),
-        }
+        Self { hub, session: Session::new() }
     }
 }
 
@@ -96,9 +90,7 @@ impl ServerHandler for NovaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            super::catalog::tools().to_vec(),
-        ))
+        Ok(ListToolsResult::with_all_items(super::catalog::tools().to_vec()))
     }
 
     async fn call_tool(

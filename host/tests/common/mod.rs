@@ -22,10 +22,7 @@ impl Hub {
     pub fn start() -> Self {
         let data = tempfile::tempdir().expect("tempdir");
         let mut child = Command::new(env!("CARGO_BIN_EXE_nova"))
-            .arg(format!(
-                "chrome-extension://{}/",
-                nova_shared::CHROMIUM_EXTENSION_ID
-            ))
+            .arg(format!("chrome-extension://{}/", nova_shared::CHROMIUM_EXTENSION_ID))
             .env("NOVA_HOME", data.path())
             .env("NOVA_HTTP_PORT", "0")
             .env("NOVA_LOG", "warn")
@@ -36,12 +33,7 @@ impl Hub {
             .expect("spawn nova");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
-        Self {
-            child,
-            stdin,
-            stdout,
-            data,
-        }
+        Self { child, stdin, stdout, data }
     }
 
     pub fn data_path(&self) -> PathBuf {
@@ -64,11 +56,7 @@ impl Hub {
     }
 
     pub fn write_raw(&mut self, bytes: &[u8]) {
-        self.stdin
-            .as_mut()
-            .expect("stdin open")
-            .write_all(bytes)
-            .expect("write");
+        self.stdin.as_mut().expect("stdin open").write_all(bytes).expect("write");
     }
 
     pub fn write_frame(&mut self, payload: &[u8]) {
