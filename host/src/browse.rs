@@ -337,6 +337,7 @@ impl Hub {
         let mut structured = ok_body(&tab.target_id);
         merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));
         structured["frames"] = json!(frames);
+        structured["goalContext"] = self.cls.goals.context(&tab.target_id, &rec.obs.agent_id);
         let in_doubt = self.cls.journal.in_doubt(&tab.target_id);
         if !in_doubt.is_empty() {
             structured["inDoubtTransitions"] = json!(in_doubt);
@@ -355,6 +356,16 @@ impl Hub {
             .filter(|f| f.parent_frame_id == parent)
             .map(|f| format!("frame {} {}", f.frame_id, f.url))
             .collect()
+    }
+
+    /// The contract of the current step of the target's active goal, when the caller may act
+    /// on it: a goal step's contract guards the raw action that performs it.
+    fn step_contract(&self, target_id: &str, agent: &str) -> Option<TransitionContract> {
+        let goal = self.cls.goals.active(target_id)?;
+        if goal.owner.as_deref().is_some_and(|o| o != agent) {
+            return None;
+        }
+        goal.step_contract
     }
 
     /// `nova.read_text`.
@@ -440,16 +451,18 @@ impl Hub {
             Err(reply) => return Ok(reply),
         };
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
+        let contract =
+            a.transition_contract.or_else(|| self.step_contract(&tab.target_id, &rec.obs.agent_id));
         let params = ClickParams {
             target: tab.target_id.clone(),
             frame_id,
             selector: a.selector,
             // A contract guards a commit point only if it says what the outcome looks like;
             // with empty postconditions the page refuses commit points (fail closed).
-            guarded: a.transition_contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
+            guarded: contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
         };
-        if let Some(contract) = &a.transition_contract {
-            return self.guarded(rec, &tab, frame_id, PageAction::Click(params), contract).await;
+        if let Some(contract) = &contract {
+            return self.guarded(rec, &tab, PageAction::Click(params), contract).await;
         }
         let report = self.bridge.call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT).await;
         Ok(self.action_reply(rec, &tab, report))
@@ -475,19 +488,21 @@ impl Hub {
             Err(reply) => return Ok(reply),
         };
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
+        let contract =
+            a.transition_contract.or_else(|| self.step_contract(&tab.target_id, &rec.obs.agent_id));
         let params = TypeParams {
             target: tab.target_id.clone(),
             frame_id,
             selector: a.selector,
             // A contract guards a commit point only if it says what the outcome looks like;
             // with empty postconditions the page refuses commit points (fail closed).
-            guarded: a.transition_contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
+            guarded: contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
             text: a.text,
             clear: a.clear,
             press_enter: a.press_enter,
         };
-        let mut reply = match &a.transition_contract {
-            Some(contract) => self.guarded(rec, &tab, frame_id, PageAction::Type(params), contract).await?,
+        let mut reply = match &contract {
+            Some(contract) => self.guarded(rec, &tab, PageAction::Type(params), contract).await?,
             None => {
                 let report = self.bridge.call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT).await;
                 self.action_reply(rec, &tab, report)

@@ -11,6 +11,7 @@ use rusqlite::Connection;
 const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_observations", include_str!("../migrations/0001_observations.sql")),
     ("0002_transitions", include_str!("../migrations/0002_transitions.sql")),
+    ("0003_goals", include_str!("../migrations/0003_goals.sql")),
 ];
 
 /// The schema version this build writes.

@@ -115,6 +115,7 @@ pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
         "nova.navigate" => (ActionKind::Navigate, "webpage", NAVIGATION_INTENT),
         "nova.click_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED),
         "nova.type_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED | INPUT_SUPPLIED),
+        "nova.goal_register" => (ActionKind::Write, "none", 0),
         _ => (ActionKind::Meta, "none", 0),
     }
 }

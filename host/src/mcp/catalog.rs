@@ -62,6 +62,12 @@ pub fn tools() -> &'static [Tool] {
                 false,
             ),
             tool::<ReleaseArgs>("nova.tab_release", "Release a tab this agent claimed.", false),
+            tool::<crate::cls::goals::GoalArgs>(
+                "nova.goal_register",
+                "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
+                 ordered step plan whose verified outcomes advance it; nova.perceive shows it as goalContext.",
+                false,
+            ),
         ]
     })
 }
