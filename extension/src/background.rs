@@ -445,6 +445,12 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
                 }
                 return Ok(v);
             }
+            Err((code, message)) if code == reason::TARGET_NOT_FOUND && message.contains("has no frame") => {
+                return Err((
+                    reason::FRAME_DESTROYED.to_owned(),
+                    format!("the watched frame went away: {message}"),
+                ));
+            }
             Err((code, message)) => {
                 let gone = message.contains("closed") || message.contains("Receiving end does not exist");
                 if !gone || remaining < 50.0 {
