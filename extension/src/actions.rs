@@ -346,7 +346,15 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     }
     let expected = if p.clear { p.text.clone() } else { format!("{before}{}", p.text) };
     let mut method = if matches!(field, Field::Editable(_)) { "contenteditable" } else { "native_input" };
-    let inserted = if p.text.is_empty() { exec(&el, "delete", "") } else { exec(&el, "insertText", &p.text) };
+    // Nothing to insert and nothing to clear (a bare Enter): leave the content alone.
+    let keep = p.text.is_empty() && !p.clear;
+    let inserted = if keep {
+        true
+    } else if p.text.is_empty() {
+        exec(&el, "delete", "")
+    } else {
+        exec(&el, "insertText", &p.text)
+    };
     // The editing command succeeded when the content changed towards what was typed; the
     // browser may legitimately keep less (maxlength), which is reported, not overridden.
     let now = value_of(&field);
@@ -358,11 +366,11 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
                 || (p.text.is_empty() && now.is_empty())
         }
     };
-    if !inserted || !landed {
+    if !keep && (!inserted || !landed) {
         set_value_fallback(&field, &el, &expected, &p.text);
         method = "value_setter";
     }
-    if !matches!(field, Field::Editable(_)) {
+    if !keep && !matches!(field, Field::Editable(_)) {
         fire(&el, "change");
     }
     if p.press_enter {

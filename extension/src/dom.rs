@@ -37,6 +37,34 @@ pub enum Root {
 
 impl Root {
     fn query(&self, css: &str) -> Result<Option<Element>, Failure> {
+        if css.contains(":visible") {
+            // `:visible` (ours, not CSS) picks the first visible match; each alternative of a
+            // selector list is tried in order.
+            for part in css.split(',').map(str::trim) {
+                let found = match part.strip_suffix(":visible") {
+                    Some(base) => self.query_all(base)?.into_iter().find(is_visible),
+                    None => self.query_first(part)?,
+                };
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+            return Ok(None);
+        }
+        self.query_first(css)
+    }
+
+    /// Every match, in document order.
+    fn query_all(&self, css: &str) -> Result<Vec<Element>, Failure> {
+        let list = match self {
+            Self::Doc(d) => d.query_selector_all(css),
+            Self::Shadow(s) => s.query_selector_all(css),
+        }
+        .map_err(|_| fail(reason::INVALID_SELECTOR, format!("`{css}` is not a valid CSS selector")))?;
+        Ok((0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| as_element(&n).cloned()).collect())
+    }
+
+    fn query_first(&self, css: &str) -> Result<Option<Element>, Failure> {
         let found = match self {
             Self::Doc(d) => d.query_selector(css),
             Self::Shadow(s) => s.query_selector(css),
@@ -175,12 +203,17 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
         };
         root = inner;
     }
-    let all = match &root {
-        Root::Doc(d) => d.query_selector_all(last),
-        Root::Shadow(s) => s.query_selector_all(last),
-    };
-    all.map(|l| l.length())
-        .map_err(|_| fail(reason::INVALID_SELECTOR, format!("`{last}` is not a valid CSS selector")))
+    if !last.contains(":visible") {
+        return Ok(u32::try_from(root.query_all(last)?.len()).unwrap_or(u32::MAX));
+    }
+    let mut n = 0;
+    for part in last.split(',').map(str::trim) {
+        n += match part.strip_suffix(":visible") {
+            Some(base) => root.query_all(base)?.iter().filter(|e| is_visible(e)).count(),
+            None => root.query_all(part)?.len(),
+        };
+    }
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 /// Whether the element is rendered: has a box, is not `visibility: hidden`, not inside a

@@ -8,6 +8,7 @@
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
 //! - [`perceive`]: the compact page model and visible text.
 //! - [`actions`]: click and type with pre-dispatch checks.
+//! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines.
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
 //!
 //! The JavaScript in `extension/static/` only loads this module and forwards browser events.
@@ -15,6 +16,7 @@
 pub mod actions;
 pub mod background;
 pub mod bindings;
+pub mod collect;
 pub mod content;
 pub mod dom;
 pub mod perceive;

@@ -30,6 +30,7 @@ pub fn read_fact(a: &Assertion, nav_epoch: u32) -> Observed {
     match key.namespace.as_str() {
         "page" => page_fact(&key, nav_epoch),
         "dom" => dom_fact(&key),
+        "chat" | "form" => crate::collect::read(&key),
         other => Err(format!("no collector for `{other}.*` facts on this page yet")),
     }
 }
@@ -88,6 +89,7 @@ fn dom_fact(key: &FactKey) -> Observed {
 
 /// `page.check`.
 pub fn check(p: &CheckParams) -> CheckResult {
+    crate::collect::use_adapter(p.adapter.clone());
     let (verdict, failed_assertions) = cls::evaluate(&p.set, &mut |a| read_fact(a, p.nav_epoch));
     CheckResult { verdict, failed_assertions }
 }
@@ -191,6 +193,7 @@ fn evaluate(state: &Shared) {
 /// after the observer is armed (the dispatch, for `page.act`), so no change is missed; when it
 /// returns false (nothing was dispatched) the watch ends at once.
 pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> bool) -> Promise {
+    crate::collect::arm(spec.adapter.clone());
     let state: Shared = Rc::new(RefCell::new(State {
         spec,
         nav_epoch,

@@ -7,6 +7,7 @@
 
 pub mod goals;
 pub mod journal;
+pub mod macros;
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -252,6 +253,19 @@ impl Hub {
         action: PageAction,
         contract: &TransitionContract,
     ) -> Result<ToolReply, CallError> {
+        let adapter = nova_shared::adapter::choose(&macros::adapters(), &tab.url).cloned();
+        self.guarded_with_adapter(rec, tab, action, contract, adapter).await
+    }
+
+    /// [`Hub::guarded`] with the adapter the `chat.*` / `form.*` facts are read through.
+    pub async fn guarded_with_adapter(
+        &self,
+        rec: &mut CallRecord,
+        tab: &TabInfo,
+        action: PageAction,
+        contract: &TransitionContract,
+        adapter: Option<nova_shared::adapter::Adapter>,
+    ) -> Result<ToolReply, CallError> {
         let effective = contract.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         let started = now_ms();
         let transition_id = format!("tr_{}", uuid::Uuid::new_v4().simple());
@@ -301,7 +315,7 @@ impl Hub {
         if let Some((id, idx)) = &step {
             self.cls.goals.step(id, *idx, "dispatched", &transition_id);
         }
-        let reply = self.guarded_inner(rec, tab, action, contract, report, &effective).await;
+        let reply = self.guarded_inner(rec, tab, action, contract, report, &effective, adapter).await;
         if let (Some((id, idx)), Ok(r)) = (&step, &reply) {
             let status = match r.structured["guardedCommit"]["verificationStatus"].as_str() {
                 Some("verified_success" | "skipped") => "done",
@@ -322,6 +336,7 @@ impl Hub {
         contract: &TransitionContract,
         mut report: Report,
         effective: &nova_shared::cls::Effective,
+        adapter: Option<nova_shared::adapter::Adapter>,
     ) -> Result<ToolReply, CallError> {
         let target = tab.target_id.clone();
         let frame_id = match &action {
@@ -336,6 +351,7 @@ impl Hub {
                 target: target.clone(),
                 frame_id,
                 set: contract.preconditions.clone(),
+                adapter: adapter.clone(),
                 nav_epoch: 0,
             };
             let (verdict, failed) =
@@ -386,6 +402,7 @@ impl Hub {
             postconditions: contract.postconditions.clone(),
             window_ms: effective.stability_window_ms,
             hold_ms: effective.stability_ms,
+            adapter,
         };
         rec.executed();
         let act = ActParams {
@@ -671,6 +688,7 @@ mod goal_tool {
                             target: tab.target_id.clone(),
                             frame_id: None,
                             set: set.clone(),
+                            adapter: None,
                             nav_epoch: 0,
                         };
                         let checked =

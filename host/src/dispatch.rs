@@ -240,6 +240,7 @@ impl Hub {
             "nova.tab_claim" => self.tab_claim(rec, parse_args(args)?).await,
             "nova.tab_release" => self.tab_release(rec, parse_args(args)?).await,
             "nova.goal_register" => self.goal_register(rec, parse_args(args)?).await,
+            "nova.guarded_send_message" => self.guarded_send_message(rec, parse_args(args)?).await,
             other => Err(CallError::UnknownTool(other.to_owned())),
         }
     }

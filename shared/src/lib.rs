@@ -7,6 +7,7 @@
 //!   click and type reports.
 //! - [`selector`]: the `>>>` combinator grammar used by every selector (CSS plus descent into open
 //!   shadow roots and same-origin iframes) and perceive refs.
+//! - [`adapter`]: selector sets per kind of page (chat, form, ...), chosen by URL.
 //! - [`cls`]: transition contracts, assertions and the evaluator (same code in page and host).
 //! - [`facts`]: the fact-key grammar (`page.*`, `dom.*(SEL)`, collector namespaces).
 //! - [`csp`]: whether a page's Content-Security-Policy forbids WebAssembly.
@@ -14,6 +15,7 @@
 //!
 //! Nothing here does I/O: the crate compiles for the host and for `wasm32-unknown-unknown`.
 
+pub mod adapter;
 pub mod cls;
 pub mod csp;
 pub mod facts;

@@ -404,6 +404,9 @@ pub struct CheckParams {
     pub frame_id: Option<i32>,
     /// The assertions to evaluate.
     pub set: crate::cls::AssertionSet,
+    /// Selectors the `chat.*` / `form.*` collectors use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<crate::adapter::Adapter>,
     /// The tab's navigation epoch, for `page.navEpoch` (filled by the background).
     #[serde(default)]
     pub nav_epoch: u32,
@@ -429,6 +432,9 @@ pub struct WatchSpec {
     pub window_ms: u32,
     /// How long success must hold, ms.
     pub hold_ms: u32,
+    /// Selectors the `chat.*` / `form.*` collectors use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<crate::adapter::Adapter>,
 }
 
 /// The action `page.act` dispatches.

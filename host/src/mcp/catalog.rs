@@ -62,6 +62,12 @@ pub fn tools() -> &'static [Tool] {
                 false,
             ),
             tool::<ReleaseArgs>("nova.tab_release", "Release a tab this agent claimed.", false),
+            tool::<crate::cls::macros::SendMessageArgs>(
+                "nova.guarded_send_message",
+                "Send a chat message with outcome checks: types into the composer, sends, and verifies that \
+                 an assistant turn or stream started (or that an error banner appeared). Never re-sends.",
+                false,
+            ),
             tool::<crate::cls::goals::GoalArgs>(
                 "nova.goal_register",
                 "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \

@@ -1,0 +1,209 @@
+//! Guarded macros: one call that builds the transition contract for a common commit point from
+//! an adapter and runs it through the guarded flow. A caller's `transitionContract` refines the
+//! built one (its assertions are added, its timing and policies win).
+
+use nova_shared::adapter::{self, Adapter};
+use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
+use nova_shared::page::PageModel;
+use nova_shared::protocol::{ClickParams, PageAction, PerceiveParams, TypeParams, method};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::bridge::DEFAULT_TIMEOUT;
+use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::tob::flags;
+
+/// The adapters compiled in (host/adapters/*.json).
+pub fn adapters() -> Vec<Adapter> {
+    [include_str!("../../adapters/generic-chat.json")]
+        .iter()
+        .filter_map(|text| match serde_json::from_str(text) {
+            Ok(a) => Some(a),
+            Err(e) => {
+                tracing::error!(error = %e, "bad adapter file");
+                None
+            }
+        })
+        .collect()
+}
+
+fn active() -> String {
+    "active".to_owned()
+}
+
+/// `nova.guarded_send_message` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SendMessageArgs {
+    /// Tab (default `active`).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The message.
+    pub text: String,
+    /// Composer selector, when the adapter's heuristics do not find it.
+    #[serde(default)]
+    pub composer_selector: Option<String>,
+    /// Send-control selector, when the adapter's heuristics do not find it.
+    #[serde(default)]
+    pub send_selector: Option<String>,
+    /// Refines the built contract.
+    #[serde(default)]
+    pub transition_contract: Option<TransitionContract>,
+}
+
+fn fact(key: &str, op: Operator, expected: Option<Value>) -> Assertion {
+    Assertion { fact_key: key.into(), operator: op, expected, frame_id: None }
+}
+
+/// The built contract for sending a chat message.
+pub fn send_message_contract() -> TransitionContract {
+    TransitionContract {
+        action_kind: ActionKind::SendMessage,
+        postconditions: nova_shared::cls::Postconditions {
+            success: AssertionSet {
+                any: vec![
+                    fact("chat.assistantTurnCreated", Operator::Eq, Some(json!(true))),
+                    fact("chat.streamActive.started", Operator::Eq, Some(json!(true))),
+                ],
+                ..Default::default()
+            },
+            forbidden: AssertionSet {
+                any: vec![fact("chat.errorBanner", Operator::Exists, None)],
+                ..Default::default()
+            },
+            ambiguous: AssertionSet::default(),
+        },
+        ..Default::default()
+    }
+}
+
+fn extend(into: &mut AssertionSet, from: AssertionSet) {
+    into.all.extend(from.all);
+    into.any.extend(from.any);
+    into.forbidden.extend(from.forbidden);
+}
+
+/// Adds a caller's refinement to a built contract.
+pub fn refine(mut built: TransitionContract, caller: Option<TransitionContract>) -> TransitionContract {
+    let Some(c) = caller else { return built };
+    extend(&mut built.preconditions, c.preconditions);
+    extend(&mut built.postconditions.success, c.postconditions.success);
+    extend(&mut built.postconditions.forbidden, c.postconditions.forbidden);
+    extend(&mut built.postconditions.ambiguous, c.postconditions.ambiguous);
+    built.retry_policy = c.retry_policy;
+    built.ambiguity_policy = c.ambiguity_policy;
+    built.stability_window_ms = c.stability_window_ms.or(built.stability_window_ms);
+    built.stability_ms = c.stability_ms.or(built.stability_ms);
+    built
+}
+
+/// The ref of the first element line matching `pred` (`e12 button "Send"` -> `e12`).
+fn find_ref(page: &PageModel, pred: impl Fn(&str) -> bool) -> Option<String> {
+    page.elements
+        .iter()
+        .find(|l| pred(l) && !l.ends_with(" disabled"))
+        .and_then(|l| l.split(' ').next().map(str::to_owned))
+}
+
+fn named_like(line: &str, role: &str, words: &[&str]) -> bool {
+    let lower = line.to_lowercase();
+    lower.split(' ').nth(1) == Some(role)
+        && words.iter().any(|w| lower.contains(&format!("\"{w}")) || lower.contains(&format!(" {w}")))
+}
+
+impl Hub {
+    /// `nova.guarded_send_message`.
+    pub async fn guarded_send_message(
+        &self,
+        rec: &mut CallRecord,
+        a: SendMessageArgs,
+    ) -> Result<ToolReply, CallError> {
+        if a.text.trim().is_empty() {
+            return Err(CallError::invalid("text", "`text` must not be empty"));
+        }
+        let contract = refine(send_message_contract(), a.transition_contract);
+        contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
+        let tab = match self.resolve_target(&a.target_id).await {
+            Ok(t) => t,
+            Err(reply) => return Ok(reply),
+        };
+        rec.obs.target_id = Some(tab.target_id.clone());
+        rec.obs.url_before = Some(tab.url.clone());
+        rec.obs.signal_flags |= flags::TARGET_RESOLVED | flags::SELECTOR_TOUCHED | flags::INPUT_SUPPLIED;
+        let agent = rec.obs.agent_id.clone();
+        self.leases.check(&tab.target_id, &agent).map_err(CallError::Owner)?;
+        self.leases.auto_claim(&tab.target_id, &agent).map_err(CallError::Owner)?;
+        let all = adapters();
+        let chosen = adapter::choose(&all, &tab.url).cloned();
+
+        let params = PerceiveParams {
+            target: tab.target_id.clone(),
+            frame_id: None,
+            max_elements: 2000,
+            max_text_chars: 0,
+        };
+        let page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
+            Ok(p) => p,
+            Err(e) => return Ok(ToolReply::bridge_failure(&e)),
+        };
+        let composer = a
+            .composer_selector
+            .clone()
+            .or_else(|| chosen.as_ref().and_then(|c| c.composer.clone()))
+            .or_else(|| find_ref(&page, |l| l.split(' ').nth(1) == Some("textbox")));
+        let Some(composer) = composer else {
+            return Ok(ToolReply::failure(
+                "adapter.composer_not_found",
+                "no message composer found on this page; pass composerSelector",
+                false,
+            ));
+        };
+        let send = a
+            .send_selector
+            .clone()
+            .or_else(|| chosen.as_ref().and_then(|c| c.send.clone()))
+            .or_else(|| find_ref(&page, |l| named_like(l, "button", &["send", "submit"])));
+
+        // Typing the message is not the commit point; sending it is.
+        let typing = TypeParams {
+            target: tab.target_id.clone(),
+            frame_id: None,
+            selector: composer.clone(),
+            guarded: false,
+            text: a.text.clone(),
+            clear: true,
+            press_enter: false,
+        };
+        if let Err(e) =
+            self.bridge.call::<nova_shared::page::ActionReport>(method::TYPE, typing, DEFAULT_TIMEOUT).await
+        {
+            let mut reply = ToolReply::bridge_failure(&e);
+            reply.structured["actionDispatched"] = json!(false);
+            return Ok(reply);
+        }
+        let action = match send {
+            Some(selector) => PageAction::Click(ClickParams {
+                target: tab.target_id.clone(),
+                frame_id: None,
+                selector,
+                guarded: true,
+            }),
+            None => PageAction::Type(TypeParams {
+                target: tab.target_id.clone(),
+                frame_id: None,
+                selector: composer,
+                guarded: true,
+                text: String::new(),
+                clear: false,
+                press_enter: true,
+            }),
+        };
+        let mut reply = self.guarded_with_adapter(rec, &tab, action, &contract, chosen).await?;
+        reply.structured["adapter"] = json!(adapter::choose(&all, &tab.url).map(|a| a.name.clone()));
+        Ok(reply)
+    }
+}
