@@ -315,7 +315,13 @@ impl Hub {
         if let Some((id, idx)) = &step {
             self.cls.goals.step(id, *idx, "dispatched", &transition_id);
         }
-        let reply = self.guarded_inner(rec, tab, action, contract, report, &effective, adapter).await;
+        let watch = WatchSpec {
+            postconditions: contract.postconditions.clone(),
+            window_ms: effective.stability_window_ms,
+            hold_ms: effective.stability_ms,
+            adapter,
+        };
+        let reply = self.guarded_inner(rec, tab, action, contract, report, watch).await;
         if let (Some((id, idx)), Ok(r)) = (&step, &reply) {
             let status = match r.structured["guardedCommit"]["verificationStatus"].as_str() {
                 Some("verified_success" | "skipped") => "done",
@@ -335,8 +341,7 @@ impl Hub {
         action: PageAction,
         contract: &TransitionContract,
         mut report: Report,
-        effective: &nova_shared::cls::Effective,
-        adapter: Option<nova_shared::adapter::Adapter>,
+        watch: WatchSpec,
     ) -> Result<ToolReply, CallError> {
         let target = tab.target_id.clone();
         let frame_id = match &action {
@@ -351,7 +356,7 @@ impl Hub {
                 target: target.clone(),
                 frame_id,
                 set: contract.preconditions.clone(),
-                adapter: adapter.clone(),
+                adapter: watch.adapter.clone(),
                 nav_epoch: 0,
             };
             let (verdict, failed) =
@@ -398,12 +403,6 @@ impl Hub {
             return Ok(report.reply(&target));
         }
 
-        let watch = WatchSpec {
-            postconditions: contract.postconditions.clone(),
-            window_ms: effective.stability_window_ms,
-            hold_ms: effective.stability_ms,
-            adapter,
-        };
         rec.executed();
         let act = ActParams {
             target: target.clone(),
