@@ -515,6 +515,11 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
             bindings::tabs_send_message(tab, &message, frame).await.map_err(js_err(reason::INTERNAL))?
         }
     };
+    if reply.is_undefined() || reply.is_null() {
+        // The receiving document went away after taking the message (frame removed, page
+        // unloaded): the channel closed without an answer.
+        return Err(fail(reason::INTERNAL, "the page closed the message channel without an answer"));
+    }
     let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
     if let Some(ok) = reply.get("ok") {
         return Ok(ok.clone());
