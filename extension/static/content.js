@@ -13,13 +13,18 @@
     'meta[http-equiv="content-security-policy" i], meta[http-equiv="content-security-policy-report-only" i]',
   ) !== null;
   let loading = null;
+  const jsBuild = () => import(chrome.runtime.getURL('pkg-js/nova_extension.js'));
   const load = (strictCsp) => loading ??= (async () => {
-    if (!firefox && (strictCsp || cspMeta())) {
-      return import(chrome.runtime.getURL('pkg-js/nova_extension.js'));
-    }
+    if (!firefox && (strictCsp || cspMeta())) return jsBuild();
     const m = await import(chrome.runtime.getURL('pkg/nova_extension.js'));
-    await m.default({ module_or_path: chrome.runtime.getURL('pkg/nova_extension_bg.wasm') });
-    return m;
+    try {
+      await m.default({ module_or_path: chrome.runtime.getURL('pkg/nova_extension_bg.wasm') });
+      return m;
+    } catch (e) {
+      // A CSP the background did not see (a missed header event) still must not stop Nova.
+      if (firefox) throw e;
+      return jsBuild();
+    }
   })();
   chrome.runtime.onMessage.addListener((msg, _sender, sendResponse) => {
     if (!msg || msg.nova !== 1) return false;

@@ -37,7 +37,7 @@ async fn js_build_reads_correctly_after_memory_growth() -> anyhow::Result<()> {
     c.structured("nova.navigate", json!({"url": nova.url("strict-big.csp.html")})).await?;
     let read = c.structured("nova.read_text", json!({"maxChars": 1_000_000})).await?;
     let text = read["text"].as_str().unwrap_or_default();
-    assert!(text.len() > 300_000, "read {} bytes", text.len());
+    assert!(text.len() > 300_000, "read {} bytes: {read}", text.len());
     assert!(text.contains("Paragraph 3999 of the large page"));
     assert!(text.ends_with("END-OF-LARGE-PAGE"), "tail: {:?}", &text[text.len().saturating_sub(80)..]);
     let page = c.structured("nova.perceive", json!({"maxTextChars": 200000})).await?;
