@@ -161,11 +161,16 @@ pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, Ca
 /// fields included) is ever stored.
 fn redact(tool: &str, args: &Map<String, Value>) -> String {
     let mut copy = args.clone();
-    if tool == "nova.type_selector"
-        && let Some(Value::String(text)) = copy.get("text")
-    {
-        let n = text.chars().count();
-        copy.insert("text".into(), json!(format!("<redacted {n} chars>")));
+    let secret_keys: &[&str] = match tool {
+        "nova.type_selector" => &["text"],
+        "nova.guarded_login" => &["password"],
+        _ => &[],
+    };
+    for key in secret_keys {
+        if let Some(Value::String(text)) = copy.get(*key) {
+            let n = text.chars().count();
+            copy.insert((*key).into(), json!(format!("<redacted {n} chars>")));
+        }
     }
     Value::Object(copy).to_string()
 }
@@ -241,6 +246,8 @@ impl Hub {
             "nova.tab_release" => self.tab_release(rec, parse_args(args)?).await,
             "nova.goal_register" => self.goal_register(rec, parse_args(args)?).await,
             "nova.guarded_send_message" => self.guarded_send_message(rec, parse_args(args)?).await,
+            "nova.guarded_login" => self.guarded_login(rec, parse_args(args)?).await,
+            "nova.guarded_submit_form" => self.guarded_submit_form(rec, parse_args(args)?).await,
             other => Err(CallError::UnknownTool(other.to_owned())),
         }
     }

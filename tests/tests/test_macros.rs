@@ -50,3 +50,59 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
     assert!(empty.message.contains("text"));
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("login.html")})).await?;
+    let wrong =
+        c.call("nova.guarded_login", json!({"username": "ada", "password": "Wr0ng-Secret-zz"})).await?;
+    let wrong = wrong.structured_content.unwrap_or_default();
+    assert_eq!(wrong["guardedCommit"]["verificationStatus"], "verified_fail", "{wrong}");
+    assert_eq!(wrong["reasonCode"], "guarded_commit.postcondition_failed");
+
+    let right =
+        c.structured("nova.guarded_login", json!({"username": "ada", "password": "correct-horse"})).await?;
+    assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
+    let page = c.structured("nova.read_text", json!({"selector": "#welcome"})).await?;
+    assert_eq!(page["text"], "Welcome back, Ada");
+
+    drop(c);
+    let rows = nova.observations(4)?;
+    let login = rows.iter().find(|r| r["tool"] == "nova.guarded_login").expect("recorded");
+    assert!(login["args_json"].as_str().unwrap_or_default().contains("<redacted"));
+    for secret in ["Wr0ng-Secret-zz", "correct-horse"] {
+        let mut found = false;
+        for entry in std::fs::read_dir(&nova.data)?.flatten() {
+            if entry.path().is_file() {
+                let bytes = std::fs::read(entry.path())?;
+                found |= bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+            }
+        }
+        assert!(!found, "{secret} found in the data dir");
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn guarded_submit_form_reports_inline_validation_and_follows_the_thank_you_page() -> anyhow::Result<()>
+{
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("signup.html")})).await?;
+    let bad = c
+        .call("nova.guarded_submit_form", json!({"fields": {"#name": "Ada", "#email": "not-an-email"}, "transitionContract": {"stabilityWindowMs": 2000}}))
+        .await?;
+    let bad = bad.structured_content.unwrap_or_default();
+    assert_eq!(bad["guardedCommit"]["verificationStatus"], "verified_fail", "{bad}");
+    let failed = &bad["guardedCommit"]["failedAssertions"][0];
+    assert_eq!(failed["factKey"], "form.validationErrors");
+
+    let good =
+        c.structured("nova.guarded_submit_form", json!({"fields": {"#email": "ada@example.com"}})).await?;
+    assert_eq!(good["guardedCommit"]["verificationStatus"], "verified_success", "{good}");
+    let thanks = c.structured("nova.read_text", json!({"selector": "#thanks"})).await?;
+    assert_eq!(thanks["text"], "Thank you for your order");
+    Ok(())
+}

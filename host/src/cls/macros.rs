@@ -207,3 +207,241 @@ impl Hub {
         Ok(reply)
     }
 }
+
+/// `nova.guarded_login` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LoginArgs {
+    /// Tab (default `active`).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// User name or email.
+    pub username: String,
+    /// Password: typed into the password field, never returned, stored or logged.
+    pub password: String,
+    /// Username field, when the heuristics do not find it.
+    #[serde(default)]
+    pub username_selector: Option<String>,
+    /// Password field, when the heuristics do not find it.
+    #[serde(default)]
+    pub password_selector: Option<String>,
+    /// Sign-in control, when the heuristics do not find it.
+    #[serde(default)]
+    pub submit_selector: Option<String>,
+    /// Refines the built contract.
+    #[serde(default)]
+    pub transition_contract: Option<TransitionContract>,
+}
+
+/// `nova.guarded_submit_form` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubmitFormArgs {
+    /// Tab (default `active`).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The form (default: the first form with a visible submit control).
+    #[serde(default)]
+    pub form_selector: Option<String>,
+    /// Values to type first: selector -> text.
+    #[serde(default)]
+    pub fields: std::collections::BTreeMap<String, String>,
+    /// Submit control, when the heuristics do not find it.
+    #[serde(default)]
+    pub submit_selector: Option<String>,
+    /// Refines the built contract.
+    #[serde(default)]
+    pub transition_contract: Option<TransitionContract>,
+}
+
+/// Generic login fields.
+const USERNAME: &str = "input[autocomplete=\"username\"]:visible, input[type=\"email\"]:visible, \
+                        input[name*=\"user\" i]:visible, input[name*=\"login\" i]:visible, input[type=\"text\"]:visible";
+const PASSWORD: &str = "input[type=\"password\"]:visible";
+/// Generic success and error signals of forms.
+const SUCCESS_MARK: &str = "[role=\"status\"]:visible, .success:visible, .alert-success:visible";
+
+impl Hub {
+    /// Resolves the target, checks and takes the lease, and records what the call touches.
+    async fn macro_target(
+        &self,
+        rec: &mut CallRecord,
+        target: &str,
+    ) -> Result<Result<nova_shared::protocol::TabInfo, ToolReply>, CallError> {
+        let tab = match self.resolve_target(target).await {
+            Ok(t) => t,
+            Err(reply) => return Ok(Err(reply)),
+        };
+        rec.obs.target_id = Some(tab.target_id.clone());
+        rec.obs.url_before = Some(tab.url.clone());
+        rec.obs.signal_flags |= flags::TARGET_RESOLVED | flags::SELECTOR_TOUCHED | flags::INPUT_SUPPLIED;
+        let agent = rec.obs.agent_id.clone();
+        self.leases.check(&tab.target_id, &agent).map_err(CallError::Owner)?;
+        self.leases.auto_claim(&tab.target_id, &agent).map_err(CallError::Owner)?;
+        Ok(Ok(tab))
+    }
+
+    /// Types into a field before the commit point; a failure ends the macro undispatched.
+    async fn fill(&self, target: &str, selector: &str, text: &str) -> Result<(), ToolReply> {
+        let typing = TypeParams {
+            target: target.to_owned(),
+            frame_id: None,
+            selector: selector.to_owned(),
+            guarded: false,
+            text: text.to_owned(),
+            clear: true,
+            press_enter: false,
+        };
+        match self.bridge.call::<nova_shared::page::ActionReport>(method::TYPE, typing, DEFAULT_TIMEOUT).await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let mut reply = ToolReply::bridge_failure(&e);
+                reply.structured["actionDispatched"] = json!(false);
+                reply.structured["field"] = json!(selector);
+                Err(reply)
+            }
+        }
+    }
+
+    /// `nova.guarded_login`.
+    pub async fn guarded_login(&self, rec: &mut CallRecord, a: LoginArgs) -> Result<ToolReply, CallError> {
+        let tab = match self.macro_target(rec, &a.target_id).await? {
+            Ok(t) => t,
+            Err(reply) => return Ok(reply),
+        };
+        let built = TransitionContract {
+            action_kind: ActionKind::SubmitForm,
+            postconditions: nova_shared::cls::Postconditions {
+                success: AssertionSet {
+                    any: vec![
+                        fact("page.url", Operator::NotEq, Some(json!(tab.url))),
+                        fact(&format!("dom.exists({PASSWORD})"), Operator::Eq, Some(json!(false))),
+                    ],
+                    ..Default::default()
+                },
+                forbidden: AssertionSet {
+                    any: vec![
+                        fact("chat.errorBanner", Operator::Exists, None),
+                        fact("form.validationErrors", Operator::Gt, Some(json!(0))),
+                    ],
+                    ..Default::default()
+                },
+                ambiguous: AssertionSet::default(),
+            },
+            ..Default::default()
+        };
+        let contract = refine(built, a.transition_contract);
+        contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
+        let user = a.username_selector.unwrap_or_else(|| USERNAME.to_owned());
+        let pass = a.password_selector.unwrap_or_else(|| PASSWORD.to_owned());
+        if let Err(reply) = self.fill(&tab.target_id, &user, &a.username).await {
+            return Ok(reply);
+        }
+        if let Err(reply) = self.fill(&tab.target_id, &pass, &a.password).await {
+            return Ok(reply);
+        }
+        let submit = match a.submit_selector {
+            Some(s) => s,
+            None => {
+                self.submit_control(
+                    &tab.target_id,
+                    None,
+                    &["sign in", "log in", "login", "continue", "submit"],
+                )
+                .await
+            }
+        };
+        let action = PageAction::Click(ClickParams {
+            target: tab.target_id.clone(),
+            frame_id: None,
+            selector: submit,
+            guarded: true,
+        });
+        self.guarded(rec, &tab, action, &contract).await
+    }
+
+    /// `nova.guarded_submit_form`.
+    pub async fn guarded_submit_form(
+        &self,
+        rec: &mut CallRecord,
+        a: SubmitFormArgs,
+    ) -> Result<ToolReply, CallError> {
+        let tab = match self.macro_target(rec, &a.target_id).await? {
+            Ok(t) => t,
+            Err(reply) => return Ok(reply),
+        };
+        let built = TransitionContract {
+            action_kind: ActionKind::SubmitForm,
+            postconditions: nova_shared::cls::Postconditions {
+                success: AssertionSet {
+                    any: vec![
+                        fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch))),
+                        fact(&format!("dom.exists({SUCCESS_MARK})"), Operator::Eq, Some(json!(true))),
+                    ],
+                    ..Default::default()
+                },
+                forbidden: AssertionSet {
+                    any: vec![
+                        fact("form.validationErrors", Operator::Gt, Some(json!(0))),
+                        fact("chat.errorBanner", Operator::Exists, None),
+                    ],
+                    ..Default::default()
+                },
+                ambiguous: AssertionSet::default(),
+            },
+            ..Default::default()
+        };
+        let contract = refine(built, a.transition_contract);
+        contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
+        for (selector, value) in &a.fields {
+            if let Err(reply) = self.fill(&tab.target_id, selector, value).await {
+                return Ok(reply);
+            }
+        }
+        let submit = match a.submit_selector {
+            Some(s) => s,
+            None => {
+                self.submit_control(
+                    &tab.target_id,
+                    a.form_selector.as_deref(),
+                    &["submit", "send", "save", "subscribe", "continue"],
+                )
+                .await
+            }
+        };
+        let action = PageAction::Click(ClickParams {
+            target: tab.target_id.clone(),
+            frame_id: None,
+            selector: submit,
+            guarded: true,
+        });
+        self.guarded(rec, &tab, action, &contract).await
+    }
+
+    /// The submit control: a submit button (inside `form` when given), else a button named with
+    /// one of `words` from the page model.
+    async fn submit_control(&self, target: &str, form: Option<&str>, words: &[&str]) -> String {
+        let scope = form.unwrap_or("form");
+        let css = format!("{scope} [type=\"submit\"]:visible, {scope} button:not([type]):visible");
+        let params = PerceiveParams {
+            target: target.to_owned(),
+            frame_id: None,
+            max_elements: 2000,
+            max_text_chars: 0,
+        };
+        if form.is_none()
+            && let Ok(page) = self.bridge.call::<PageModel>(method::PERCEIVE, params, DEFAULT_TIMEOUT).await
+            && let Some(r) = find_ref(&page, |l| named_like(l, "button", words))
+        {
+            return r;
+        }
+        css
+    }
+}

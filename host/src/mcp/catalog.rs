@@ -68,6 +68,18 @@ pub fn tools() -> &'static [Tool] {
                  an assistant turn or stream started (or that an error banner appeared). Never re-sends.",
                 false,
             ),
+            tool::<crate::cls::macros::LoginArgs>(
+                "nova.guarded_login",
+                "Sign in with outcome checks: fills the username and password fields, submits, and verifies \
+                 the login left the form (or reports the error shown). The password is never stored or logged.",
+                false,
+            ),
+            tool::<crate::cls::macros::SubmitFormArgs>(
+                "nova.guarded_submit_form",
+                "Fill and submit a form with outcome checks: success is a navigation or a success message; \
+                 validation errors or an error banner are a verified failure. Never submits twice.",
+                false,
+            ),
             tool::<crate::cls::goals::GoalArgs>(
                 "nova.goal_register",
                 "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
