@@ -7,7 +7,7 @@
 
 use js_sys::{Object, Reflect};
 use nova_shared::page::ActionReport;
-use nova_shared::protocol::{ClickParams, TypeParams};
+use nova_shared::protocol::{ClickParams, SelectParams, TypeParams};
 use nova_shared::reason;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
@@ -420,6 +420,98 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         sensitive,
         method: method.into(),
         warnings,
+    })
+}
+
+fn pick<'a>(candidates: impl Iterator<Item = (usize, String)> + 'a, wanted: &str) -> Option<usize> {
+    let wanted = wanted.trim().to_lowercase();
+    let all: Vec<(usize, String)> = candidates.map(|(i, t)| (i, dom::collapse(&t).to_lowercase())).collect();
+    all.iter()
+        .find(|(_, t)| *t == wanted)
+        .or_else(|| all.iter().find(|(_, t)| t.contains(&wanted)))
+        .map(|(i, _)| *i)
+}
+
+/// `page.act` with a select action.
+pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
+    let el = dom::resolve(&p.selector)?;
+    let what = dom::describe(&el);
+    let url_before = href();
+    if let Some(select) = dom::as_select(&el) {
+        actionable(&el)?;
+        let texts = (0..select.length())
+            .filter_map(|i| select.item(i).map(|o| (i as usize, o.text_content().unwrap_or_default())));
+        let found = pick(texts, &p.option).ok_or_else(|| {
+            fail(reason::ELEMENT_NOT_FOUND, format!("{what} has no option \"{}\"", p.option))
+        })?;
+        let option =
+            select.item(found as u32).ok_or_else(|| fail(reason::ELEMENT_NOT_FOUND, "option vanished"))?;
+        if dom::is_disabled(&option) {
+            return Err(fail(
+                reason::ELEMENT_DISABLED,
+                format!("option \"{}\" of {what} is disabled", p.option),
+            ));
+        }
+        focus(&el);
+        select.set_selected_index(found as i32);
+        fire(&el, "input");
+        fire(&el, "change");
+        return Ok(ActionReport {
+            action_dispatched: true,
+            url_before,
+            url_after: href(),
+            element: what,
+            readback: Some(select.value()),
+            sensitive: false,
+            method: "select".into(),
+            warnings: Vec::new(),
+        });
+    }
+    // A listbox picker: open it, then click the option.
+    click(&ClickParams {
+        target: p.target.clone(),
+        frame_id: p.frame_id,
+        selector: p.selector.clone(),
+        guarded: true,
+    })?;
+    let doc = el.owner_document().ok_or_else(|| fail(reason::INTERNAL, "no document"))?;
+    let list = doc
+        .query_selector_all("[role=\"option\"], [role=\"menuitem\"], [role=\"menuitemradio\"]")
+        .map_err(|_| fail(reason::INTERNAL, "option query failed"))?;
+    let visible: Vec<Element> = (0..list.length())
+        .filter_map(|i| list.item(i))
+        .filter_map(|n| dom::as_element(&n).cloned())
+        .filter(dom::is_visible)
+        .collect();
+    let found =
+        pick(visible.iter().enumerate().map(|(i, e)| (i, e.text_content().unwrap_or_default())), &p.option)
+            .ok_or_else(|| {
+            fail(
+                reason::ELEMENT_NOT_FOUND,
+                format!("no visible option \"{}\" after opening {what}", p.option),
+            )
+        })?;
+    let option = &visible[found];
+    if dom::is_disabled(option) {
+        return Err(fail(reason::ELEMENT_DISABLED, format!("option \"{}\" is disabled", p.option)));
+    }
+    let (x, y) = actionable(option)?;
+    for kind in ["pointerdown", "mousedown", "pointerup", "mouseup", "click"] {
+        if kind.starts_with("pointer") {
+            pointer(option, kind, x, y, 0);
+        } else {
+            mouse(option, kind, x, y, 0);
+        }
+    }
+    Ok(ActionReport {
+        action_dispatched: true,
+        url_before,
+        url_after: href(),
+        element: format!("{what} -> {}", dom::describe(option)),
+        readback: None,
+        sensitive: false,
+        method: "select".into(),
+        warnings: Vec::new(),
     })
 }
 

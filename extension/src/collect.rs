@@ -37,6 +37,8 @@ struct State {
     assistant_baseline: u32,
     stream_started: bool,
     submitted: bool,
+    /// The banner already on screen when the watch was armed: not news.
+    banner_baseline: Option<web_sys::Element>,
     listener: Option<Closure<dyn FnMut()>>,
 }
 
@@ -52,12 +54,10 @@ fn count(sel: Option<&str>) -> u32 {
     sel.and_then(|s| dom::count(s).ok()).unwrap_or(0)
 }
 
-fn visible_text(sel: Option<&str>) -> Option<String> {
-    let sel = sel?;
-    sel.split(',').find_map(|one| {
+fn visible_banner(sel: Option<&str>) -> Option<web_sys::Element> {
+    sel?.split(',').find_map(|one| {
         let el = dom::resolve(&format!("{}:visible", one.trim())).ok()?;
-        let text = dom::collapse(&el.text_content().unwrap_or_default());
-        (!text.is_empty()).then_some(text)
+        (!dom::collapse(&el.text_content().unwrap_or_default()).is_empty()).then_some(el)
     })
 }
 
@@ -69,7 +69,11 @@ fn stream_active(a: &Adapter) -> bool {
 
 /// Sets the adapter for checks (no baseline).
 pub fn use_adapter(a: Option<Adapter>) {
-    STATE.with(|s| s.borrow_mut().adapter = a);
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.adapter = a;
+        s.banner_baseline = None;
+    });
 }
 
 /// Arms the change facts: takes baselines before the dispatch and listens for submits.
@@ -77,9 +81,11 @@ pub fn arm(a: Option<Adapter>) {
     use_adapter(a);
     let ad = adapter();
     let baseline = count(ad.assistant.as_deref());
+    let banner = visible_banner(ad.error_banner.as_deref());
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.assistant_baseline = baseline;
+        s.banner_baseline = banner;
         s.stream_started = false;
         s.submitted = false;
         if s.listener.is_none()
@@ -117,7 +123,15 @@ pub fn read(key: &FactKey) -> Observed {
                 s.stream_started
             })))
         }
-        ("chat", "errorBanner") => Ok(visible_text(a.error_banner.as_deref()).map_or(Value::Null, |t| json!(t))),
+        ("chat", "errorBanner") => {
+            // A banner that was already showing when the action started is not its outcome.
+            let banner = visible_banner(a.error_banner.as_deref());
+            let stale = STATE.with(|s| s.borrow().banner_baseline.clone());
+            Ok(match banner {
+                Some(b) if stale.as_ref() != Some(&b) => json!(dom::collapse(&b.text_content().unwrap_or_default())),
+                _ => Value::Null,
+            })
+        }
         ("form", "submitted") => Ok(json!(STATE.with(|s| s.borrow().submitted))),
         ("form", "validationErrors") => Ok(json!(dom::count(
             "[aria-invalid=\"true\"]:visible, .field-error:visible, .invalid-feedback:visible, .error-message:visible"

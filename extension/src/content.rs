@@ -47,15 +47,21 @@ fn act(msg: &JsValue) -> JsValue {
     let report = Rc::new(RefCell::new(None));
     let slot = report.clone();
     let action = p.action.clone();
-    let promise = watch::watch(p.watch, p.nav_epoch, move || {
-        let r = match &action {
-            PageAction::Click(c) => actions::click(c),
-            PageAction::Type(t) => actions::type_text(t),
-        };
-        let dispatched = r.is_ok();
-        *slot.borrow_mut() = Some(r);
-        dispatched
-    });
+    let promise = watch::watch(
+        p.watch,
+        p.nav_epoch,
+        move || {
+            let r = match &action {
+                PageAction::Click(c) => actions::click(c),
+                PageAction::Type(t) => actions::type_text(t),
+                PageAction::Select(o) => actions::select_option(o),
+            };
+            let dispatched = r.is_ok();
+            *slot.borrow_mut() = Some(r);
+            dispatched
+        },
+        true,
+    );
     let taken = report.borrow_mut().take();
     match taken {
         Some(Ok(r)) => {
@@ -73,7 +79,7 @@ fn watch_only(msg: &JsValue) -> JsValue {
     match params::<WatchParams>(msg) {
         Ok(p) => {
             let armed = WATCHES.with(|w| w.borrow_mut().remove(&p.watch_id));
-            let promise = armed.unwrap_or_else(|| watch::watch(p.watch, p.nav_epoch, || true));
+            let promise = armed.unwrap_or_else(|| watch::watch(p.watch, p.nav_epoch, || true, false));
             then_wrap(promise, |w| actions::envelope(Ok(w)))
         }
         Err(e) => actions::envelope(Err(e)),

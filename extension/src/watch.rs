@@ -105,6 +105,11 @@ struct State {
     success_since: Option<f64>,
     success_seen: bool,
     ambiguous_seen: bool,
+    /// The failure signal already held before the dispatch: it is not evidence until it has
+    /// cleared once (a stale error banner, last attempt's validation messages).
+    stale_fail: bool,
+    /// Likewise for the success signal.
+    stale_success: bool,
     last_errors: Vec<cls::AssertionResult>,
     resolve: Option<Function>,
     observer: Option<MutationObserver>,
@@ -139,12 +144,24 @@ fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
 
 fn evaluate(state: &Shared) {
     let (outcome, details, hold) = {
-        let s = state.borrow();
+        let mut s = state.borrow_mut();
         if s.resolve.is_none() {
             return;
         }
         let epoch = s.nav_epoch;
-        let (o, d) = cls::classify(&s.spec.postconditions, &mut |a| read_fact(a, epoch));
+        let post = s.spec.postconditions.clone();
+        let mut observe = |a: &Assertion| read_fact(a, epoch);
+        let fail_now = cls::holds(&post.forbidden, &mut observe);
+        let success_now = cls::holds(&post.success, &mut observe);
+        s.stale_fail &= fail_now;
+        s.stale_success &= success_now;
+        let (mut o, d) = cls::classify(&post, &mut observe);
+        if o == Outcome::Fail && s.stale_fail {
+            o = if success_now && !s.stale_success { Outcome::Success } else { Outcome::Pending };
+        }
+        if o == Outcome::Success && s.stale_success {
+            o = Outcome::Pending;
+        }
         (o, d, s.spec.hold_ms)
     };
     match outcome {
@@ -191,8 +208,14 @@ fn evaluate(state: &Shared) {
 
 /// Arms the watch and returns a promise of its [`WatchResult`]. `after_arming` runs right
 /// after the observer is armed (the dispatch, for `page.act`), so no change is missed; when it
-/// returns false (nothing was dispatched) the watch ends at once.
-pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> bool) -> Promise {
+/// returns false (nothing was dispatched) the watch ends at once. `before_dispatch` says the
+/// watch is armed before the action (signals already present then are stale).
+pub fn watch(
+    spec: WatchSpec,
+    nav_epoch: u32,
+    after_arming: impl FnOnce() -> bool,
+    before_dispatch: bool,
+) -> Promise {
     crate::collect::arm(spec.adapter.clone());
     let state: Shared = Rc::new(RefCell::new(State {
         spec,
@@ -201,6 +224,8 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
         success_since: None,
         success_seen: false,
         ambiguous_seen: false,
+        stale_fail: false,
+        stale_success: false,
         last_errors: Vec::new(),
         resolve: None,
         observer: None,
@@ -233,6 +258,15 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
         s.observer = Some(observer);
         s.listener = Some(on_mutation);
     }
+    // Signals already showing before the dispatch are not its outcome. A watch armed on a
+    // document the action navigated to has no "before": everything there is news.
+    if before_dispatch {
+        let mut s = state.borrow_mut();
+        let (epoch, post) = (s.nav_epoch, s.spec.postconditions.clone());
+        let mut observe = |a: &Assertion| read_fact(a, epoch);
+        s.stale_fail = cls::holds(&post.forbidden, &mut observe);
+        s.stale_success = cls::holds(&post.success, &mut observe);
+    }
     if !after_arming() {
         finish(&state, Outcome::Pending, Vec::new());
         return promise;
@@ -240,11 +274,23 @@ pub fn watch(spec: WatchSpec, nav_epoch: u32, after_arming: impl FnOnce() -> boo
     let st = state.clone();
     let window = state.borrow().spec.window_ms;
     let end = Closure::once_into_js(move || {
-        let (ambiguous, errors) = {
+        let (ambiguous, errors, evidence) = {
             let s = st.borrow();
-            (s.ambiguous_seen, s.last_errors.clone())
+            let (epoch, post) = (s.nav_epoch, s.spec.postconditions.clone());
+            let mut observe = |a: &Assertion| read_fact(a, epoch);
+            let evidence = if cls::holds(&post.forbidden, &mut observe) {
+                cls::forbidden_evidence(&post, &mut observe)
+            } else {
+                Vec::new()
+            };
+            (s.ambiguous_seen, s.last_errors.clone(), evidence)
         };
-        let outcome = if ambiguous {
+        // A failure signal still showing when the window closes is the outcome, even if it
+        // was already there before the dispatch.
+        let outcome = if !evidence.is_empty() {
+            finish(&st, Outcome::Fail, evidence);
+            return;
+        } else if ambiguous {
             Outcome::Ambiguous
         } else if !errors.is_empty() {
             Outcome::EvalError

@@ -269,8 +269,8 @@ impl Hub {
         let effective = contract.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         let started = now_ms();
         let transition_id = format!("tr_{}", uuid::Uuid::new_v4().simple());
-        let policy = contract.retry_policy;
-        let ambiguity = contract.ambiguity_policy;
+        let policy = contract.retry();
+        let ambiguity = contract.ambiguity();
         let mut report = Report {
             transition_id: transition_id.clone(),
             dispatch_status: None,
@@ -347,10 +347,11 @@ impl Hub {
         let frame_id = match &action {
             PageAction::Click(c) => c.frame_id,
             PageAction::Type(t) => t.frame_id,
+            PageAction::Select(o) => o.frame_id,
         };
         let transition_id = report.transition_id.clone();
-        let policy = contract.retry_policy;
-        let ambiguity = contract.ambiguity_policy;
+        let policy = contract.retry();
+        let ambiguity = contract.ambiguity();
         if !contract.preconditions.is_empty() {
             let params = CheckParams {
                 target: target.clone(),

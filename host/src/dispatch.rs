@@ -248,6 +248,12 @@ impl Hub {
             "nova.guarded_send_message" => self.guarded_send_message(rec, parse_args(args)?).await,
             "nova.guarded_login" => self.guarded_login(rec, parse_args(args)?).await,
             "nova.guarded_submit_form" => self.guarded_submit_form(rec, parse_args(args)?).await,
+            "nova.guarded_switch_model" => {
+                self.guarded_switch(rec, crate::cls::macros::Picker::Model, parse_args(args)?).await
+            }
+            "nova.guarded_switch_sandbox" => {
+                self.guarded_switch(rec, crate::cls::macros::Picker::Sandbox, parse_args(args)?).await
+            }
             other => Err(CallError::UnknownTool(other.to_owned())),
         }
     }

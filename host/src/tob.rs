@@ -116,7 +116,11 @@ pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
         "nova.click_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED),
         "nova.type_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED | INPUT_SUPPLIED),
         "nova.goal_register" => (ActionKind::Write, "none", 0),
-        "nova.guarded_send_message" | "nova.guarded_login" | "nova.guarded_submit_form" => {
+        "nova.guarded_send_message"
+        | "nova.guarded_login"
+        | "nova.guarded_submit_form"
+        | "nova.guarded_switch_model"
+        | "nova.guarded_switch_sandbox" => {
             (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED | INPUT_SUPPLIED)
         }
         _ => (ActionKind::Meta, "none", 0),

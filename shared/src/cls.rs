@@ -201,12 +201,12 @@ pub struct TransitionContract {
     /// What to watch for after dispatch.
     #[serde(default, skip_serializing_if = "Postconditions::is_empty")]
     pub postconditions: Postconditions,
-    /// Default `non_idempotent`.
-    #[serde(default)]
-    pub retry_policy: RetryPolicy,
-    /// Default `signal`.
-    #[serde(default)]
-    pub ambiguity_policy: AmbiguityPolicy,
+    /// Default `non_idempotent` (see [`TransitionContract::retry`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_policy: Option<RetryPolicy>,
+    /// Default `signal` (see [`TransitionContract::ambiguity`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ambiguity_policy: Option<AmbiguityPolicy>,
     /// How long to watch for an outcome (500-30000; clamped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 500, max = 30000))]
@@ -230,6 +230,16 @@ pub struct Effective {
 }
 
 impl TransitionContract {
+    /// The retry policy in force (`non_idempotent` unless set).
+    pub fn retry(&self) -> RetryPolicy {
+        self.retry_policy.unwrap_or_default()
+    }
+
+    /// The ambiguity policy in force (`signal` unless set).
+    pub fn ambiguity(&self) -> AmbiguityPolicy {
+        self.ambiguity_policy.unwrap_or_default()
+    }
+
     /// Checks every fact key and operator, and resolves timing (clamping out-of-range values
     /// to the guarded-safe bounds, as the seed specifies). `commit_point` contracts must say
     /// what an outcome looks like: empty postconditions fail closed.
@@ -429,6 +439,19 @@ pub fn evaluate(
         Verdict::Satisfied
     };
     (verdict, bad)
+}
+
+/// Whether a non-empty set holds now.
+pub fn holds(set: &AssertionSet, observe: &mut dyn FnMut(&Assertion) -> Observed) -> bool {
+    !set.is_empty() && evaluate(set, observe).0 == Verdict::Satisfied
+}
+
+/// The forbidden assertions that hold now (the evidence of a failure).
+pub fn forbidden_evidence(
+    post: &Postconditions,
+    observe: &mut dyn FnMut(&Assertion) -> Observed,
+) -> Vec<AssertionResult> {
+    post.forbidden.iter().map(|a| check(a, &observe(a))).filter(|r| r.passed).collect()
 }
 
 /// What the postconditions say at one moment.

@@ -445,6 +445,24 @@ pub enum PageAction {
     Click(ClickParams),
     /// Typing.
     Type(TypeParams),
+    /// Choosing an option of a `<select>` or of a listbox picker.
+    Select(SelectParams),
+}
+
+/// Choosing an option: a `<select>` gets the option selected (with `input`/`change`); any other
+/// picker is clicked open and the visible `[role=option]` named `option` is clicked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SelectParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
+    /// The picker: a `<select>`, or the control that opens the option list.
+    pub selector: String,
+    /// The option's visible text (case-insensitive; an exact match wins over a partial one).
+    pub option: String,
 }
 
 /// `page.act` parameters.

@@ -106,3 +106,48 @@ async fn guarded_submit_form_reports_inline_validation_and_follows_the_thank_you
     assert_eq!(thanks["text"], "Thank you for your order");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn switching_model_and_workspace_is_verified_and_plan_gated_options_fail() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("picker.html")})).await?;
+    let short = json!({"stabilityWindowMs": 2000, "stabilityMs": 200});
+
+    let smart = c
+        .structured("nova.guarded_switch_model", json!({"option": "Smart", "transitionContract": short}))
+        .await?;
+    assert_eq!(smart["guardedCommit"]["verificationStatus"], "verified_success", "{smart}");
+    let shown = c.structured("nova.read_text", json!({"selector": "#model-btn"})).await?;
+    assert_eq!(shown["text"], "Model: Smart");
+
+    let pro =
+        c.call("nova.guarded_switch_model", json!({"option": "Genius", "transitionContract": short})).await?;
+    let pro = pro.structured_content.unwrap_or_default();
+    assert_eq!(
+        pro["guardedCommit"]["verificationStatus"], "verified_fail",
+        "the upgrade dialog refuses it: {pro}"
+    );
+    assert_eq!(pro["guardedCommit"]["retryAdvice"], "safe_to_retry", "switching is idempotent");
+    c.structured("nova.click_selector", json!({"selector": "#close-upgrade"})).await?;
+
+    let team = c
+        .structured("nova.guarded_switch_sandbox", json!({"option": "Team", "transitionContract": short}))
+        .await?;
+    assert_eq!(team["guardedCommit"]["verificationStatus"], "verified_success", "{team}");
+    let locked = c
+        .call("nova.guarded_switch_sandbox", json!({"option": "Enterprise", "transitionContract": short}))
+        .await?;
+    let locked = locked.structured_content.unwrap_or_default();
+    assert_eq!(locked["guardedCommit"]["verificationStatus"], "verified_fail", "{locked}");
+    let missing = c
+        .call("nova.guarded_switch_model", json!({"option": "Nonexistent", "transitionContract": short}))
+        .await?;
+    let missing = missing.structured_content.unwrap_or_default();
+    assert_eq!(
+        (missing["reasonCode"].clone(), missing["actionDispatched"].clone()),
+        (json!("guarded_commit.dispatch_prepare_rejected"), json!(false)),
+        "{missing}"
+    );
+    Ok(())
+}

@@ -94,8 +94,8 @@ pub fn refine(mut built: TransitionContract, caller: Option<TransitionContract>)
     extend(&mut built.postconditions.success, c.postconditions.success);
     extend(&mut built.postconditions.forbidden, c.postconditions.forbidden);
     extend(&mut built.postconditions.ambiguous, c.postconditions.ambiguous);
-    built.retry_policy = c.retry_policy;
-    built.ambiguity_policy = c.ambiguity_policy;
+    built.retry_policy = c.retry_policy.or(built.retry_policy);
+    built.ambiguity_policy = c.ambiguity_policy.or(built.ambiguity_policy);
     built.stability_window_ms = c.stability_window_ms.or(built.stability_window_ms);
     built.stability_ms = c.stability_ms.or(built.stability_ms);
     built
@@ -443,5 +443,123 @@ impl Hub {
             return r;
         }
         css
+    }
+}
+
+/// `nova.guarded_switch_model` / `nova.guarded_switch_sandbox` arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SwitchArgs {
+    /// Tab (default `active`).
+    #[serde(default = "active")]
+    pub target_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The option to switch to, by its visible text.
+    pub option: String,
+    /// The picker, when the heuristics do not find it.
+    #[serde(default)]
+    pub picker_selector: Option<String>,
+    /// Refines the built contract.
+    #[serde(default)]
+    pub transition_contract: Option<TransitionContract>,
+}
+
+/// Which picker a switch macro looks for.
+#[derive(Debug, Clone, Copy)]
+pub enum Picker {
+    /// Model pickers.
+    Model,
+    /// Workspace / sandbox / project switchers.
+    Sandbox,
+}
+
+impl Picker {
+    fn words(self) -> &'static [&'static str] {
+        match self {
+            Self::Model => &["model"],
+            Self::Sandbox => &["workspace", "sandbox", "project", "organization", "team", "account"],
+        }
+    }
+}
+
+impl Hub {
+    /// `nova.guarded_switch_model` and `nova.guarded_switch_sandbox`: choose an option of a
+    /// picker and verify the picker shows it; an upgrade dialog or an error is a verified failure.
+    pub async fn guarded_switch(
+        &self,
+        rec: &mut CallRecord,
+        kind: Picker,
+        a: SwitchArgs,
+    ) -> Result<ToolReply, CallError> {
+        if a.option.trim().is_empty() {
+            return Err(CallError::invalid("option", "`option` must not be empty"));
+        }
+        let tab = match self.macro_target(rec, &a.target_id).await? {
+            Ok(t) => t,
+            Err(reply) => return Ok(reply),
+        };
+        let params = PerceiveParams {
+            target: tab.target_id.clone(),
+            frame_id: None,
+            max_elements: 2000,
+            max_text_chars: 0,
+        };
+        let page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
+            Ok(p) => p,
+            Err(e) => return Ok(ToolReply::bridge_failure(&e)),
+        };
+        let line = |l: &str| {
+            let role = l.split(' ').nth(1).unwrap_or_default();
+            let lower = l.to_lowercase();
+            matches!(role, "button" | "combobox" | "listbox")
+                && kind.words().iter().any(|w| lower.contains(w))
+        };
+        let found = page.elements.iter().find(|l| line(l)).cloned();
+        let (picker, is_select) = match (a.picker_selector, found) {
+            (Some(sel), _) => (sel, false),
+            (None, Some(l)) => (l.split(' ').next().unwrap_or_default().to_owned(), l.contains(" options=[")),
+            (None, None) => {
+                return Ok(ToolReply::failure(
+                    "adapter.picker_not_found",
+                    "no matching picker on this page; pass pickerSelector",
+                    false,
+                ));
+            }
+        };
+        let shown = if is_select { format!("dom.value({picker})") } else { format!("dom.text({picker})") };
+        let built = TransitionContract {
+            action_kind: ActionKind::SelectOption,
+            postconditions: nova_shared::cls::Postconditions {
+                success: AssertionSet {
+                    all: vec![fact(&shown, Operator::Contains, Some(json!(a.option.trim())))],
+                    ..Default::default()
+                },
+                forbidden: AssertionSet {
+                    any: vec![
+                        fact("chat.errorBanner", Operator::Exists, None),
+                        fact(
+                            "dom.exists([role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible)",
+                            Operator::Eq,
+                            Some(json!(true)),
+                        ),
+                    ],
+                    ..Default::default()
+                },
+                ambiguous: AssertionSet::default(),
+            },
+            retry_policy: Some(nova_shared::cls::RetryPolicy::Idempotent),
+            ..Default::default()
+        };
+        let contract = refine(built, a.transition_contract);
+        contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
+        let action = PageAction::Select(nova_shared::protocol::SelectParams {
+            target: tab.target_id.clone(),
+            frame_id: None,
+            selector: picker,
+            option: a.option,
+        });
+        self.guarded(rec, &tab, action, &contract).await
     }
 }

@@ -80,6 +80,17 @@ pub fn tools() -> &'static [Tool] {
                  validation errors or an error banner are a verified failure. Never submits twice.",
                 false,
             ),
+            tool::<crate::cls::macros::SwitchArgs>(
+                "nova.guarded_switch_model",
+                "Switch the model of an assistant with outcome checks: opens the model picker, chooses the \
+                 option and verifies the picker shows it; an upgrade dialog or error is a verified failure.",
+                false,
+            ),
+            tool::<crate::cls::macros::SwitchArgs>(
+                "nova.guarded_switch_sandbox",
+                "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
+                false,
+            ),
             tool::<crate::cls::goals::GoalArgs>(
                 "nova.goal_register",
                 "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
