@@ -206,6 +206,35 @@ fn evaluate(state: &Shared) {
     }
 }
 
+/// Most nested shadow roots / frames followed when arming the observer.
+const MAX_OBSERVE_DEPTH: u32 = 8;
+
+/// Observes `root` and, since mutation observers stop at shadow and frame boundaries, every open
+/// shadow root and same-origin frame document under it.
+fn observe_tree(observer: &MutationObserver, init: &MutationObserverInit, root: &web_sys::Node, depth: u32) {
+    let _ = observer.observe_with_options(root, init);
+    if depth >= MAX_OBSERVE_DEPTH {
+        return;
+    }
+    let all = js_sys::Reflect::get(root, &"querySelectorAll".into())
+        .ok()
+        .filter(JsValue::is_function)
+        .and_then(|f| f.unchecked_into::<Function>().call1(root, &"*".into()).ok());
+    let Some(all) = all else { return };
+    let list: &web_sys::NodeList = all.unchecked_ref();
+    for i in 0..list.length() {
+        let Some(el) = list.item(i).and_then(|n| dom::as_element(&n).cloned()) else { continue };
+        if let Some(shadow) = el.shadow_root() {
+            observe_tree(observer, init, &shadow, depth + 1);
+        }
+        if let Some(inner) =
+            dom::as_iframe(&el).and_then(|f| f.content_document()).and_then(|d| d.document_element())
+        {
+            observe_tree(observer, init, &inner, depth + 1);
+        }
+    }
+}
+
 /// Arms the watch and returns a promise of its [`WatchResult`]. `after_arming` runs right
 /// after the observer is armed (the dispatch, for `page.act`), so no change is missed; when it
 /// returns false (nothing was dispatched) the watch ends at once. `before_dispatch` says the
@@ -245,7 +274,7 @@ pub fn watch(
         init.set_attributes(true);
         init.set_character_data(true);
         if let Some(root) = doc.document_element() {
-            let _ = observer.observe_with_options(&root, &init);
+            observe_tree(&observer, &init, &root, 0);
         }
         for kind in ["input", "change"] {
             let _ = doc.add_event_listener_with_callback_and_bool(

@@ -294,3 +294,65 @@ async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
     assert_eq!(r["reasonCode"], "guarded_commit.frame_destroyed");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn outcomes_inside_shadow_roots_and_frames_and_on_rerendered_controls_are_watched() -> anyhow::Result<()>
+{
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("deep.html")})).await?;
+    let page = c.structured("nova.perceive", json!({})).await?;
+    let early_ref = page["elements"]
+        .as_array()
+        .and_then(|e| e.iter().filter_map(|l| l.as_str()).find(|l| l.contains("\"Add to basket\"")))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_default()
+        .to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+
+    let contract = |key: &str, expected: &str| {
+        json!({"postconditions": {"success": {"all": [{"factKey": key, "operator": "eq", "expected": expected}]}},
+               "stabilityWindowMs": 3000, "stabilityMs": 200})
+    };
+    // Asynchronous outcome inside an open shadow root (the observer follows shadow roots).
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "slow-card >>> #save",
+        "transitionContract": contract("dom.text(slow-card >>> #saved)", "saved")}),
+        )
+        .await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    // Asynchronous outcome inside a same-origin frame.
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "iframe#slow-frame >>> #confirm",
+        "transitionContract": contract("dom.text(iframe#slow-frame >>> #state)", "confirmed")}),
+        )
+        .await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    // The early ref points at the replaced button: refused before dispatch, nothing added.
+    let stale = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": early_ref,
+        "transitionContract": contract("dom.text(#basket)", "1 items")}),
+        )
+        .await?;
+    assert_eq!(
+        (stale["pageReasonCode"].clone(), stale["actionDispatched"].clone()),
+        (json!("element_not_found"), json!(false)),
+        "{stale}"
+    );
+    // The selector finds the re-rendered control.
+    let r = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#buy",
+        "transitionContract": contract("dom.text(#basket)", "1 items")}),
+        )
+        .await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    Ok(())
+}
