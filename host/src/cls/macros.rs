@@ -59,26 +59,33 @@ fn fact(key: &str, op: Operator, expected: Option<Value>) -> Assertion {
     Assertion { fact_key: key.into(), operator: op, expected, frame_id: None }
 }
 
-/// The built contract for sending a chat message.
-pub fn send_message_contract() -> TransitionContract {
+/// A built contract: success when any of `success` holds, failure when any of `forbidden` does.
+fn outcome_contract(
+    kind: ActionKind,
+    success: Vec<Assertion>,
+    forbidden: Vec<Assertion>,
+) -> TransitionContract {
     TransitionContract {
-        action_kind: ActionKind::SendMessage,
+        action_kind: kind,
         postconditions: nova_shared::cls::Postconditions {
-            success: AssertionSet {
-                any: vec![
-                    fact("chat.assistantTurnCreated", Operator::Eq, Some(json!(true))),
-                    fact("chat.streamActive.started", Operator::Eq, Some(json!(true))),
-                ],
-                ..Default::default()
-            },
-            forbidden: AssertionSet {
-                any: vec![fact("chat.errorBanner", Operator::Exists, None)],
-                ..Default::default()
-            },
+            success: AssertionSet { any: success, ..Default::default() },
+            forbidden: AssertionSet { any: forbidden, ..Default::default() },
             ambiguous: AssertionSet::default(),
         },
         ..Default::default()
     }
+}
+
+/// The built contract for sending a chat message.
+pub fn send_message_contract() -> TransitionContract {
+    outcome_contract(
+        ActionKind::SendMessage,
+        vec![
+            fact("chat.assistantTurnCreated", Operator::Eq, Some(json!(true))),
+            fact("chat.streamActive.started", Operator::Eq, Some(json!(true))),
+        ],
+        vec![fact("chat.errorBanner", Operator::Exists, None)],
+    )
 }
 
 fn extend(into: &mut AssertionSet, from: AssertionSet) {
@@ -316,27 +323,17 @@ impl Hub {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
-        let built = TransitionContract {
-            action_kind: ActionKind::SubmitForm,
-            postconditions: nova_shared::cls::Postconditions {
-                success: AssertionSet {
-                    any: vec![
-                        fact("page.url", Operator::NotEq, Some(json!(tab.url))),
-                        fact(&format!("dom.exists({PASSWORD})"), Operator::Eq, Some(json!(false))),
-                    ],
-                    ..Default::default()
-                },
-                forbidden: AssertionSet {
-                    any: vec![
-                        fact("chat.errorBanner", Operator::Exists, None),
-                        fact("form.validationErrors", Operator::Gt, Some(json!(0))),
-                    ],
-                    ..Default::default()
-                },
-                ambiguous: AssertionSet::default(),
-            },
-            ..Default::default()
-        };
+        let built = outcome_contract(
+            ActionKind::SubmitForm,
+            vec![
+                fact("page.url", Operator::NotEq, Some(json!(tab.url))),
+                fact(&format!("dom.exists({PASSWORD})"), Operator::Eq, Some(json!(false))),
+            ],
+            vec![
+                fact("chat.errorBanner", Operator::Exists, None),
+                fact("form.validationErrors", Operator::Gt, Some(json!(0))),
+            ],
+        );
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
         let user = a.username_selector.unwrap_or_else(|| USERNAME.to_owned());
@@ -377,27 +374,17 @@ impl Hub {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
-        let built = TransitionContract {
-            action_kind: ActionKind::SubmitForm,
-            postconditions: nova_shared::cls::Postconditions {
-                success: AssertionSet {
-                    any: vec![
-                        fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch))),
-                        fact(&format!("dom.exists({SUCCESS_MARK})"), Operator::Eq, Some(json!(true))),
-                    ],
-                    ..Default::default()
-                },
-                forbidden: AssertionSet {
-                    any: vec![
-                        fact("form.validationErrors", Operator::Gt, Some(json!(0))),
-                        fact("chat.errorBanner", Operator::Exists, None),
-                    ],
-                    ..Default::default()
-                },
-                ambiguous: AssertionSet::default(),
-            },
-            ..Default::default()
-        };
+        let built = outcome_contract(
+            ActionKind::SubmitForm,
+            vec![
+                fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch))),
+                fact(&format!("dom.exists({SUCCESS_MARK})"), Operator::Eq, Some(json!(true))),
+            ],
+            vec![
+                fact("form.validationErrors", Operator::Gt, Some(json!(0))),
+                fact("chat.errorBanner", Operator::Exists, None),
+            ],
+        );
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
         for (selector, value) in &a.fields {
@@ -529,29 +516,21 @@ impl Hub {
             }
         };
         let shown = if is_select { format!("dom.value({picker})") } else { format!("dom.text({picker})") };
-        let built = TransitionContract {
-            action_kind: ActionKind::SelectOption,
-            postconditions: nova_shared::cls::Postconditions {
-                success: AssertionSet {
-                    all: vec![fact(&shown, Operator::Contains, Some(json!(a.option.trim())))],
-                    ..Default::default()
-                },
-                forbidden: AssertionSet {
-                    any: vec![
-                        fact("chat.errorBanner", Operator::Exists, None),
-                        fact(
-                            "dom.exists([role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible)",
-                            Operator::Eq,
-                            Some(json!(true)),
-                        ),
-                    ],
-                    ..Default::default()
-                },
-                ambiguous: AssertionSet::default(),
-            },
-            retry_policy: Some(nova_shared::cls::RetryPolicy::Idempotent),
-            ..Default::default()
-        };
+        let mut built = outcome_contract(
+            ActionKind::SelectOption,
+            Vec::new(),
+            vec![
+                fact("chat.errorBanner", Operator::Exists, None),
+                fact(
+                    "dom.exists([role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible)",
+                    Operator::Eq,
+                    Some(json!(true)),
+                ),
+            ],
+        );
+        // The picker must show the option: a single condition, so `all`.
+        built.postconditions.success.all.push(fact(&shown, Operator::Contains, Some(json!(a.option.trim()))));
+        built.retry_policy = Some(nova_shared::cls::RetryPolicy::Idempotent);
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
         let action = PageAction::Select(nova_shared::protocol::SelectParams {
