@@ -356,3 +356,20 @@ async fn outcomes_inside_shadow_roots_and_frames_and_on_rerendered_controls_are_
     assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_that_stops_answering_is_a_timeout_not_a_guess() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("freeze.html")})).await?;
+    let contract = json!({"postconditions": {"success": {"all": [{"factKey": "dom.exists(#done)", "operator": "eq", "expected": true}]}},
+                          "stabilityWindowMs": 500});
+    let r = c
+        .structured("nova.click_selector", json!({"selector": "#freeze", "transitionContract": contract}))
+        .await?;
+    assert_eq!(r["guardedCommit"]["indeterminateReason"], "timeout", "{r}");
+    assert_eq!(r["reasonCode"], "guarded_commit.timeout");
+    assert_eq!(r["actionDispatched"], true);
+    assert_eq!(r["guardedCommit"]["retryAdvice"], "check_postcondition_first");
+    Ok(())
+}
