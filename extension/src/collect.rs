@@ -1,4 +1,4 @@
-//! Collectors: `chat.*` and `form.*` facts, read through the adapter the host chose for the
+//! Collectors: `chat.*`, `form.*` and `overlay.*` facts, read through the adapter the host chose for the
 //! page. Facts that describe a change ("an assistant turn was created", "a stream started",
 //! "a form was submitted") are measured against a baseline taken when the watch is armed,
 //! before the dispatch, and latched once seen.
@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 use crate::dom;
+
+/// Visible overlays: dialogs, modal layers, consent banners.
+const OVERLAYS: &str = "[role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible, dialog[open]:visible, \
+                        [aria-modal=\"true\"]:visible, [id*=\"consent\" i]:visible, [class*=\"cookie-banner\" i]:visible";
 
 /// Generic chat heuristics, used when the host sent no adapter.
 fn generic() -> Adapter {
@@ -137,6 +141,11 @@ pub fn read(key: &FactKey) -> Observed {
             "[aria-invalid=\"true\"]:visible, .field-error:visible, .invalid-feedback:visible, .error-message:visible"
         )
         .unwrap_or(0))),
+        ("overlay", "present") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0) > 0)),
+        ("overlay", "count") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0))),
+        ("overlay", "text") => Ok(visible_banner(Some(OVERLAYS))
+            .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default()))))
+        ,
         (ns, path) => Err(format!("no collector for `{ns}.{path}`")),
     }
 }

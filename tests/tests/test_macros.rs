@@ -129,6 +129,16 @@ async fn switching_model_and_workspace_is_verified_and_plan_gated_options_fail()
         "the upgrade dialog refuses it: {pro}"
     );
     assert_eq!(pro["guardedCommit"]["retryAdvice"], "safe_to_retry", "switching is idempotent");
+    // While the upgrade dialog covers the page, a contract that wants no overlay blocks.
+    let covered = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#model-btn", "transitionContract": {
+                "preconditions": {"all": [{"factKey": "overlay.present", "operator": "eq", "expected": false}]}}}),
+        )
+        .await?;
+    assert_eq!(covered["reasonCode"], "guarded_commit.precondition_failed", "{covered}");
+    assert_eq!(covered["guardedCommit"]["failedAssertions"][0]["observed"], true);
     c.structured("nova.click_selector", json!({"selector": "#close-upgrade"})).await?;
 
     let team = c
