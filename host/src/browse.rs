@@ -212,6 +212,14 @@ pub struct ScreenshotArgs {
     pub quality: u32,
 }
 
+/// The shared preparation of click and type.
+struct Prepared {
+    tab: TabInfo,
+    frame_id: Option<i32>,
+    contract: Option<TransitionContract>,
+    guarded: bool,
+}
+
 /// Checks `value` against inclusive bounds, naming the field on failure.
 pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(), CallError> {
     if value < bounds.0 || value > bounds.1 {
@@ -438,39 +446,58 @@ impl Hub {
         Ok(ToolReply::ok(structured))
     }
 
-    /// `nova.click_selector`.
-    pub async fn click(&self, rec: &mut CallRecord, a: ClickArgs) -> Result<ToolReply, CallError> {
-        check_selector(&a.selector)?;
-        let frame_id = parse_frame(a.frame_id.as_deref())?;
-        if let Some(c) = &a.transition_contract {
+    /// What click and type share before dispatch: argument checks, the target and its lease,
+    /// and the contract (given, or the current goal step's).
+    async fn prepare_action(
+        &self,
+        rec: &mut CallRecord,
+        target_id: &str,
+        selector: &str,
+        frame_id: Option<&str>,
+        contract: Option<TransitionContract>,
+    ) -> Result<Result<Prepared, ToolReply>, CallError> {
+        check_selector(selector)?;
+        let frame_id = parse_frame(frame_id)?;
+        if let Some(c) = &contract {
             c.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         }
-        rec.obs.selector = Some(a.selector.clone());
-        let tab = match self.enter_target(rec, &a.target_id, true).await? {
+        rec.obs.selector = Some(selector.to_owned());
+        let tab = match self.enter_target(rec, target_id, true).await? {
             Ok(tab) => tab,
-            Err(reply) => return Ok(reply),
+            Err(reply) => return Ok(Err(reply)),
         };
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
-        let contract =
-            a.transition_contract.or_else(|| self.step_contract(&tab.target_id, &rec.obs.agent_id));
-        let params = ClickParams {
-            target: tab.target_id.clone(),
-            frame_id,
-            selector: a.selector,
-            // A contract guards a commit point only if it says what the outcome looks like;
-            // with empty postconditions the page refuses commit points (fail closed).
-            guarded: contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
+        let contract = contract.or_else(|| self.step_contract(&tab.target_id, &rec.obs.agent_id));
+        // A contract guards a commit point only if it says what the outcome looks like; with
+        // empty postconditions the page refuses commit points (fail closed).
+        let guarded = contract.as_ref().is_some_and(|c| !c.postconditions.is_empty());
+        Ok(Ok(Prepared { tab, frame_id, contract, guarded }))
+    }
+
+    /// `nova.click_selector`.
+    pub async fn click(&self, rec: &mut CallRecord, a: ClickArgs) -> Result<ToolReply, CallError> {
+        let p = match self
+            .prepare_action(rec, &a.target_id, &a.selector, a.frame_id.as_deref(), a.transition_contract)
+            .await?
+        {
+            Ok(p) => p,
+            Err(reply) => return Ok(reply),
         };
-        if let Some(contract) = &contract {
-            return self.guarded(rec, &tab, PageAction::Click(params), contract).await;
+        let params = ClickParams {
+            target: p.tab.target_id.clone(),
+            frame_id: p.frame_id,
+            selector: a.selector,
+            guarded: p.guarded,
+        };
+        if let Some(contract) = &p.contract {
+            return self.guarded(rec, &p.tab, PageAction::Click(params), contract).await;
         }
         let report = self.bridge.call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT).await;
-        Ok(self.action_reply(rec, &tab, report))
+        Ok(self.action_reply(rec, &p.tab, report))
     }
 
     /// `nova.type_selector`.
     pub async fn type_text(&self, rec: &mut CallRecord, a: TypeArgs) -> Result<ToolReply, CallError> {
-        check_selector(&a.selector)?;
         let chars = a.text.chars().count();
         if chars > TYPE_MAX_CHARS {
             return Err(CallError::invalid(
@@ -478,30 +505,24 @@ impl Hub {
                 format!("`text` has {chars} characters; at most {TYPE_MAX_CHARS} are allowed"),
             ));
         }
-        let frame_id = parse_frame(a.frame_id.as_deref())?;
-        if let Some(c) = &a.transition_contract {
-            c.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
-        }
-        rec.obs.selector = Some(a.selector.clone());
-        let tab = match self.enter_target(rec, &a.target_id, true).await? {
-            Ok(tab) => tab,
+        let p = match self
+            .prepare_action(rec, &a.target_id, &a.selector, a.frame_id.as_deref(), a.transition_contract)
+            .await?
+        {
+            Ok(p) => p,
             Err(reply) => return Ok(reply),
         };
-        rec.obs.signal_flags |= flags::SELECTOR_TOUCHED;
-        let contract =
-            a.transition_contract.or_else(|| self.step_contract(&tab.target_id, &rec.obs.agent_id));
         let params = TypeParams {
-            target: tab.target_id.clone(),
-            frame_id,
+            target: p.tab.target_id.clone(),
+            frame_id: p.frame_id,
             selector: a.selector,
-            // A contract guards a commit point only if it says what the outcome looks like;
-            // with empty postconditions the page refuses commit points (fail closed).
-            guarded: contract.as_ref().is_some_and(|c| !c.postconditions.is_empty()),
+            guarded: p.guarded,
             text: a.text,
             clear: a.clear,
             press_enter: a.press_enter,
         };
-        let mut reply = match &contract {
+        let tab = p.tab;
+        let mut reply = match &p.contract {
             Some(contract) => self.guarded(rec, &tab, PageAction::Type(params), contract).await?,
             None => {
                 let report = self.bridge.call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT).await;
