@@ -36,7 +36,8 @@ struct State {
     backoff_ms: i32,
     epochs: HashMap<i32, u32>,
     chunks: protocol::Reassembler,
-    nav_waiters: Vec<(i32, Function)>,
+    /// Navigation waiters: tab, the tab's nav epoch when the wait began, resolver.
+    nav_waiters: Vec<(i32, u32, Function)>,
     /// Watches armed by `page.act`: watch id -> (tab, nav epoch at dispatch, start ms).
     watches: HashMap<String, (i32, u32, f64)>,
     /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
@@ -85,7 +86,7 @@ pub fn bg_event(name: String, detail: JsValue) {
                 _ => "completed".to_owned(),
             };
             if let Some(tab) = tab_id {
-                resolve_waiters(tab, &outcome);
+                resolve_waiters(tab, &outcome, name == "completed");
             }
             spawn_local(send_tabs());
         }
@@ -96,7 +97,7 @@ pub fn bg_event(name: String, detail: JsValue) {
                     s.epochs.remove(&tab);
                     s.strict_csp.retain(|(t, _), _| *t != tab);
                 });
-                resolve_waiters(tab, "error:tab closed");
+                resolve_waiters(tab, "error:tab closed", false);
             }
             spawn_local(send_tabs());
         }
@@ -129,12 +130,19 @@ fn csp_headers(detail: &JsValue) -> Vec<String> {
         .collect()
 }
 
-fn resolve_waiters(tab: i32, outcome: &str) {
+/// Resolves the tab's navigation waiters. With `only_after_commit`, only waiters that saw a
+/// navigation commit since they began (a late `completed` of the previous page must not end a
+/// wait for the next one).
+fn resolve_waiters(tab: i32, outcome: &str, only_after_commit: bool) {
     let waiters: Vec<Function> = STATE.with(|s| {
         let mut s = s.borrow_mut();
-        let (mine, rest): (Vec<_>, Vec<_>) = s.nav_waiters.drain(..).partition(|(t, _)| *t == tab);
+        let current = s.epochs.get(&tab).copied().unwrap_or(0);
+        let (mine, rest): (Vec<_>, Vec<_>) = s
+            .nav_waiters
+            .drain(..)
+            .partition(|(t, epoch0, _)| *t == tab && (!only_after_commit || current > *epoch0));
         s.nav_waiters = rest;
-        mine.into_iter().map(|(_, f)| f).collect()
+        mine.into_iter().map(|(_, _, f)| f).collect()
     });
     for f in waiters {
         let _ = f.call1(&JsValue::NULL, &JsValue::from_str(outcome));
@@ -332,9 +340,9 @@ async fn resolve_tab(target: &str) -> Result<i32, Failure> {
 
 /// Resolves when the tab's top frame finishes loading (or fails, or `timeout_ms` passes):
 /// `completed`, `error:<text>` or `timeout`.
-fn nav_waiter(tab: i32, timeout_ms: u32) -> Promise {
+fn nav_waiter(tab: i32, since_epoch: u32, timeout_ms: u32) -> Promise {
     Promise::new(&mut |resolve, _reject| {
-        STATE.with(|s| s.borrow_mut().nav_waiters.push((tab, resolve.clone())));
+        STATE.with(|s| s.borrow_mut().nav_waiters.push((tab, since_epoch, resolve.clone())));
         let timeout = Closure::once_into_js(move || {
             let _ = resolve.call1(&JsValue::NULL, &"timeout".into());
         });
@@ -348,12 +356,12 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
             .await
             .map_err(js_err(reason::NAVIGATION_FAILED))?;
         let tab: i32 = field(&created, "id").ok_or_else(|| fail(reason::INTERNAL, "new tab has no id"))?;
-        let outcome = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, p.timeout_ms)).await;
+        let outcome = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, 0, p.timeout_ms)).await;
         (tab, String::new(), outcome)
     } else {
         let tab = resolve_tab(&p.target).await?;
         let before = bindings::tabs_get(tab).await.map_err(js_err(reason::TARGET_NOT_FOUND))?;
-        let waiter = nav_waiter(tab, p.timeout_ms);
+        let waiter = nav_waiter(tab, epoch_of(tab), p.timeout_ms);
         bindings::tabs_update(tab, &obj(&[("url", p.url.as_str().into())]))
             .await
             .map_err(js_err(reason::NAVIGATION_FAILED))?;
@@ -458,7 +466,11 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
                 }
                 // The document went away under the watch: follow the navigation if one is
                 // under way, then watch the new document.
-                let _ = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, remaining as u32)).await;
+                let loaded = bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "status"));
+                if !(epoch_of(tab) != epoch0 && loaded.as_deref() == Some("complete")) {
+                    let waiter = nav_waiter(tab, epoch0, remaining as u32);
+                    let _ = wasm_bindgen_futures::JsFuture::from(waiter).await;
+                }
                 if epoch_of(tab) == epoch0 {
                     return Err((
                         reason::FRAME_DESTROYED.to_owned(),

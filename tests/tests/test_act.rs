@@ -13,6 +13,7 @@ async fn navigate_reports_urls_and_failures() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
     let first = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    assert!(first["ok"] == true, "{first}");
     assert_eq!(first["title"], "Basic fixture");
     let second = c.structured("nova.navigate", json!({"url": nova.url("page2.html")})).await?;
     assert_eq!(second["status"], "ok");
