@@ -350,6 +350,9 @@ impl Hub {
         if !in_doubt.is_empty() {
             structured["inDoubtTransitions"] = json!(in_doubt);
         }
+        if let Some(p) = self.cls.pending(&tab.target_id) {
+            structured["pendingTransition"] = p;
+        }
         Ok(ToolReply::ok(structured).with_text(text))
     }
 

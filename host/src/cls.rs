@@ -9,7 +9,7 @@ pub mod goals;
 pub mod journal;
 pub mod macros;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -107,7 +107,26 @@ pub struct Cls {
     pub journal: journal::Journal,
     /// Closed-loop goals.
     pub goals: goals::Goals,
-    busy: Mutex<HashSet<String>>,
+    busy: Mutex<HashMap<String, InFlight>>,
+}
+
+/// The guarded transition a target is busy with. Its verdict is `pending` until the watch ends.
+#[derive(Debug, Clone)]
+struct InFlight {
+    transition_id: String,
+    started_at: i64,
+    dispatched: bool,
+}
+
+impl InFlight {
+    fn to_json(&self) -> Value {
+        json!({
+            "transitionId": self.transition_id,
+            "dispatchStatus": if self.dispatched { json!("dispatched") } else { Value::Null },
+            "verificationStatus": "pending",
+            "startedAt": self.started_at,
+        })
+    }
 }
 
 /// Holds a target for one guarded transition; released on drop.
@@ -134,12 +153,29 @@ impl Cls {
             Err(e) => tracing::error!(error = %e, "cannot recover the transition journal"),
         }
         let goals = goals::Goals::open(db)?;
-        Ok(Self { journal, goals, busy: Mutex::new(HashSet::new()) })
+        Ok(Self { journal, goals, busy: Mutex::new(HashMap::new()) })
     }
 
-    fn claim(&self, target: &str) -> Option<Busy<'_>> {
+    /// Takes `target` for `transition_id`, or returns the transition that holds it.
+    fn claim(&self, target: &str, transition_id: &str, started_at: i64) -> Result<Busy<'_>, InFlight> {
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        busy.insert(target.to_owned()).then(|| Busy { cls: self, target: target.to_owned() })
+        if let Some(holder) = busy.get(target) {
+            return Err(holder.clone());
+        }
+        let inflight = InFlight { transition_id: transition_id.to_owned(), started_at, dispatched: false };
+        busy.insert(target.to_owned(), inflight);
+        Ok(Busy { cls: self, target: target.to_owned() })
+    }
+
+    fn mark_dispatched(&self, target: &str) {
+        if let Some(t) = self.busy.lock().unwrap_or_else(|p| p.into_inner()).get_mut(target) {
+            t.dispatched = true;
+        }
+    }
+
+    /// The guarded transition in flight on `target` (`verificationStatus=pending`), if any.
+    pub fn pending(&self, target: &str) -> Option<Value> {
+        self.busy.lock().unwrap_or_else(|p| p.into_inner()).get(target).map(InFlight::to_json)
     }
 }
 
@@ -160,6 +196,7 @@ struct Report {
     adjustments: Vec<String>,
     success_seen: bool,
     page_reason: Option<String>,
+    active: Option<Value>,
 }
 
 fn verdict_str(v: Verdict) -> &'static str {
@@ -228,6 +265,9 @@ impl Report {
         if let Some(p) = self.page_reason {
             structured["pageReasonCode"] = json!(p);
         }
+        if let Some(a) = self.active {
+            structured["guardedCommit"]["activeTransition"] = a;
+        }
         if !self.adjustments.is_empty() {
             structured["contractAdjustments"] = json!(self.adjustments);
         }
@@ -287,15 +327,20 @@ impl Hub {
             adjustments: effective.adjustments.clone(),
             success_seen: false,
             page_reason: None,
+            active: None,
         };
         let target = tab.target_id.clone();
-        let Some(_busy) = self.cls.claim(&target) else {
-            report.dispatch_status = Some("blocked_coordinator");
-            report.reason_code = Some(reason::COORDINATOR_BUSY.into());
-            report.retry = advice(policy, ambiguity, End::Blocked);
-            report.message =
-                Some("another guarded action is in flight on this tab; retry after it finishes".into());
-            return Ok(report.reply(&target));
+        let _busy = match self.cls.claim(&target, &transition_id, started) {
+            Ok(b) => b,
+            Err(holder) => {
+                report.active = Some(holder.to_json());
+                report.dispatch_status = Some("blocked_coordinator");
+                report.reason_code = Some(reason::COORDINATOR_BUSY.into());
+                report.retry = advice(policy, ambiguity, End::Blocked);
+                report.message =
+                    Some("another guarded action is in flight on this tab; retry after it finishes".into());
+                return Ok(report.reply(&target));
+            }
         };
 
         let agent = rec.obs.agent_id.clone();
@@ -419,6 +464,7 @@ impl Hub {
                 rec.obs.url_after = Some(a.url_after.clone());
                 report.action = Some(a);
                 report.dispatch_status = Some("dispatched");
+                self.cls.mark_dispatched(&target);
                 if let Err(e) = self.cls.journal.dispatched(&transition_id) {
                     tracing::error!(error = %e, "journal: cannot mark dispatched");
                 }

@@ -177,18 +177,49 @@ async fn one_guarded_transition_per_target_at_a_time() -> anyhow::Result<()> {
     let c = nova.client().await?;
     let c2 = nova.client().await?;
     open_chat(&nova, &c, "slow").await?;
+    let created = c
+        .structured(
+            "nova.goal_register",
+            json!({
+                "op": "create", "summary": "Say hello", "steps": [{"actionDesc": "send hello"}]
+            }),
+        )
+        .await?;
+    let goal_id = created["goal"]["goalId"].clone();
     let slow = guarded_send(&c, send_contract(6000, 200));
     let second = async {
         tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-        guarded_send(&c2, send_contract(3000, 200)).await
+        let busy = guarded_send(&c2, send_contract(3000, 200)).await?;
+        let page = c2.structured("nova.perceive", json!({"maxElements": 1})).await?;
+        let goal = c2.structured("nova.goal_register", json!({"op": "query", "goalId": goal_id})).await?;
+        anyhow::Ok((busy, page, goal))
     };
     let (first, second) = tokio::join!(slow, second);
-    let (first, second) = (first?, second?);
+    let (first, (second, page, goal)) = (first?, second?);
     assert_eq!(first["guardedCommit"]["verificationStatus"], "verified_success", "{first}");
     assert_eq!(second["reasonCode"], "guarded_commit.coordinator_busy", "{second}");
     assert_eq!(second["retryAfterMs"], 1000);
     assert_eq!(second["guardedCommit"]["dispatchStatus"], "blocked_coordinator");
     assert_eq!(second["actionDispatched"], false);
+    // While the first one is being watched its verdict is pending, wherever it is looked at.
+    let active = &second["guardedCommit"]["activeTransition"];
+    assert_eq!(
+        (active["transitionId"].clone(), active["verificationStatus"].clone()),
+        (first["guardedCommit"]["transitionId"].clone(), json!("pending")),
+        "{second}"
+    );
+    assert_eq!(page["pendingTransition"]["verificationStatus"], "pending", "{page}");
+    assert_eq!(page["pendingTransition"]["dispatchStatus"], "dispatched", "{page}");
+    let step = &goal["goal"]["steps"][0];
+    assert_eq!(
+        (step["status"].clone(), step["verificationStatus"].clone()),
+        (json!("dispatched"), json!("pending")),
+        "{goal}"
+    );
+    let done = c.structured("nova.goal_register", json!({"op": "query", "goalId": goal_id})).await?;
+    assert_eq!(done["goal"]["steps"][0]["verificationStatus"], "verified_success", "{done}");
+    let idle = c.structured("nova.perceive", json!({"maxElements": 1})).await?;
+    assert!(idle.get("pendingTransition").is_none(), "{idle}");
     Ok(())
 }
 

@@ -58,6 +58,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     step("browser: perceive on 5,000 nodes, click round trip, navigate");
     let runtime = tokio::runtime::Runtime::new()?;
     report["browser"] = runtime.block_on(browser(args.iterations))?;
+    step("browser: guarded click overhead and verdict latency");
+    report["guarded"] = runtime.block_on(guarded(args.iterations))?;
     if args.peer {
         step("peer: Playwright MCP on the same pages");
         report["peer"] = runtime.block_on(crate::peer::compare(args.iterations))?;
@@ -82,6 +84,10 @@ fn render(r: &Value) -> String {
     s += &line("nova.perceive, 5,000 nodes", &r["browser"]["perceive5000Ms"], "aim p50 <= 30 ms");
     s += &line("nova.click_selector round trip", &r["browser"]["clickMs"], "");
     s += &line("nova.navigate", &r["browser"]["navigateMs"], "");
+    s += &line("raw click (bench-cls)", &r["guarded"]["rawClickMs"], "");
+    s += &line("guarded click, signal at once", &r["guarded"]["guardedClickMs"], "");
+    s += &line("guarded overhead over raw", &r["guarded"]["guardedOverheadMs"], "");
+    s += &line("verdict latency after hold", &r["guarded"]["verdictLatencyAfterHoldMs"], "aim <= 25 ms");
     s += &format!(
         "{:<34} {} bytes (~{} tokens) for {} elements\n",
         "perceive size, 5,000 nodes",
@@ -222,6 +228,65 @@ async fn browser(iterations: usize) -> anyhow::Result<Value> {
         "perceiveBytes": text_len,
         "perceiveTokens": text_len / 4,
         "perceiveElements": last["structuredContent"]["truncated"]["elementsTotal"],
+    }))
+}
+
+fn unix_ms() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// The contract of the `n`-th press on bench-cls.html: success is `#ok-n` appearing.
+fn press_contract(n: usize, hold_ms: u32) -> Value {
+    json!({
+        "actionKind": "custom",
+        "retryPolicy": "idempotent",
+        "postconditions": {"success": {"all": [
+            {"factKey": format!("dom.exists(#ok-{n})"), "operator": "eq", "expected": true}
+        ]}},
+        "stabilityWindowMs": 5000,
+        "stabilityMs": hold_ms
+    })
+}
+
+/// A guarded click against a raw one on the same control, and the time from the success
+/// signal appearing in the page to the verdict reaching the agent, minus the hold (CLS aim:
+/// at most stabilityMs + 25 ms, so this figure should stay under 25).
+async fn guarded(iterations: usize) -> anyhow::Result<Value> {
+    const HOLD_MS: u32 = 100;
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("bench-cls.html")})).await?;
+    let mut presses = 0;
+    let mut raw = Vec::new();
+    let mut guarded = Vec::new();
+    for _ in 0..iterations {
+        presses += 1;
+        raw.push(timed(c.structured("nova.click_selector", json!({"selector": "#go"}))).await?.0);
+        presses += 1;
+        let args = json!({"selector": "#go", "transitionContract": press_contract(presses, 0)});
+        let (t, r) = timed(c.structured("nova.click_selector", args)).await?;
+        anyhow::ensure!(r["guardedCommit"]["verificationStatus"] == "verified_success", "guarded click: {r}");
+        guarded.push(t);
+    }
+    let overhead: Vec<f64> = guarded.iter().zip(&raw).map(|(g, r)| g - r).collect();
+
+    c.structured("nova.navigate", json!({"url": nova.url("bench-cls.html?delay=30")})).await?;
+    let mut latency = Vec::new();
+    for n in 1..=iterations {
+        let args = json!({"selector": "#go", "transitionContract": press_contract(n, HOLD_MS)});
+        let r = c.structured("nova.click_selector", args).await?;
+        let verdict_at = unix_ms();
+        anyhow::ensure!(r["guardedCommit"]["verificationStatus"] == "verified_success", "guarded click: {r}");
+        let shown = c.structured("nova.read_text", json!({"selector": format!("#ok-{n}")})).await?;
+        let signal_at: f64 = shown["text"].as_str().unwrap_or_default().trim().parse()?;
+        latency.push(verdict_at - signal_at - f64::from(HOLD_MS));
+    }
+    Ok(json!({
+        "rawClickMs": summary(raw),
+        "guardedClickMs": summary(guarded),
+        "guardedOverheadMs": summary(overhead),
+        "holdMs": HOLD_MS,
+        "verdictLatencyAfterHoldMs": summary(latency),
     }))
 }
 

@@ -452,12 +452,20 @@ impl Goals {
             let Some(mut goal) = goal else { return Ok(None) };
             if include_steps {
                 let steps: Vec<Value> = c
-                    .prepare("SELECT idx, action_desc, status, transition_id, contract_json FROM goal_steps WHERE goal_id = ?1 ORDER BY idx")?
+                    // A step's transition that has no verdict yet is `pending`.
+                    .prepare(
+                        "SELECT s.idx, s.action_desc, s.status, s.transition_id, s.contract_json,
+                                CASE WHEN t.transition_id IS NULL THEN NULL
+                                     ELSE coalesce(t.verification_status, 'pending') END
+                         FROM goal_steps s LEFT JOIN transitions t ON t.transition_id = s.transition_id
+                         WHERE s.goal_id = ?1 ORDER BY s.idx",
+                    )?
                     .query_map([goal_id], |r| {
                         Ok(json!({
                             "index": r.get::<_, u32>(0)?, "actionDesc": r.get::<_, String>(1)?,
                             "status": r.get::<_, String>(2)?, "transitionId": r.get::<_, Option<String>>(3)?,
                             "hasContract": r.get::<_, Option<String>>(4)?.is_some(),
+                            "verificationStatus": r.get::<_, Option<String>>(5)?,
                         }))
                     })?
                     .collect::<Result<_, _>>()?;
