@@ -1,4 +1,4 @@
-//! Collectors: `chat.*`, `form.*` and `overlay.*` facts, read through the adapter the host chose for the
+//! Collectors: `chat.*`, `form.*`, `overlay.*` and `core.*` facts, read through the adapter the host chose for the
 //! page. Facts that describe a change ("an assistant turn was created", "a stream started",
 //! "a form was submitted") are measured against a baseline taken when the watch is armed,
 //! before the dispatch, and latched once seen.
@@ -17,24 +17,6 @@ use crate::dom;
 const OVERLAYS: &str = "[role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible, dialog[open]:visible, \
                         [aria-modal=\"true\"]:visible, [id*=\"consent\" i]:visible, [class*=\"cookie-banner\" i]:visible";
 
-/// Generic chat heuristics, used when the host sent no adapter.
-fn generic() -> Adapter {
-    Adapter {
-        name: "generic-chat".into(),
-        url_contains: String::new(),
-        composer: Some(
-            "textarea:visible, [contenteditable=\"true\"]:visible, [role=\"textbox\"]:visible".into(),
-        ),
-        send: None,
-        messages: Some("[data-message-author-role], .msg, .message".into()),
-        assistant: Some(
-            "[data-message-author-role=\"assistant\"], .msg.assistant, .message.assistant".into(),
-        ),
-        streaming: Some("[aria-busy=\"true\"], .typing, .streaming".into()),
-        error_banner: Some("[role=\"alert\"], .error-banner, .error".into()),
-    }
-}
-
 #[derive(Default)]
 struct State {
     adapter: Option<Adapter>,
@@ -51,7 +33,7 @@ thread_local! {
 }
 
 fn adapter() -> Adapter {
-    STATE.with(|s| s.borrow().adapter.clone()).unwrap_or_else(generic)
+    STATE.with(|s| s.borrow().adapter.clone()).unwrap_or_else(nova_shared::adapter::generic)
 }
 
 fn count(sel: Option<&str>) -> u32 {
@@ -66,7 +48,7 @@ fn visible_banner(sel: Option<&str>) -> Option<web_sys::Element> {
 }
 
 fn stream_active(a: &Adapter) -> bool {
-    a.streaming.as_deref().is_some_and(|s| {
+    a.chat.streaming.as_deref().is_some_and(|s| {
         s.split(',').any(|one| dom::count(&format!("{}:visible", one.trim())).unwrap_or(0) > 0)
     })
 }
@@ -84,8 +66,8 @@ pub fn use_adapter(a: Option<Adapter>) {
 pub fn arm(a: Option<Adapter>) {
     use_adapter(a);
     let ad = adapter();
-    let baseline = count(ad.assistant.as_deref());
-    let banner = visible_banner(ad.error_banner.as_deref());
+    let baseline = count(ad.chat.assistant.as_deref());
+    let banner = visible_banner(ad.chat.error_banner.as_deref());
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.assistant_baseline = baseline;
@@ -106,17 +88,156 @@ pub fn arm(a: Option<Adapter>) {
     });
 }
 
-/// Reads a `chat.*` or `form.*` fact.
+/// The text of the first visible match of any alternative of `sel`.
+fn text_of(sel: Option<&str>) -> Option<String> {
+    let el = sel?.split(',').find_map(|one| {
+        let one = one.trim();
+        let one = if one.ends_with(":visible") { one.to_owned() } else { format!("{one}:visible") };
+        dom::resolve(&one).ok()
+    })?;
+    let text = match dom::as_select(&el) {
+        Some(select) => select.selected_options().item(0).map(|o| o.text_content().unwrap_or_default()),
+        None => el.text_content(),
+    };
+    Some(dom::collapse(&text.unwrap_or_default())).filter(|t| !t.is_empty())
+}
+
+fn visible(sel: Option<&str>) -> bool {
+    sel.is_some_and(|s| {
+        s.split(',').any(|one| {
+            let one = one.trim();
+            let one = if one.ends_with(":visible") { one.to_owned() } else { format!("{one}:visible") };
+            dom::resolve(&one).is_ok()
+        })
+    })
+}
+
+fn texts_of(sel: Option<&str>) -> Vec<String> {
+    let Some(sel) = sel else { return Vec::new() };
+    let Ok(doc) = dom::document() else { return Vec::new() };
+    let Ok(list) = doc.query_selector_all(sel) else { return Vec::new() };
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .map(|n| dom::collapse(&n.text_content().unwrap_or_default()))
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Plan tiers of the core vocabulary, found in a plan label.
+fn tier(label: &str) -> Option<&'static str> {
+    let lower = label.to_lowercase();
+    ["enterprise", "team", "pro", "free"]
+        .into_iter()
+        .find(|t| lower.split(|c: char| !c.is_alphanumeric()).any(|w| w == *t))
+}
+
+/// Whether the page paints dark: the root's `color-scheme`, else the luminance of the body's
+/// background.
+fn theme() -> Option<&'static str> {
+    let win = web_sys::window()?;
+    let doc = win.document()?;
+    let root = doc.document_element()?;
+    for attr in ["data-theme", "data-color-mode", "data-bs-theme"] {
+        if let Some(v) = root.get_attribute(attr).map(|v| v.to_lowercase()) {
+            if v.contains("dark") {
+                return Some("dark");
+            }
+            if v.contains("light") {
+                return Some("light");
+            }
+        }
+    }
+    let class = root.class_name().to_lowercase();
+    if class.split_whitespace().any(|c| c == "dark" || c == "theme-dark" || c == "dark-mode") {
+        return Some("dark");
+    }
+    let body = doc.body()?;
+    let bg = win.get_computed_style(&body).ok()??.get_property_value("background-color").ok()?;
+    let nums: Vec<f64> = bg
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .split([',', ')', ' '])
+        .filter_map(|p| p.trim().parse().ok())
+        .collect();
+    match nums.as_slice() {
+        // Transparent: the canvas is the browser's default (light) unless the page says otherwise.
+        [_, _, _, a] if *a == 0.0 => Some("light"),
+        [r, g, b, ..] => Some(if 0.2126 * r + 0.7152 * g + 0.0722 * b < 128.0 { "dark" } else { "light" }),
+        _ => None,
+    }
+}
+
+/// A `core.*` signal, read from what the page visibly shows. Null when the page does not show it.
+fn core(a: &Adapter, path: &str) -> Value {
+    let password_shown = visible(a.login.password.as_deref());
+    match path {
+        "login_state" => {
+            if visible(a.login.logged_in.as_deref()) && !password_shown {
+                json!("logged_in")
+            } else if password_shown {
+                json!("logged_out")
+            } else {
+                Value::Null
+            }
+        }
+        "page.type" => {
+            let path = web_sys::window()
+                .and_then(|w| w.location().pathname().ok())
+                .unwrap_or_default()
+                .to_lowercase();
+            if password_shown {
+                json!("login")
+            } else if path.contains("settings") || path.contains("preferences") {
+                json!("settings")
+            } else if visible(a.chat.composer.as_deref()) && a.chat.messages.is_some() {
+                json!("chat")
+            } else {
+                Value::Null
+            }
+        }
+        "ui.language" => dom::document()
+            .ok()
+            .and_then(|d| d.document_element())
+            .and_then(|r| r.get_attribute("lang"))
+            .filter(|l| !l.trim().is_empty())
+            .map_or(Value::Null, |l| json!(l.trim())),
+        "ui.theme" => theme().map_or(Value::Null, |t| json!(t)),
+        "model.active" => text_of(a.picker.model_selected.as_deref())
+            .map(|t| t.trim_start_matches("Model:").trim().to_owned())
+            .map_or(Value::Null, |t| json!(t)),
+        "models.available" => {
+            let all = texts_of(a.picker.model_options.as_deref());
+            if all.is_empty() { Value::Null } else { json!(all) }
+        }
+        "account.display_name" => {
+            text_of(a.account.display_name.as_deref()).map_or(Value::Null, |t| json!(t))
+        }
+        "account.email" => text_of(a.account.email.as_deref()).map_or(Value::Null, |t| json!(t)),
+        "plan.label" => text_of(a.account.plan.as_deref()).map_or(Value::Null, |t| json!(t)),
+        "plan.tier" => {
+            text_of(a.account.plan.as_deref()).and_then(|l| tier(&l)).map_or(Value::Null, |t| json!(t))
+        }
+        "subscription.active" => text_of(a.account.plan.as_deref())
+            .and_then(|l| tier(&l))
+            .map_or(Value::Null, |t| json!(t != "free")),
+        // Not visible in a generic way: null until a site adapter or an OK claim supplies them.
+        _ => Value::Null,
+    }
+}
+
+/// Reads a `chat.*`, `form.*`, `overlay.*` or `core.*` fact.
 pub fn read(key: &FactKey) -> Observed {
     let a = adapter();
     match (key.namespace.as_str(), key.path.as_str()) {
-        ("chat", "composer") => {
-            Ok(a.composer.as_deref().and_then(|c| dom::resolve(c).ok()).map_or(Value::Null, |e| json!(dom::describe(&e))))
-        }
-        ("chat", "messageCount") => Ok(json!(count(a.messages.as_deref()))),
+        ("chat", "composer") => Ok(a
+            .chat
+            .composer
+            .as_deref()
+            .and_then(|c| dom::resolve(c).ok())
+            .map_or(Value::Null, |e| json!(dom::describe(&e)))),
+        ("chat", "messageCount") => Ok(json!(count(a.chat.messages.as_deref()))),
         ("chat", "assistantTurnCreated") => {
             let baseline = STATE.with(|s| s.borrow().assistant_baseline);
-            Ok(json!(count(a.assistant.as_deref()) > baseline))
+            Ok(json!(count(a.chat.assistant.as_deref()) > baseline))
         }
         ("chat", "streamActive") => Ok(json!(stream_active(&a))),
         ("chat", "streamActive.started") => {
@@ -129,23 +250,22 @@ pub fn read(key: &FactKey) -> Observed {
         }
         ("chat", "errorBanner") => {
             // A banner that was already showing when the action started is not its outcome.
-            let banner = visible_banner(a.error_banner.as_deref());
+            let banner = visible_banner(a.chat.error_banner.as_deref());
             let stale = STATE.with(|s| s.borrow().banner_baseline.clone());
             Ok(match banner {
-                Some(b) if stale.as_ref() != Some(&b) => json!(dom::collapse(&b.text_content().unwrap_or_default())),
+                Some(b) if stale.as_ref() != Some(&b) => {
+                    json!(dom::collapse(&b.text_content().unwrap_or_default()))
+                }
                 _ => Value::Null,
             })
         }
         ("form", "submitted") => Ok(json!(STATE.with(|s| s.borrow().submitted))),
-        ("form", "validationErrors") => Ok(json!(dom::count(
-            "[aria-invalid=\"true\"]:visible, .field-error:visible, .invalid-feedback:visible, .error-message:visible"
-        )
-        .unwrap_or(0))),
+        ("form", "validationErrors") => Ok(json!(count(a.form.validation_error.as_deref()))),
         ("overlay", "present") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0) > 0)),
         ("overlay", "count") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0))),
         ("overlay", "text") => Ok(visible_banner(Some(OVERLAYS))
-            .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default()))))
-        ,
+            .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default())))),
+        ("core", path) => Ok(core(&a, path)),
         (ns, path) => Err(format!("no collector for `{ns}.{path}`")),
     }
 }

@@ -30,7 +30,7 @@ pub fn read_fact(a: &Assertion, nav_epoch: u32) -> Observed {
     match key.namespace.as_str() {
         "page" => page_fact(&key, nav_epoch),
         "dom" => dom_fact(&key),
-        "chat" | "form" | "overlay" => crate::collect::read(&key),
+        "chat" | "form" | "overlay" | "core" => crate::collect::read(&key),
         other => Err(format!("no collector for `{other}.*` facts on this page yet")),
     }
 }

@@ -293,7 +293,7 @@ impl Hub {
         action: PageAction,
         contract: &TransitionContract,
     ) -> Result<ToolReply, CallError> {
-        let adapter = nova_shared::adapter::choose(&macros::adapters(), &tab.url).cloned();
+        let adapter = self.adapter_for(&tab.url);
         self.guarded_with_adapter(rec, tab, action, contract, adapter).await
     }
 
@@ -304,7 +304,7 @@ impl Hub {
         tab: &TabInfo,
         action: PageAction,
         contract: &TransitionContract,
-        adapter: Option<nova_shared::adapter::Adapter>,
+        adapter: nova_shared::adapter::Adapter,
     ) -> Result<ToolReply, CallError> {
         let effective = contract.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         let started = now_ms();
@@ -364,7 +364,7 @@ impl Hub {
             postconditions: contract.postconditions.clone(),
             window_ms: effective.stability_window_ms,
             hold_ms: effective.stability_ms,
-            adapter,
+            adapter: Some(adapter),
         };
         let reply = self.guarded_inner(rec, tab, action, contract, report, watch).await;
         if let (Some((id, idx)), Ok(r)) = (&step, &reply) {

@@ -74,7 +74,20 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
     });
     checks.push(Check { name: "store integrity".into(), result: store_check(data) });
     checks.push(Check { name: "free disk".into(), result: disk_check(data) });
+    checks.push(Check { name: "adapters".into(), result: adapter_check(data) });
     checks
+}
+
+fn adapter_check(data: &DataDir) -> Result<String, (String, String)> {
+    let (all, errors) = crate::cls::macros::load_adapters(&data.adapters());
+    if let Some(first) = errors.first() {
+        return Err((
+            format!("{} adapter file(s) skipped: {first}", errors.len()),
+            "fix the file (shared/adapters/README.md lists the fields) or remove it".into(),
+        ));
+    }
+    let names: Vec<&str> = all.iter().map(|a| a.name.as_str()).collect();
+    Ok(format!("{} ({})", names.join(", "), data.adapters().display()))
 }
 
 fn store_check(data: &DataDir) -> Result<String, (String, String)> {

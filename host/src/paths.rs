@@ -24,6 +24,11 @@ pub struct DataDir {
 }
 
 impl DataDir {
+    /// Site-specific adapter files (`*.json`, see shared/adapters/README.md).
+    pub fn adapters(&self) -> PathBuf {
+        self.root.join("adapters")
+    }
+
     /// Resolves the data dir: explicit path, then `NOVA_HOME`, then the platform default.
     pub fn resolve(explicit: Option<&Path>) -> io::Result<Self> {
         if let Some(p) = explicit {

@@ -1,19 +1,19 @@
-//! Adapters: declarative selector sets per kind of page (chat, form, login, picker). Generic
-//! heuristics come first; site-specific sets are data files (`host/adapters/*.json`) matched by
-//! URL. The page-side collectors read `chat.*`, `form.*` and `overlay.*` facts through them.
+//! Adapters: declarative selector sets per kind of page (chat, form, login, picker, account).
+//! The generic heuristics are data (`shared/adapters/generic.json`, compiled in); site-specific
+//! sets are data files matched by URL, and every selector they leave out falls back to the
+//! generic one. The page-side collectors read `chat.*`, `form.*` and `core.*` facts through the
+//! adapter the host chose; the guarded macros find their controls through it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// One adapter. Selectors may end in `:visible` (first visible match).
+/// The generic adapter's source.
+pub const GENERIC_JSON: &str = include_str!("../adapters/generic.json");
+
+/// Chat pages.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Adapter {
-    /// Adapter name (`generic-chat`, `example-chat`, ...).
-    pub name: String,
-    /// Substring the page URL must contain; empty for generic adapters.
-    #[serde(default)]
-    pub url_contains: String,
+pub struct Chat {
     /// The message composer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub composer: Option<String>,
@@ -34,19 +34,174 @@ pub struct Adapter {
     pub error_banner: Option<String>,
 }
 
+/// Forms.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Form {
+    /// The submit control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<String>,
+    /// A confirmation shown after a successful submit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<String>,
+    /// Inline validation messages / invalid fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation_error: Option<String>,
+}
+
+/// Login pages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Login {
+    /// The user-name / e-mail field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The password field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    /// The sign-in control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<String>,
+    /// Something only a signed-in user sees (a log-out link, the account menu).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logged_in: Option<String>,
+}
+
+/// Model pickers and workspace switchers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Picker {
+    /// The model picker control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Shows the active model (its text or value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_selected: Option<String>,
+    /// Every model on offer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_options: Option<String>,
+    /// The workspace / sandbox switcher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+}
+
+/// Account details shown on the page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Account {
+    /// The signed-in user's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// The signed-in user's e-mail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// The plan label (Free, Pro, Team, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+}
+
+/// One adapter. Selectors may end in `:visible` (first visible match).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Adapter {
+    /// Adapter name (`generic`, `acme-chat`, ...).
+    pub name: String,
+    /// Substring the page URL must contain; empty for the generic adapter.
+    #[serde(default)]
+    pub url_contains: String,
+    /// Chat selectors.
+    #[serde(default)]
+    pub chat: Chat,
+    /// Form selectors.
+    #[serde(default)]
+    pub form: Form,
+    /// Login selectors.
+    #[serde(default)]
+    pub login: Login,
+    /// Picker selectors.
+    #[serde(default)]
+    pub picker: Picker,
+    /// Account selectors.
+    #[serde(default)]
+    pub account: Account,
+}
+
+fn or(site: &mut Option<String>, generic: &Option<String>) {
+    if site.is_none() {
+        site.clone_from(generic);
+    }
+}
+
 impl Adapter {
     /// Whether this adapter applies to `url`.
     pub fn matches(&self, url: &str) -> bool {
         self.url_contains.is_empty() || url.contains(&self.url_contains)
     }
+
+    /// This adapter with every selector it leaves out taken from `generic`.
+    pub fn over(mut self, generic: &Adapter) -> Adapter {
+        let (c, g) = (&mut self.chat, &generic.chat);
+        for (s, d) in [
+            (&mut c.composer, &g.composer),
+            (&mut c.send, &g.send),
+            (&mut c.messages, &g.messages),
+            (&mut c.assistant, &g.assistant),
+            (&mut c.streaming, &g.streaming),
+            (&mut c.error_banner, &g.error_banner),
+        ] {
+            or(s, d);
+        }
+        let (f, g) = (&mut self.form, &generic.form);
+        for (s, d) in [
+            (&mut f.submit, &g.submit),
+            (&mut f.success, &g.success),
+            (&mut f.validation_error, &g.validation_error),
+        ] {
+            or(s, d);
+        }
+        let (l, g) = (&mut self.login, &generic.login);
+        for (s, d) in [
+            (&mut l.username, &g.username),
+            (&mut l.password, &g.password),
+            (&mut l.submit, &g.submit),
+            (&mut l.logged_in, &g.logged_in),
+        ] {
+            or(s, d);
+        }
+        let (p, g) = (&mut self.picker, &generic.picker);
+        for (s, d) in [
+            (&mut p.model, &g.model),
+            (&mut p.model_selected, &g.model_selected),
+            (&mut p.model_options, &g.model_options),
+            (&mut p.workspace, &g.workspace),
+        ] {
+            or(s, d);
+        }
+        let (a, g) = (&mut self.account, &generic.account);
+        for (s, d) in
+            [(&mut a.display_name, &g.display_name), (&mut a.email, &g.email), (&mut a.plan, &g.plan)]
+        {
+            or(s, d);
+        }
+        self
+    }
 }
 
-/// Picks the first site-specific adapter matching `url`, else the first generic one.
-pub fn choose<'a>(adapters: &'a [Adapter], url: &str) -> Option<&'a Adapter> {
-    adapters
-        .iter()
-        .find(|a| !a.url_contains.is_empty() && a.matches(url))
-        .or_else(|| adapters.iter().find(|a| a.url_contains.is_empty()))
+/// The generic adapter (the compiled-in heuristics).
+pub fn generic() -> Adapter {
+    // The file is part of the build and covered by a unit test; an empty adapter is the
+    // conservative fallback should it ever fail to parse.
+    serde_json::from_str(GENERIC_JSON).unwrap_or_default()
+}
+
+/// The adapter for `url`: the first site-specific adapter matching it, completed by the generic
+/// one; the generic one alone when no site adapter matches.
+pub fn choose(site: &[Adapter], url: &str) -> Adapter {
+    let generic = site.iter().find(|a| a.url_contains.is_empty()).cloned().unwrap_or_else(generic);
+    match site.iter().find(|a| !a.url_contains.is_empty() && a.matches(url)) {
+        Some(a) => a.clone().over(&generic),
+        None => generic,
+    }
 }
 
 #[cfg(test)]
@@ -54,12 +209,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn site_adapters_win_over_generic_ones() {
-        let generic = Adapter { name: "generic".into(), ..Default::default() };
-        let site = Adapter { name: "site".into(), url_contains: "chat.example".into(), ..Default::default() };
-        let all = [generic, site];
-        assert_eq!(choose(&all, "https://chat.example/c/1").map(|a| a.name.as_str()), Some("site"));
-        assert_eq!(choose(&all, "https://other.test/").map(|a| a.name.as_str()), Some("generic"));
+    fn the_generic_adapter_parses_and_has_every_section() {
+        let g: Adapter = serde_json::from_str(GENERIC_JSON).expect("generic.json");
+        assert_eq!(g.name, "generic");
+        assert!(g.url_contains.is_empty());
+        assert!(g.chat.composer.is_some() && g.form.validation_error.is_some());
+        assert!(g.login.password.is_some() && g.picker.model_selected.is_some());
+        assert!(g.account.display_name.is_some());
+    }
+
+    #[test]
+    fn site_adapters_win_and_fall_back_to_the_generic_selectors() {
+        let site: Adapter = serde_json::from_str(
+            r##"{"name":"acme","urlContains":"chat.acme","chat":{"composer":"#acme-input"}}"##,
+        )
+        .expect("site adapter");
+        let all = [site];
+        let chosen = choose(&all, "https://chat.acme/c/1");
+        assert_eq!(chosen.name, "acme");
+        assert_eq!(chosen.chat.composer.as_deref(), Some("#acme-input"));
+        assert_eq!(chosen.chat.assistant, generic().chat.assistant, "left out -> generic");
+        assert_eq!(choose(&all, "https://other.test/").name, "generic");
         assert!(serde_json::from_str::<Adapter>(r#"{"name":"x","bogus":1}"#).is_err());
+        assert!(serde_json::from_str::<Adapter>(r#"{"name":"x","chat":{"composr":"a"}}"#).is_err());
     }
 }

@@ -15,6 +15,41 @@ pub const PAGE_FACTS: &[&str] = &["url", "origin", "title", "readyState", "navEp
 /// `dom.*` facts (a selector argument; `attr` takes `SEL|NAME`).
 pub const DOM_FACTS: &[&str] = &["exists", "visible", "count", "text", "value", "attr", "checked", "enabled"];
 
+/// `chat.*` facts (collected through the chat adapter).
+pub const CHAT_FACTS: &[&str] = &[
+    "composer",
+    "messageCount",
+    "streamActive",
+    "streamActive.started",
+    "assistantTurnCreated",
+    "errorBanner",
+];
+
+/// `form.*` facts.
+pub const FORM_FACTS: &[&str] = &["submitted", "validationErrors"];
+
+/// `overlay.*` facts.
+pub const OVERLAY_FACTS: &[&str] = &["present", "count", "text"];
+
+/// The 15 canonical `core.*` signals (OK seed). Unknown core keys fail fast.
+pub const CORE_FACTS: &[&str] = &[
+    "login_state",
+    "model.active",
+    "model.family",
+    "model.routing_mode",
+    "models.available",
+    "plan.label",
+    "plan.tier",
+    "account.display_name",
+    "account.email",
+    "session.state",
+    "page.type",
+    "ui.language",
+    "ui.theme",
+    "subscription.active",
+    "feature.available",
+];
+
 /// Longest fact key accepted.
 pub const MAX_KEY_LEN: usize = 4096;
 
@@ -75,6 +110,20 @@ pub fn parse(key: &str) -> Result<FactKey, String> {
         "dom" if arg.as_deref().is_none_or(|a| a.trim().is_empty()) => {
             return Err(format!("fact key `{key}`: dom.{path} needs a selector argument"));
         }
+        "chat" | "form" | "overlay" | "core" => {
+            let known = match namespace {
+                "chat" => CHAT_FACTS,
+                "form" => FORM_FACTS,
+                "overlay" => OVERLAY_FACTS,
+                _ => CORE_FACTS,
+            };
+            if !known.contains(&path) {
+                return Err(format!("fact key `{key}`: {namespace} facts are {}", known.join(", ")));
+            }
+            if arg.is_some() {
+                return Err(format!("fact key `{key}`: {namespace}.{path} takes no argument"));
+            }
+        }
         _ => {}
     }
     let parsed = FactKey { namespace: namespace.to_owned(), path: path.to_owned(), arg };
@@ -115,5 +164,10 @@ mod tests {
         assert!(parse("dom.exists(#a").expect_err("paren").contains("closing"));
         assert!(parse("dom.attr(#a)").expect_err("attr").contains("SELECTOR|ATTRIBUTE"));
         assert!(parse("dom.frobnicate(#a)").expect_err("fn").contains("dom facts"));
+        assert!(parse("core.mood").expect_err("core").contains("core facts are login_state"));
+        assert!(parse("chat.vibes").expect_err("chat").contains("chat facts"));
+        assert!(parse("core.login_state(x)").expect_err("arg").contains("no argument"));
+        assert!(parse("core.feature.available").is_ok());
+        assert!(parse("core.model.active").is_ok());
     }
 }

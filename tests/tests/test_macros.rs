@@ -34,7 +34,7 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
         assert_eq!(r["guardedCommit"]["verificationStatus"], expected, "{mode}: {r}");
         assert_eq!(r["reasonCode"], reason, "{mode}: {r}");
         assert_eq!(r["actionDispatched"], true, "{mode}");
-        assert_eq!(r["adapter"], "generic-chat");
+        assert_eq!(r["adapter"], "generic");
         if mode != "silent" {
             assert_eq!(count(&c).await?, "1", "{mode}: sent exactly once");
         }
@@ -159,5 +159,100 @@ async fn switching_model_and_workspace_is_verified_and_plan_gated_options_fail()
         (json!("guarded_commit.dispatch_prepare_rejected"), json!(false)),
         "{missing}"
     );
+    Ok(())
+}
+
+const ACME: &str = r##"{
+  "name": "acme-chat",
+  "urlContains": "acme-chat.html",
+  "chat": {"send": "#acme-go", "messages": ".acme-turn", "assistant": ".acme-turn.bot"},
+  "login": {"loggedIn": ".acme-logout"},
+  "picker": {"model": "#acme-model", "modelSelected": "#acme-model", "modelOptions": "#acme-model option"},
+  "account": {"displayName": ".acme-user", "email": ".acme-mail", "plan": ".acme-plan"}
+}"##;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_site_adapter_file_teaches_nova_a_chat_and_its_core_signals() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let short = json!({"stabilityWindowMs": 1500, "stabilityMs": 100});
+    c.structured("nova.navigate", json!({"url": nova.url("acme-chat.html")})).await?;
+
+    // The generic heuristics find the composer and the send button but not the replies.
+    let generic = send(&c, "hallo", Some(short.clone())).await?;
+    assert_eq!(generic["adapter"], "generic");
+    assert_eq!(generic["guardedCommit"]["verificationStatus"], "indeterminate", "{generic}");
+
+    // A data file in the data dir, picked up without a restart.
+    let dir = nova.data.join("adapters");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("acme.json"), ACME)?;
+    let taught = send(&c, "hallo", Some(short.clone())).await?;
+    assert_eq!(taught["adapter"], "acme-chat");
+    assert_eq!(taught["guardedCommit"]["verificationStatus"], "verified_success", "{taught}");
+
+    // core.* signals are collected in the page through the adapter; preconditions read them.
+    let core =
+        |key: &str, op: &str, expected: Value| json!({"factKey": key, "operator": op, "expected": expected});
+    let all = vec![
+        core("core.account.display_name", "eq", json!("Ada Lovelace")),
+        core("core.account.email", "eq", json!("ada@example.test")),
+        core("core.plan.label", "eq", json!("Pro plan")),
+        core("core.plan.tier", "eq", json!("pro")),
+        core("core.subscription.active", "eq", json!(true)),
+        core("core.login_state", "eq", json!("logged_in")),
+        core("core.page.type", "eq", json!("chat")),
+        core("core.ui.language", "eq", json!("de")),
+        core("core.ui.theme", "eq", json!("dark")),
+        core("core.model.active", "eq", json!("Turbo")),
+        core("core.models.available", "contains", json!("Classic")),
+    ];
+    let contract = |pre: Vec<Value>| {
+        json!({
+            "preconditions": {"all": pre},
+            "postconditions": {"success": {"all": [
+                {"factKey": "dom.attr(#noop|data-done)", "operator": "eq", "expected": "1"}]}},
+            "stabilityWindowMs": 1500, "stabilityMs": 0
+        })
+    };
+    let ok = c
+        .structured("nova.click_selector", json!({"selector": "#noop", "transitionContract": contract(all)}))
+        .await?;
+    assert_eq!(ok["guardedCommit"]["preconditionVerdict"], "satisfied", "{ok}");
+    assert_eq!(ok["guardedCommit"]["verificationStatus"], "verified_success", "{ok}");
+
+    let wrong = c
+        .structured(
+            "nova.click_selector",
+            json!({"selector": "#noop", "transitionContract": contract(vec![core("core.plan.tier", "eq", json!("team"))])}),
+        )
+        .await?;
+    assert_eq!(wrong["reasonCode"], "guarded_commit.precondition_failed", "{wrong}");
+    let failed = &wrong["guardedCommit"]["failedAssertions"][0];
+    assert_eq!(
+        (failed["factKey"].clone(), failed["observed"].clone()),
+        (json!("core.plan.tier"), json!("pro"))
+    );
+
+    // Unknown core keys fail fast, before anything reaches the page.
+    let unknown = c
+        .call_err(
+            "nova.click_selector",
+            json!({"selector": "#noop", "transitionContract": contract(vec![core("core.mood", "eq", json!("happy"))])}),
+        )
+        .await?;
+    assert_eq!(unknown.code.0, -32602);
+    assert!(unknown.message.contains("core.mood"), "{}", unknown.message);
+
+    // The model picker from the adapter: a <select>, verified by its value.
+    let switched = c.structured("nova.guarded_switch_model", json!({"option": "Classic"})).await?;
+    assert_eq!(switched["guardedCommit"]["verificationStatus"], "verified_success", "{switched}");
+    let bad = c
+        .structured(
+            "nova.guarded_switch_model",
+            json!({"option": "Nonexistent", "transitionContract": {"stabilityWindowMs": 800}}),
+        )
+        .await?;
+    assert_ne!(bad["guardedCommit"]["verificationStatus"], "verified_success", "{bad}");
     Ok(())
 }

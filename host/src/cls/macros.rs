@@ -14,18 +14,41 @@ use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
 use crate::tob::flags;
 
-/// The adapters compiled in (host/adapters/*.json).
-pub fn adapters() -> Vec<Adapter> {
-    [include_str!("../../adapters/generic-chat.json")]
-        .iter()
-        .filter_map(|text| match serde_json::from_str(text) {
-            Ok(a) => Some(a),
-            Err(e) => {
-                tracing::error!(error = %e, "bad adapter file");
-                None
+/// The adapters: the generic one (compiled in) and every `*.json` in `dir`, in name order.
+/// Files that cannot be read or parsed are skipped and reported as `path: error`.
+pub fn load_adapters(dir: &std::path::Path) -> (Vec<Adapter>, Vec<String>) {
+    let mut all = vec![adapter::generic()];
+    let mut errors = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    for path in files {
+        let parsed = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<Adapter>(&text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(a) if a.url_contains.is_empty() => {
+                errors.push(format!("{}: `urlContains` must not be empty in a site adapter", path.display()));
             }
-        })
-        .collect()
+            Ok(a) => all.push(a),
+            Err(e) => errors.push(format!("{}: {e}", path.display())),
+        }
+    }
+    (all, errors)
+}
+
+impl Hub {
+    /// The adapter for a page: a site adapter from the data dir matching `url`, completed by
+    /// the generic one.
+    pub fn adapter_for(&self, url: &str) -> Adapter {
+        let (all, errors) = load_adapters(&self.data.adapters());
+        for e in errors {
+            tracing::warn!(error = %e, "adapter file skipped");
+        }
+        adapter::choose(&all, url)
+    }
 }
 
 fn active() -> String {
@@ -144,8 +167,7 @@ impl Hub {
         let agent = rec.obs.agent_id.clone();
         self.leases.check(&tab.target_id, &agent).map_err(CallError::Owner)?;
         self.leases.auto_claim(&tab.target_id, &agent).map_err(CallError::Owner)?;
-        let all = adapters();
-        let chosen = adapter::choose(&all, &tab.url).cloned();
+        let chosen = self.adapter_for(&tab.url);
 
         let params = PerceiveParams {
             target: tab.target_id.clone(),
@@ -160,7 +182,7 @@ impl Hub {
         let composer = a
             .composer_selector
             .clone()
-            .or_else(|| chosen.as_ref().and_then(|c| c.composer.clone()))
+            .or_else(|| chosen.chat.composer.clone())
             .or_else(|| find_ref(&page, |l| l.split(' ').nth(1) == Some("textbox")));
         let Some(composer) = composer else {
             return Ok(ToolReply::failure(
@@ -172,7 +194,7 @@ impl Hub {
         let send = a
             .send_selector
             .clone()
-            .or_else(|| chosen.as_ref().and_then(|c| c.send.clone()))
+            .or_else(|| chosen.chat.send.clone())
             .or_else(|| find_ref(&page, |l| named_like(l, "button", &["send", "submit"])));
 
         // Typing the message is not the commit point; sending it is.
@@ -209,8 +231,9 @@ impl Hub {
                 press_enter: true,
             }),
         };
+        let name = chosen.name.clone();
         let mut reply = self.guarded_with_adapter(rec, &tab, action, &contract, chosen).await?;
-        reply.structured["adapter"] = json!(adapter::choose(&all, &tab.url).map(|a| a.name.clone()));
+        reply.structured["adapter"] = json!(name);
         Ok(reply)
     }
 }
@@ -268,12 +291,6 @@ pub struct SubmitFormArgs {
 }
 
 /// Generic login fields.
-const USERNAME: &str = "input[autocomplete=\"username\"]:visible, input[type=\"email\"]:visible, \
-                        input[name*=\"user\" i]:visible, input[name*=\"login\" i]:visible, input[type=\"text\"]:visible";
-const PASSWORD: &str = "input[type=\"password\"]:visible";
-/// Generic success and error signals of forms.
-const SUCCESS_MARK: &str = "[role=\"status\"]:visible, .success:visible, .alert-success:visible";
-
 impl Hub {
     /// Resolves the target, checks and takes the lease, and records what the call touches.
     async fn macro_target(
@@ -323,12 +340,18 @@ impl Hub {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
+        let ad = self.adapter_for(&tab.url);
+        let password = ad.login.password.clone().unwrap_or_else(|| "input[type=\"password\"]:visible".into());
+        let mut success = vec![
+            fact("page.url", Operator::NotEq, Some(json!(tab.url))),
+            fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(false))),
+        ];
+        if let Some(mark) = &ad.login.logged_in {
+            success.push(fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
+        }
         let built = outcome_contract(
             ActionKind::SubmitForm,
-            vec![
-                fact("page.url", Operator::NotEq, Some(json!(tab.url))),
-                fact(&format!("dom.exists({PASSWORD})"), Operator::Eq, Some(json!(false))),
-            ],
+            success,
             vec![
                 fact("chat.errorBanner", Operator::Exists, None),
                 fact("form.validationErrors", Operator::Gt, Some(json!(0))),
@@ -336,15 +359,21 @@ impl Hub {
         );
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
-        let user = a.username_selector.unwrap_or_else(|| USERNAME.to_owned());
-        let pass = a.password_selector.unwrap_or_else(|| PASSWORD.to_owned());
+        let Some(user) = a.username_selector.or(ad.login.username.clone()) else {
+            return Ok(ToolReply::failure(
+                "adapter.username_not_found",
+                "the adapter names no user-name field for this page; pass usernameSelector",
+                false,
+            ));
+        };
+        let pass = a.password_selector.unwrap_or(password);
         if let Err(reply) = self.fill(&tab.target_id, &user, &a.username).await {
             return Ok(reply);
         }
         if let Err(reply) = self.fill(&tab.target_id, &pass, &a.password).await {
             return Ok(reply);
         }
-        let submit = match a.submit_selector {
+        let submit = match a.submit_selector.or(ad.login.submit.clone()) {
             Some(s) => s,
             None => {
                 self.submit_control(
@@ -374,12 +403,14 @@ impl Hub {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
+        let ad = self.adapter_for(&tab.url);
+        let mut success = vec![fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch)))];
+        if let Some(mark) = &ad.form.success {
+            success.push(fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
+        }
         let built = outcome_contract(
             ActionKind::SubmitForm,
-            vec![
-                fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch))),
-                fact(&format!("dom.exists({SUCCESS_MARK})"), Operator::Eq, Some(json!(true))),
-            ],
+            success,
             vec![
                 fact("form.validationErrors", Operator::Gt, Some(json!(0))),
                 fact("chat.errorBanner", Operator::Exists, None),
@@ -392,7 +423,7 @@ impl Hub {
                 return Ok(reply);
             }
         }
-        let submit = match a.submit_selector {
+        let submit = match a.submit_selector.or(ad.form.submit.clone()) {
             Some(s) => s,
             None => {
                 self.submit_control(
@@ -414,6 +445,30 @@ impl Hub {
 
     /// The submit control: a submit button (inside `form` when given), else a button named with
     /// one of `words` from the page model.
+    /// Whether `selector` shows its choice as a `.value` (a `<select>`, an input combobox)
+    /// rather than as its text.
+    async fn is_form_control(&self, target: &str, selector: &str) -> bool {
+        let set = AssertionSet {
+            // Buttons carry an empty `.value`, other elements none at all.
+            all: vec![
+                fact(&format!("dom.value({selector})"), Operator::Exists, None),
+                fact(&format!("dom.value({selector})"), Operator::NotEq, Some(json!(""))),
+            ],
+            ..Default::default()
+        };
+        let params = nova_shared::protocol::CheckParams {
+            target: target.to_owned(),
+            frame_id: None,
+            set,
+            adapter: None,
+            nav_epoch: 0,
+        };
+        self.bridge
+            .call::<nova_shared::protocol::CheckResult>(method::CHECK, params, DEFAULT_TIMEOUT)
+            .await
+            .is_ok_and(|r| r.verdict == nova_shared::cls::Verdict::Satisfied)
+    }
+
     async fn submit_control(&self, target: &str, form: Option<&str>, words: &[&str]) -> String {
         let scope = form.unwrap_or("form");
         let css = format!("{scope} [type=\"submit\"]:visible, {scope} button:not([type]):visible");
@@ -504,8 +559,16 @@ impl Hub {
                 && kind.words().iter().any(|w| lower.contains(w))
         };
         let found = page.elements.iter().find(|l| line(l)).cloned();
-        let (picker, is_select) = match (a.picker_selector, found) {
-            (Some(sel), _) => (sel, false),
+        let ad = self.adapter_for(&tab.url);
+        let configured = match kind {
+            Picker::Model => ad.picker.model.clone(),
+            Picker::Sandbox => ad.picker.workspace.clone(),
+        };
+        let (picker, is_select) = match (a.picker_selector.or(configured), found) {
+            (Some(sel), _) => {
+                let is_select = self.is_form_control(&tab.target_id, &sel).await;
+                (sel, is_select)
+            }
             (None, Some(l)) => (l.split(' ').next().unwrap_or_default().to_owned(), l.contains(" options=[")),
             (None, None) => {
                 return Ok(ToolReply::failure(
@@ -540,5 +603,39 @@ impl Hub {
             option: a.option,
         });
         self.guarded(rec, &tab, action, &contract).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adapter_files_are_read_in_order_and_bad_ones_are_reported() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("b.json"), r#"{"name":"b","urlContains":"b.test"}"#).expect("b");
+        std::fs::write(dir.path().join("a.json"), r#"{"name":"a","urlContains":"a.test","chat":{"x":1}}"#)
+            .expect("a");
+        std::fs::write(dir.path().join("c.json"), r#"{"name":"c"}"#).expect("c");
+        std::fs::write(dir.path().join("notes.txt"), "not an adapter").expect("txt");
+        let (all, errors) = load_adapters(dir.path());
+        let names: Vec<&str> = all.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["generic", "b"]);
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors[0].contains("a.json") && errors[0].contains("unknown field `x`"), "{errors:?}");
+        assert!(errors[1].contains("c.json") && errors[1].contains("urlContains"), "{errors:?}");
+        let (only, none) = load_adapters(&dir.path().join("missing"));
+        assert_eq!((only.len(), none.len()), (1, 0));
+    }
+
+    #[test]
+    fn a_caller_contract_refines_the_built_one() {
+        let mut caller = TransitionContract::default();
+        caller.stability_ms = Some(50);
+        caller.postconditions.success.all.push(fact("dom.exists(#ok)", Operator::Eq, Some(json!(true))));
+        let refined = refine(send_message_contract(), Some(caller));
+        assert_eq!(refined.stability_ms, Some(50));
+        assert_eq!(refined.postconditions.success.any.len(), 2, "built assertions stay");
+        assert_eq!(refined.postconditions.success.all.len(), 1, "caller assertions are added");
     }
 }
