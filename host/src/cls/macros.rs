@@ -630,8 +630,7 @@ mod tests {
 
     #[test]
     fn a_caller_contract_refines_the_built_one() {
-        let mut caller = TransitionContract::default();
-        caller.stability_ms = Some(50);
+        let mut caller = TransitionContract { stability_ms: Some(50), ..Default::default() };
         caller.postconditions.success.all.push(fact("dom.exists(#ok)", Operator::Eq, Some(json!(true))));
         let refined = refine(send_message_contract(), Some(caller));
         assert_eq!(refined.stability_ms, Some(50));
