@@ -14,7 +14,7 @@ use nova_shared::reason;
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::spawn_local;
+use wasm_bindgen_futures::{JsFuture, spawn_local};
 
 use crate::bindings::{self, Port};
 
@@ -262,7 +262,14 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
             let p: FramesParams = parse(params)?;
             out(frames(resolve_tab(&p.target).await?).await?)
         }
-        method::PERCEIVE | method::READ_TEXT | method::CLICK | method::TYPE | method::CHECK | method::ACT => {
+        method::FETCH => out(fetch(parse(params)?).await?),
+        method::PERCEIVE
+        | method::READ_TEXT
+        | method::CLICK
+        | method::TYPE
+        | method::CHECK
+        | method::ACT
+        | method::SCAN => {
             let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;
             let mut params = params;
@@ -282,6 +289,52 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
         method::WATCH => watch(params).await,
         other => Err(fail(reason::UNKNOWN_METHOD, format!("the extension has no method `{other}`"))),
     }
+}
+
+/// `site.fetch`: GET with the user's session, from the extension (host permissions cover every
+/// site). Used to read sitemaps and link lists for URL units.
+async fn fetch(p: protocol::FetchParams) -> Result<protocol::FetchResult, Failure> {
+    if !(p.url.starts_with("http://") || p.url.starts_with("https://")) {
+        return Err(fail(reason::BAD_PARAMS, format!("only http(s) URLs can be fetched, not `{}`", p.url)));
+    }
+    let global = js_sys::global();
+    let fetch = Reflect::get(&global, &"fetch".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        .ok_or_else(|| fail(reason::INTERNAL, "fetch is not available"))?;
+    let init = obj(&[("credentials", "include".into()), ("redirect", "follow".into())]);
+    let promise =
+        fetch.call2(&global, &p.url.clone().into(), &init).map_err(js_err(reason::NAVIGATION_FAILED))?;
+    let response =
+        JsFuture::from(js_sys::Promise::from(promise)).await.map_err(js_err(reason::NAVIGATION_FAILED))?;
+    let status: u16 = field::<f64>(&response, "status").unwrap_or(0.0) as u16;
+    let final_url: String = field(&response, "url").unwrap_or_else(|| p.url.clone());
+    let headers = Reflect::get(&response, &"headers".into()).unwrap_or(JsValue::NULL);
+    let content_type = Reflect::get(&headers, &"get".into())
+        .ok()
+        .and_then(|g| g.dyn_into::<js_sys::Function>().ok())
+        .and_then(|g| g.call1(&headers, &"content-type".into()).ok())
+        .and_then(|v| v.as_string())
+        .unwrap_or_default();
+    let text_fn = Reflect::get(&response, &"text".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        .ok_or_else(|| fail(reason::INTERNAL, "response has no text()"))?;
+    let text = text_fn.call0(&response).map_err(js_err(reason::INTERNAL))?;
+    let mut body = JsFuture::from(js_sys::Promise::from(text))
+        .await
+        .map_err(js_err(reason::INTERNAL))?
+        .as_string()
+        .unwrap_or_default();
+    let max = p.max_bytes as usize;
+    if body.len() > max {
+        let mut cut = max;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+    }
+    Ok(protocol::FetchResult { status, final_url, content_type, body })
 }
 
 fn js_err(code: &str) -> impl Fn(JsValue) -> Failure + '_ {

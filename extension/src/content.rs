@@ -109,6 +109,12 @@ pub fn content_handle(msg: JsValue) -> JsValue {
         method::CHECK => params(&msg).map(|p: CheckParams| to_js(&watch::check(&p))),
         method::ACT => return act(&msg),
         method::WATCH => return watch_only(&msg),
+        method::SCAN => {
+            return match params(&msg) {
+                Ok(p) => crate::scan::scan(p).into(),
+                Err(e) => actions::envelope(Err(e)),
+            };
+        }
         other => Err(fail(reason::UNKNOWN_METHOD, format!("the page script has no method `{other}`"))),
     };
     actions::envelope(result)

@@ -20,4 +20,5 @@ pub mod collect;
 pub mod content;
 pub mod dom;
 pub mod perceive;
+pub mod scan;
 pub mod watch;

@@ -27,6 +27,26 @@ pub struct Hub {
     pub leases: Leases,
     /// Guarded transitions.
     pub cls: crate::cls::Cls,
+    /// Task memory (ETM / TUC).
+    pub etm: crate::etm::Etm,
+    /// TOB scopes.
+    pub scopes: crate::tob::scope::Scopes,
+}
+
+impl Hub {
+    /// Opens everything a hub keeps in the data dir around a bridge.
+    pub fn open(data: DataDir, bridge: Arc<Bridge>) -> Result<Self, crate::store::StoreError> {
+        let db = data.db();
+        Ok(Self {
+            recorder: Recorder::start(&db)?,
+            leases: Leases::open(&db)?,
+            cls: crate::cls::Cls::open(&db)?,
+            etm: crate::etm::Etm::open(&db)?,
+            scopes: crate::tob::scope::Scopes::open(&db)?,
+            data,
+            bridge,
+        })
+    }
 }
 
 /// One MCP session (one connection).
@@ -67,6 +87,20 @@ pub enum CallError {
     /// Another agent holds the tab (-32040).
     #[error(transparent)]
     Owner(#[from] OwnerMismatch),
+    /// An unknown `scanId` (-32602, with the known ids).
+    #[error("unknown scanId `{0}`")]
+    UnknownScan(String),
+    /// The user's settings do not allow this (-32002).
+    #[error("{message}")]
+    NotAllowed {
+        /// Reason code.
+        reason: &'static str,
+        /// What to change.
+        message: String,
+    },
+    /// The store failed (-32603).
+    #[error("store error: {0}")]
+    Store(String),
 }
 
 impl CallError {
@@ -78,8 +112,10 @@ impl CallError {
     /// The reason code recorded for this error.
     pub fn reason_code(&self) -> &'static str {
         match self {
-            Self::InvalidParams { .. } | Self::UnknownTool(_) => "invalid_params",
+            Self::InvalidParams { .. } | Self::UnknownTool(_) | Self::UnknownScan(_) => "invalid_params",
             Self::Owner(_) => crate::lease::OWNER_MISMATCH,
+            Self::NotAllowed { reason, .. } => reason,
+            Self::Store(_) => "store_error",
         }
     }
 }
@@ -214,17 +250,28 @@ impl Hub {
             }
             Err(e) => {
                 obs.outcome = Some(match e {
-                    CallError::Owner(_) => Outcome::BlockedPreflight,
+                    CallError::Owner(_) | CallError::NotAllowed { .. } => Outcome::BlockedPreflight,
+                    CallError::Store(_) => Outcome::Failed,
                     _ => Outcome::InvalidParams,
                 });
                 obs.block_stage = Some(match e {
                     CallError::Owner(_) => "lease".to_owned(),
+                    CallError::NotAllowed { .. } => "settings".to_owned(),
+                    CallError::Store(_) => "store".to_owned(),
                     _ => "validation".to_owned(),
                 });
                 obs.reason_code = Some(e.reason_code().to_owned());
             }
         }
         tracing::info!(ok = obs.ok, ms = obs.duration_ms, reason = ?obs.reason_code, "tool call");
+        if obs.workflow_scope_id.is_none()
+            && let Some(target) = obs.target_id.as_deref()
+            && let Some((scope, mode)) = self.scopes.bind(target, &obs.agent_id)
+        {
+            obs.workflow_scope_id = Some(scope);
+            obs.binding_mode = Some(mode.to_owned());
+        }
+        self.attribute_call(&rec.obs);
         self.recorder.record(rec.obs);
         result
     }
@@ -235,6 +282,7 @@ impl Hub {
         name: &str,
         args: Map<String, Value>,
     ) -> Result<ToolReply, CallError> {
+        self.scopes.sweep();
         match name {
             "nova.perceive" => self.perceive(rec, parse_args(args)?).await,
             "nova.read_text" => self.read_text(rec, parse_args(args)?).await,
@@ -254,6 +302,23 @@ impl Hub {
             "nova.guarded_switch_sandbox" => {
                 self.guarded_switch(rec, crate::cls::macros::Picker::Sandbox, parse_args(args)?).await
             }
+            "nova.task_search" => self.task_search(rec, parse_args(args)?).await,
+            "nova.task_match" => self.task_match(rec, parse_args(args)?).await,
+            "nova.task_profiles" => self.task_profiles(rec, parse_args(args)?).await,
+            "nova.task_profile_get" => self.task_profile_get(rec, parse_args(args)?).await,
+            "nova.task_profile_upsert" => self.task_profile_upsert(rec, parse_args(args)?).await,
+            "nova.task_instance_create" => self.task_instance_create(rec, parse_args(args)?).await,
+            "nova.task_instance_get" => self.task_instance_get(rec, parse_args(args)?).await,
+            "nova.task_instance_progress" => self.task_instance_progress(rec, parse_args(args)?).await,
+            "nova.task_instance_verify" => self.task_instance_verify(rec, parse_args(args)?).await,
+            "nova.task_instance_complete" => self.task_instance_complete(rec, parse_args(args)?).await,
+            "nova.task_instance_abort" => self.task_instance_abort(rec, parse_args(args)?).await,
+            "nova.task_guidance_log_add" => self.task_guidance_log_add(rec, parse_args(args)?).await,
+            "nova.task_guidance_logs" => self.task_guidance_logs(rec, parse_args(args)?).await,
+            "nova.task_promotion_candidates" => self.task_promotion_candidates(rec, parse_args(args)?).await,
+            "nova.task_promote_guidance" => self.task_promote_guidance(rec, parse_args(args)?).await,
+            "nova.task_instance_reconcile_coverage" => self.reconcile_coverage(rec, parse_args(args)?).await,
+            "nova.coverage_scan" => self.coverage_scan(rec, parse_args(args)?).await,
             other => Err(CallError::UnknownTool(other.to_owned())),
         }
     }

@@ -13,10 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bridge::Bridge;
 use crate::dispatch::Hub;
-use crate::lease::Leases;
 use crate::mcp;
 use crate::paths::{DataDir, now_ms};
-use crate::tob::Recorder;
 
 /// Environment variable with the preferred HTTP port; `0` picks a free one.
 pub const HTTP_PORT_ENV: &str = "NOVA_HTTP_PORT";
@@ -67,10 +65,8 @@ pub fn browser_from_caller(caller: &str) -> &'static str {
 pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
     data.ensure()?;
     let browser = browser_from_caller(&caller).to_owned();
-    let recorder = Recorder::start(&data.db())?;
     let (bridge, browser_done) = Bridge::start(tokio::io::stdin(), tokio::io::stdout());
-    let cls = crate::cls::Cls::open(&data.db())?;
-    let hub = Arc::new(Hub { data: data.clone(), bridge, recorder, leases: Leases::default(), cls });
+    let hub = Arc::new(Hub::open(data.clone(), bridge)?);
 
     let socket = data.hub_socket(&browser);
     let _ = std::fs::remove_file(&socket);

@@ -105,13 +105,78 @@ pub struct OwnerMismatch {
     pub remaining_ms: i64,
 }
 
-/// All leases of this hub.
+/// All leases of this hub, kept in the store (`tab_leases`) so they survive a hub restart.
 #[derive(Debug, Default)]
 pub struct Leases {
     map: Mutex<HashMap<String, Lease>>,
+    store: Option<Mutex<rusqlite::Connection>>,
 }
 
 impl Leases {
+    /// Leases backed by the store at `db`; live leases of a previous hub are restored.
+    pub fn open(db: &std::path::Path) -> Result<Self, crate::store::StoreError> {
+        let conn = crate::store::open(db)?;
+        let now = now_ms();
+        conn.execute("DELETE FROM tab_leases WHERE expires_at_ms <= ?1", [now])?;
+        let mut map = HashMap::new();
+        {
+            let mut stmt = conn.prepare(
+                "SELECT target_id, agent_id, agent_role, debug_label, expires_at_ms FROM tab_leases",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                let role: Option<String> = r.get(2)?;
+                Ok((
+                    r.get::<_, String>(0)?,
+                    Lease {
+                        owner: r.get(1)?,
+                        role: role.and_then(|r| serde_json::from_value(serde_json::json!(r)).ok()),
+                        debug_label: r.get(3)?,
+                        expires_at_ms: r.get(4)?,
+                        finalization_token: uuid::Uuid::new_v4().simple().to_string(),
+                    },
+                ))
+            })?;
+            for (target, lease) in rows.flatten() {
+                map.insert(target, lease);
+            }
+        }
+        Ok(Self { map: Mutex::new(map), store: Some(Mutex::new(conn)) })
+    }
+
+    fn persist(&self, target_id: &str, lease: Option<&Lease>) {
+        let Some(store) = &self.store else { return };
+        let conn = store.lock().unwrap_or_else(|p| p.into_inner());
+        let r = match lease {
+            Some(l) => conn.execute(
+                "INSERT INTO tab_leases (target_id, agent_id, agent_role, debug_label, claimed_at_ms, expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (target_id) DO UPDATE SET agent_id = ?2, agent_role = ?3, debug_label = ?4, expires_at_ms = ?6",
+                rusqlite::params![
+                    target_id,
+                    l.owner,
+                    l.role.and_then(|r| serde_json::to_value(r).ok()).and_then(|v| v.as_str().map(str::to_owned)),
+                    l.debug_label,
+                    now_ms(),
+                    l.expires_at_ms
+                ],
+            ),
+            None => conn.execute("DELETE FROM tab_leases WHERE target_id = ?1", [target_id]),
+        };
+        if let Err(e) = r {
+            tracing::error!(error = %e, target_id, "cannot persist the tab lease");
+        }
+    }
+
+    /// Tabs `agent` holds a live lease on.
+    pub fn held_by(&self, agent: &str) -> Vec<String> {
+        let now = now_ms();
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.iter()
+            .filter(|(_, l)| l.owner == agent && l.expires_at_ms > now)
+            .map(|(t, _)| t.clone())
+            .collect()
+    }
+
     /// Claims or extends. Another agent's live lease is an error unless `reclaim_reason` is set.
     pub fn claim(
         &self,
@@ -130,7 +195,10 @@ impl Leases {
                 if let Some(l) = label.filter(|l| !l.is_empty()) {
                     existing.debug_label = Some(l.to_owned());
                 }
-                return Ok(existing.clone());
+                let lease = existing.clone();
+                drop(map);
+                self.persist(target_id, Some(&lease));
+                return Ok(lease);
             }
             if reclaim_reason.is_none_or(str::is_empty) {
                 return Err(OwnerMismatch {
@@ -149,14 +217,17 @@ impl Leases {
             finalization_token: uuid::Uuid::new_v4().simple().to_string(),
         };
         map.insert(target_id.to_owned(), lease.clone());
+        drop(map);
+        self.persist(target_id, Some(&lease));
         Ok(lease)
     }
 
     /// Releases the owner's lease. Returns whether a lease was released.
     pub fn release(&self, target_id: &str, agent: &str) -> Result<bool, OwnerMismatch> {
         self.check(target_id, agent)?;
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(map.remove(target_id).is_some())
+        let removed = self.map.lock().unwrap_or_else(|p| p.into_inner()).remove(target_id).is_some();
+        self.persist(target_id, None);
+        Ok(removed)
     }
 
     /// Fails when another agent holds a live lease on the tab.
@@ -239,6 +310,10 @@ mod tools {
                 a.debug_label.as_deref(),
                 a.reclaim_reason.as_deref(),
             )?;
+            if let Some(scope) = self.scopes.open_lease(&tab.target_id, &a.agent_id) {
+                self.recorder.flush().await;
+                self.scopes.backfill(&scope, &tab.target_id, &a.agent_id);
+            }
             let remaining = lease.expires_at_ms - crate::paths::now_ms();
             Ok(ToolReply::ok(json!({
                 "ok": true, "status": "ok", "targetId": tab.target_id, "claimed": true,
@@ -260,6 +335,7 @@ mod tools {
             };
             rec.obs.target_id = Some(tab.target_id.clone());
             let released = self.leases.release(&tab.target_id, &a.agent_id)?;
+            self.scopes.close_lease(&tab.target_id, &a.agent_id);
             Ok(ToolReply::ok(json!({
                 "ok": true, "status": "ok", "targetId": tab.target_id,
                 "releaseState": "released", "claimState": "unclaimed", "released": released,

@@ -12,6 +12,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0001_observations", include_str!("../migrations/0001_observations.sql")),
     ("0002_transitions", include_str!("../migrations/0002_transitions.sql")),
     ("0003_goals", include_str!("../migrations/0003_goals.sql")),
+    ("0004_tasks", include_str!("../migrations/0004_tasks.sql")),
 ];
 
 /// The schema version this build writes.

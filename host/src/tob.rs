@@ -5,6 +5,9 @@
 //! batches inserts into one transaction; [`Recorder::flush`] is the barrier that waits until
 //! everything recorded before it is committed (used before any decision that reads evidence).
 
+pub mod evidence;
+pub mod scope;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc;
@@ -116,6 +119,21 @@ pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
         "nova.click_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED),
         "nova.type_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED | INPUT_SUPPLIED),
         "nova.goal_register" => (ActionKind::Write, "none", 0),
+        "nova.coverage_scan" => (ActionKind::Read, "webpage", CONTENT_EXPOSED | DOM_EXPOSED | FULL_DOCUMENT),
+        t if t.starts_with("nova.task_") => {
+            let write = !matches!(
+                t,
+                "nova.task_search"
+                    | "nova.task_match"
+                    | "nova.task_profiles"
+                    | "nova.task_profile_get"
+                    | "nova.task_instance_get"
+                    | "nova.task_instance_verify"
+                    | "nova.task_guidance_logs"
+                    | "nova.task_promotion_candidates"
+            );
+            (if write { ActionKind::Write } else { ActionKind::Meta }, "none", 0)
+        }
         "nova.guarded_send_message"
         | "nova.guarded_login"
         | "nova.guarded_submit_form"
@@ -172,6 +190,12 @@ pub struct Observation {
     pub started_at_ms: i64,
     /// Duration.
     pub duration_ms: i64,
+    /// The TOB scope the call is bound to.
+    pub workflow_scope_id: Option<String>,
+    /// live | prelude_backfill | epilogue_grace.
+    pub binding_mode: Option<String>,
+    /// Coverage evidence of a registered scan (JSON).
+    pub evidence_json: Option<String>,
 }
 
 enum Msg {
@@ -201,6 +225,11 @@ impl Recorder {
     /// The next dispatch sequence number.
     pub fn next_seq(&self) -> i64 {
         self.seq.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The last dispatch sequence number handed out (the flush barrier of a scope).
+    pub fn last_seq(&self) -> i64 {
+        self.seq.load(Ordering::SeqCst)
     }
 
     /// Queues a row; never blocks the caller on disk.
@@ -251,9 +280,10 @@ fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::R
             "INSERT INTO observations (seq, call_id, request_id_short, tool, agent_id, mcp_session,
                target_id, url_before, url_after, url_effective, nav_epoch_before, nav_epoch_after,
                action_kind, surface, signal_flags, ok, executed, outcome_kind, reason_code,
-               error_code, block_stage, selector, args_json, started_at_ms, duration_ms)
+               error_code, block_stage, selector, args_json, started_at_ms, duration_ms,
+               workflow_scope_id, binding_mode, evidence_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-               ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+               ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
         )?;
         for o in rows {
             let (kind, surface, _) = classify(&o.tool);
@@ -287,6 +317,9 @@ fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::R
                     o.args_json,
                     o.started_at_ms,
                     o.duration_ms,
+                    o.workflow_scope_id,
+                    o.binding_mode,
+                    o.evidence_json,
                 ])
             };
             match insert(Some(o.seq)) {

@@ -5,10 +5,8 @@ use std::sync::Arc;
 
 use nova_host::bridge::Bridge;
 use nova_host::dispatch::Hub;
-use nova_host::lease::Leases;
 use nova_host::mcp::server::NovaServer;
 use nova_host::paths::DataDir;
-use nova_host::tob::Recorder;
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -22,9 +20,7 @@ async fn setup() -> (rmcp::service::RunningService<rmcp::RoleClient, ()>, tempfi
     let (r, w) = tokio::io::split(host_side);
     let (bridge, done) = Bridge::start(r, w);
     done.await.expect("bridge sees the closed browser");
-    let recorder = Recorder::start(&data.db()).expect("recorder");
-    let cls = nova_host::cls::Cls::open(&data.db()).expect("journal");
-    let hub = Arc::new(Hub { data, bridge, recorder, leases: Leases::default(), cls });
+    let hub = Arc::new(Hub::open(data, bridge).expect("hub"));
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         let running = NovaServer::new(hub).serve(server_io).await.expect("serve");

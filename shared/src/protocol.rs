@@ -214,6 +214,10 @@ pub mod method {
     /// The verdict of an armed watch, or of a new watch on a document reached by navigation:
     /// [`super::WatchParams`] -> [`super::WatchResult`].
     pub const WATCH: &str = "page.watch";
+    /// Runs a registered coverage scan in a frame (`ScanParams` -> `ScanResult`).
+    pub const SCAN: &str = "page.scan";
+    /// Fetches a URL from the extension with the user's session (`FetchParams` -> `FetchResult`).
+    pub const FETCH: &str = "site.fetch";
 }
 
 /// First event after connecting.
@@ -519,6 +523,96 @@ pub struct WatchResult {
     /// Whether success was seen at some point without holding for the stability time.
     #[serde(default)]
     pub success_seen: bool,
+}
+
+/// Registered coverage scans (contracts.md §3.5).
+pub mod scan {
+    /// Visible text, aria-labels, placeholders, alt text; node, control, frame, shadow counts.
+    pub const FULL_PAGE_TEXT: &str = "nova_full_page_text_v1";
+    /// Landmark sequence, roles and control counts.
+    pub const STRUCTURED_DOM: &str = "nova_structured_dom_v1";
+    /// Visible text per language and hidden language containers, for spell checking.
+    pub const I18N_SPELLCHECK: &str = "nova_i18n_spellcheck_v1";
+    /// Every registered scan.
+    pub const ALL: &[&str] = &[FULL_PAGE_TEXT, STRUCTURED_DOM, I18N_SPELLCHECK];
+    /// Longest scan output kept; longer output is cut (and is then no JSON).
+    pub const MAX_RAW_BYTES: usize = 8 * 1024 * 1024;
+}
+
+/// `page.scan` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScanParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// One of [`scan::ALL`].
+    pub scan_id: String,
+    /// Descend into open shadow roots.
+    pub include_shadow_dom: bool,
+    /// Descend into same-origin iframes.
+    pub include_iframes: bool,
+    /// Wait until the document is complete and quiet first.
+    pub wait_for_hydration: bool,
+    /// Longest wait for hydration, ms.
+    pub hydration_timeout_ms: u32,
+}
+
+/// What Nova measured of the document, independently of the scan's own output.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DocumentFacts {
+    /// `location.href` when measured (after the scan).
+    pub effective_url: String,
+    /// Characters of rendered body text (`innerText`, whitespace collapsed).
+    pub visible_text_chars_measured: u64,
+    /// Elements, open shadow trees included.
+    pub node_count_measured: u64,
+    /// `iframe` / `frame` elements.
+    pub iframe_count: u64,
+    /// Open shadow roots.
+    pub shadow_root_count: u64,
+    /// `document.readyState`.
+    pub ready_state: String,
+}
+
+/// `page.scan` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScanResult {
+    /// The scan's output as produced (JSON text, `null`, or cut at [`scan::MAX_RAW_BYTES`]).
+    pub raw: String,
+    /// The document as measured by Nova.
+    pub document: DocumentFacts,
+    /// Whether the document was complete and quiet before the scan ran.
+    pub hydration_stable: bool,
+    /// Time spent waiting for hydration, ms.
+    pub hydration_wait_ms: u32,
+    /// Time the scan itself took, ms.
+    pub scan_ms: u32,
+}
+
+/// `site.fetch` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FetchParams {
+    /// Absolute http(s) URL.
+    pub url: String,
+    /// Longest body returned, bytes.
+    pub max_bytes: u32,
+}
+
+/// `site.fetch` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FetchResult {
+    /// HTTP status.
+    pub status: u16,
+    /// URL after redirects.
+    pub final_url: String,
+    /// `Content-Type`.
+    pub content_type: String,
+    /// Body text, cut at `maxBytes`.
+    pub body: String,
 }
 
 #[cfg(test)]

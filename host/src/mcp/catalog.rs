@@ -91,6 +91,75 @@ pub fn tools() -> &'static [Tool] {
                 "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
                 false,
             ),
+            tool::<crate::etm::args::SearchArgs>(
+                "nova.task_search",
+                "Find stored task profiles by free text (any language); candidates come with scores.",
+                true,
+            ),
+            tool::<crate::etm::args::MatchArgs>(
+                "nova.task_match",
+                "Match a task description (and domain, platform, target URL) to a stored profile, with the                  score breakdown and the profile's taskAwareness.",
+                true,
+            ),
+            tool::<crate::etm::args::ProfilesArgs>("nova.task_profiles", "List task profiles.", true),
+            tool::<crate::etm::args::ProfileGetArgs>("nova.task_profile_get", "Read one task profile.", true),
+            tool::<crate::etm::args::ProfileUpsertArgs>(
+                "nova.task_profile_upsert",
+                "Create or update a reusable task profile (compare-and-set on expectedContentRev).",
+                false,
+            ),
+            tool::<crate::etm::args::CreateArgs>(
+                "nova.task_instance_create",
+                "Start a task run from a profile or an ad-hoc context. Calls on the bound tab become its                  evidence; unitSource seeds URL units (explicit, site_urls, crawler).",
+                false,
+            ),
+            tool::<crate::etm::args::GetArgs>(
+                "nova.task_instance_get",
+                "Read a task run: progress, evidenceSummary (observed support for checked units), urlCoverage                  and taskAwareness.completionAllowed.",
+                true,
+            ),
+            tool::<crate::etm::args::ProgressArgs>(
+                "nova.task_instance_progress",
+                "Report units discovered, checked, excluded, blocked or failed, findings and mandatory checks                  (compare-and-set on expectedInstanceRev, idempotent on clientEventId).",
+                false,
+            ),
+            tool::<crate::etm::args::VerifyArgs>(
+                "nova.task_instance_verify",
+                "The verification steps of a task run, whose results go to task_instance_complete as evidenceReport.",
+                true,
+            ),
+            tool::<crate::etm::args::CompleteArgs>(
+                "nova.task_instance_complete",
+                "Ask to complete a task run. Nova judges it against observed evidence and the completion                  policy; a refusal names the reason (evidence_gap, units_remaining, ...) and what is missing.",
+                false,
+            ),
+            tool::<crate::etm::args::AbortArgs>("nova.task_instance_abort", "Abort or fail a task run.", false),
+            tool::<crate::etm::args::GuidanceAddArgs>(
+                "nova.task_guidance_log_add",
+                "Log a lesson for a task profile; recurring lessons become promotion candidates.",
+                false,
+            ),
+            tool::<crate::etm::args::GuidanceLogsArgs>("nova.task_guidance_logs", "List guidance logs.", true),
+            tool::<crate::etm::args::CandidatesArgs>(
+                "nova.task_promotion_candidates",
+                "Guidance logged often enough to promote into the profile.",
+                true,
+            ),
+            tool::<crate::etm::args::PromoteArgs>(
+                "nova.task_promote_guidance",
+                "Promote a guidance log into the profile's stable guidance.",
+                false,
+            ),
+            tool::<crate::tuc::CoverageScanArgs>(
+                "nova.coverage_scan",
+                "Run a registered coverage scan (nova_full_page_text_v1, nova_structured_dom_v1,                  nova_i18n_spellcheck_v1) on a tab. Its coverageEvidence is checked by Nova against what it                  measured, and trusted evidence checks the page's URL unit.",
+                true,
+            ),
+            tool::<crate::etm::args::ReconcileArgs>(
+                "nova.task_instance_reconcile_coverage",
+                "Replay stored coverage scans against a task run's open URL units; dryRun (default) proposes,                  dryRun=false applies when the user allows it.",
+                false,
+            ),
             tool::<crate::cls::goals::GoalArgs>(
                 "nova.goal_register",
                 "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \

@@ -54,6 +54,23 @@ pub fn to_error(e: &CallError) -> ErrorData {
             format!("unknown tool `{name}`"),
             Some(json!({"reasonCode": "unknown_tool"})),
         ),
+        CallError::UnknownScan(id) => ErrorData::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("unknown scanId `{id}`; known: {}", nova_shared::protocol::scan::ALL.join(", ")),
+            Some(
+                json!({"reasonCode": "unknown_scan_id", "field": "scanId", "knownScanIds": nova_shared::protocol::scan::ALL}),
+            ),
+        ),
+        CallError::NotAllowed { reason, message } => ErrorData::new(
+            ErrorCode(-32002),
+            message.clone(),
+            Some(json!({"reasonCode": reason, "retryable": false})),
+        ),
+        CallError::Store(m) => ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("the evidence store failed: {m}"),
+            Some(json!({"reasonCode": "store_error", "retryable": true})),
+        ),
         CallError::Owner(o) => ErrorData::new(
             ErrorCode(OWNER_MISMATCH_CODE),
             o.to_string(),

@@ -1,0 +1,201 @@
+//! URL normaliser, version 1 (contracts.md §3.1): http(s) only; tracking parameters stripped;
+//! query keys sorted (case-insensitive, stable); needless percent-encoding decoded; host
+//! lowercased; trailing slash dropped; fragment dropped. The hash is the first 8 bytes of
+//! SHA-256 as 16 hex digits (`url:{hash}` is the unit key of a URL unit).
+
+use sha2::{Digest, Sha256};
+
+/// Version stamped on every normalised row.
+pub const NORMALIZER_VERSION: u32 = 1;
+
+/// Query parameters that only track the visitor.
+const TRACKING: &[&str] = &[
+    "utm_source",
+    "utm_medium",
+    "utm_campaign",
+    "utm_term",
+    "utm_content",
+    "gclid",
+    "fbclid",
+    "msclkid",
+    "mc_eid",
+    "ref",
+    "source",
+];
+
+/// A URL split into what the normaliser needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parts {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// Lowercased host with a non-default port.
+    pub host: String,
+    /// Path (`/` when empty), as written.
+    pub path: String,
+    /// Query without `?`.
+    pub query: Option<String>,
+}
+
+/// Splits an absolute http(s) URL; `None` for anything else.
+pub fn parts(url: &str) -> Option<Parts> {
+    let url = url.trim();
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let rest = rest.split('#').next().unwrap_or_default();
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let host_port = authority.rsplit('@').next().unwrap_or_default().to_ascii_lowercase();
+    if host_port.is_empty() {
+        return None;
+    }
+    let host = match (scheme.as_str(), host_port.rsplit_once(':')) {
+        ("http", Some((h, "80"))) | ("https", Some((h, "443"))) => h.to_owned(),
+        _ => host_port,
+    };
+    let (path, query) = match tail.split_once('?') {
+        Some((p, q)) => (p, Some(q.to_owned())),
+        None => (tail, None),
+    };
+    let path = if path.is_empty() { "/".to_owned() } else { path.to_owned() };
+    Some(Parts { scheme, host, path, query })
+}
+
+/// Decodes `%XX` escapes of unreserved characters (ALPHA / DIGIT / `-._~`), keeps the rest,
+/// and uppercases the hex of what stays encoded.
+fn decode_unreserved(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            let c = (h << 4 | l) as char;
+            if c.is_ascii_alphanumeric() || "-._~".contains(c) {
+                out.push(c);
+            } else {
+                out.push('%');
+                out.push(bytes[i + 1].to_ascii_uppercase() as char);
+                out.push(bytes[i + 2].to_ascii_uppercase() as char);
+            }
+            i += 3;
+            continue;
+        }
+        // Multi-byte UTF-8 is copied whole.
+        let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
+        out.push(ch);
+        i += ch.len_utf8().max(1);
+    }
+    out
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The normalised form of `url`, or `None` when it is not http(s).
+pub fn normalize(url: &str) -> Option<String> {
+    let p = parts(url)?;
+    let mut path = decode_unreserved(&p.path);
+    while path.len() > 1 && path.ends_with('/') {
+        path.pop();
+    }
+    let mut pairs: Vec<(String, String)> = p
+        .query
+        .as_deref()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (decode_unreserved(k), decode_unreserved(v))
+        })
+        .filter(|(k, _)| !TRACKING.contains(&k.to_ascii_lowercase().as_str()))
+        .collect();
+    // Stable: duplicate keys keep their relative order.
+    pairs.sort_by_key(|(k, _)| k.to_ascii_lowercase());
+    let query: Vec<String> =
+        pairs.into_iter().map(|(k, v)| if v.is_empty() { k } else { format!("{k}={v}") }).collect();
+    let mut out = format!("{}://{}{}", p.scheme, p.host, if path == "/" { "" } else { &path });
+    if !query.is_empty() {
+        out.push('?');
+        out.push_str(&query.join("&"));
+    }
+    Some(out)
+}
+
+/// `normalize` without the query: the canonical route URL TOB matches pages on.
+pub fn route_url(url: &str) -> Option<String> {
+    let n = normalize(url)?;
+    Some(n.split('?').next().unwrap_or_default().to_owned())
+}
+
+/// The route key of a path or URL: trimmed, lowercase, slashes stripped at both ends.
+pub fn route_key(path_or_url: &str) -> String {
+    let path = match parts(path_or_url) {
+        Some(p) => decode_unreserved(&p.path),
+        None => path_or_url.trim().split(['?', '#']).next().unwrap_or_default().to_owned(),
+    };
+    path.trim().trim_matches('/').to_lowercase()
+}
+
+/// The 16-hex-digit hash of a normalised URL.
+pub fn url_hash(normalized: &str) -> String {
+    let digest = Sha256::digest(normalized.as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// `scheme://host` of a URL.
+pub fn origin(url: &str) -> Option<String> {
+    parts(url).map(|p| format!("{}://{}", p.scheme, p.host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_follows_the_five_rules() {
+        assert_eq!(normalize("ftp://x.test/a"), None);
+        assert_eq!(normalize("mailto:a@b.c"), None);
+        assert_eq!(
+            normalize("HTTPS://Shop.Example.COM:443/a/b/?utm_source=x&b=2&A=1&ref=home#top").as_deref(),
+            Some("https://shop.example.com/a/b?A=1&b=2")
+        );
+        assert_eq!(normalize("http://x.test/").as_deref(), Some("http://x.test"));
+        assert_eq!(
+            normalize("http://x.test:8080/p/%7Euser/%2Fa").as_deref(),
+            Some("http://x.test:8080/p/~user/%2Fa")
+        );
+        assert_eq!(normalize("http://x.test/?b=1&a=2&b=0").as_deref(), Some("http://x.test?a=2&b=1&b=0"));
+        assert_eq!(normalize("https://x.test/über").as_deref(), Some("https://x.test/über"));
+    }
+
+    #[test]
+    fn hashes_are_16_hex_and_stable() {
+        let h = url_hash("https://x.test/a");
+        assert_eq!(h.len(), 16);
+        assert!(h.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(h, url_hash("https://x.test/a"));
+        assert_ne!(h, url_hash("https://x.test/b"));
+    }
+
+    #[test]
+    fn route_urls_and_keys() {
+        assert_eq!(route_url("https://x.test/a/?q=1#f").as_deref(), Some("https://x.test/a"));
+        assert_eq!(route_key("/Docs/Intro/"), "docs/intro");
+        assert_eq!(route_key("https://x.test/Docs/Intro?x=1"), "docs/intro");
+        assert_eq!(origin("http://127.0.0.1:9/x").as_deref(), Some("http://127.0.0.1:9"));
+    }
+}
