@@ -51,6 +51,17 @@ pub fn build() -> anyhow::Result<Built> {
 
     crate::jsbuild::build(&extension)?;
 
+    // Hunspell dictionaries for the spell-check scan, found by the host next to its binary.
+    let tools = crate::jsbuild::ensure_npm_tools()?;
+    let dictionaries = dist.join("dictionaries");
+    std::fs::create_dir_all(&dictionaries)?;
+    for (package, lang) in crate::jsbuild::DICTIONARIES {
+        let from = tools.join("..").join(package);
+        for ext in ["aff", "dic"] {
+            replace_file(&from.join(format!("index.{ext}")), &dictionaries.join(format!("{lang}.{ext}")))?;
+        }
+    }
+
     for entry in std::fs::read_dir(root.join("extension/static"))? {
         let entry = entry?;
         std::fs::copy(entry.path(), extension.join(entry.file_name()))?;

@@ -16,7 +16,12 @@ use crate::build::target_dir;
 use crate::{root, run_cmd, step};
 
 /// binaryen from npm (Debian's 108 lacks the lowering passes) and terser, pinned.
-const NPM_TOOLS: &[&str] = &["binaryen@132.0.0", "terser@5.51.2"];
+/// Also the Hunspell dictionaries of the spell-check scan (wooorm/dictionaries, UTF-8).
+const NPM_TOOLS: &[&str] =
+    &["binaryen@132.0.0", "terser@5.51.2", "dictionary-en@4.0.0", "dictionary-de@3.0.0"];
+
+/// Dictionaries shipped next to the host: (npm package, language).
+pub const DICTIONARIES: &[(&str, &str)] = &[("dictionary-en", "en"), ("dictionary-de", "de")];
 
 /// Builds `pkg-js/` inside `extension_dir`.
 pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
@@ -90,7 +95,7 @@ pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Installs the pinned npm tools under `target/tools` once; returns their `.bin` directory.
-fn ensure_npm_tools() -> anyhow::Result<PathBuf> {
+pub fn ensure_npm_tools() -> anyhow::Result<PathBuf> {
     let dir = target_dir().join("tools");
     let bin = dir.join("node_modules/.bin");
     let marker = dir.join("installed.txt");
