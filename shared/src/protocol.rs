@@ -536,7 +536,7 @@ pub mod scan {
     /// Every registered scan.
     pub const ALL: &[&str] = &[FULL_PAGE_TEXT, STRUCTURED_DOM, I18N_SPELLCHECK];
     /// Longest scan output kept; longer output is cut (and is then no JSON).
-    pub const MAX_RAW_BYTES: usize = 8 * 1024 * 1024;
+    pub const MAX_RAW_BYTES: usize = 4 * 1024 * 1024;
 }
 
 /// `page.scan` parameters.

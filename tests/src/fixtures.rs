@@ -3,6 +3,7 @@
 //! `/submit?key=K` counts submissions per key (the counting fixture for crash tests).
 //! Files ending in `.csp.html` are sent with `Content-Security-Policy: script-src 'self'`
 //! (the header form of a strict CSP; the meta-tag form lives in the page itself).
+//! `/site/` is the generated multi-page site of [`crate::site`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -39,7 +40,16 @@ impl FixtureServer {
         let addr = listener.local_addr()?;
         let counters = Counters::default();
         let state = AppState { root: root.to_path_buf(), counters: counters.clone() };
+        let origin = format!("http://{addr}");
+        let (o1, o2) = (origin.clone(), origin);
         let app = axum::Router::new()
+            .route("/site/", axum::routing::get(move || async move { crate::site::serve("", &o1) }))
+            .route(
+                "/site/{*path}",
+                axum::routing::get(
+                    move |UrlPath(p): UrlPath<String>| async move { crate::site::serve(&p, &o2) },
+                ),
+            )
             .route("/", axum::routing::get(|| async { axum::response::Redirect::to("/index.html") }))
             .route("/submit", axum::routing::get(submit).post(submit))
             .route("/{*path}", axum::routing::get(serve))

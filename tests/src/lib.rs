@@ -4,7 +4,8 @@
 //! # Layout
 //! - [`Dist`]: where `cargo xtask build` put the extension and the host.
 //! - [`chromium`]: finding and launching Chromium in its own process group.
-//! - [`fixtures`]: the fixture web server (`tests/fixtures/`).
+//! - [`fixtures`]: the fixture web server (`tests/fixtures/`); [`site`]: its generated
+//!   multi-page site.
 //! - [`Nova`]: one isolated test world (data dir, profile, browser, fixtures) and its MCP
 //!   clients.
 //!
@@ -12,6 +13,7 @@
 
 pub mod chromium;
 pub mod fixtures;
+pub mod site;
 pub mod store;
 
 use std::path::{Path, PathBuf};

@@ -25,3 +25,9 @@ pub fn observations(db: &Path) -> anyhow::Result<Vec<Value>> {
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// One integer from a read-only query (counts for assertions).
+pub fn query_i64(db: &Path, sql: &str) -> anyhow::Result<i64> {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    Ok(conn.query_row(sql, [], |r| r.get(0))?)
+}
