@@ -28,10 +28,15 @@ pub fn page_paths() -> Vec<String> {
 }
 
 fn html(lang: &str, title: &str, body: &str) -> String {
+    let (home, footer) = match lang {
+        "de" => ("Startseite", "Beispielseite"),
+        "fr" => ("Accueil", "Site d'exemple"),
+        _ => ("Home", "Example site"),
+    };
     format!(
         "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
-         <body><header><nav><a href=\"/site/\">Home</a></nav></header><main><h1>{title}</h1>{body}</main>\
-         <footer><p>Fixture site</p></footer></body></html>"
+         <body><header><nav><a href=\"/site/\">{home}</a></nav></header><main><h1>{title}</h1>{body}</main>\
+         <footer><p>{footer}</p></footer></body></html>"
     )
 }
 

@@ -137,6 +137,11 @@ async fn claimed_units_without_visits_are_refused_with_an_exact_evidence_gap() -
         "SELECT COUNT(*) FROM observations WHERE workflow_scope_id IS NOT NULL AND tool = 'nova.read_text'",
     )?;
     assert!(bound >= 60, "{bound} read_text calls bound to the scope");
+    let prelude = nova_e2e::store::query_i64(
+        &nova.store_path(),
+        "SELECT COUNT(*) FROM observations WHERE binding_mode = 'prelude_backfill' AND tool = 'nova.navigate'",
+    )?;
+    assert_eq!(prelude, 1, "the navigation just before the task was backfilled into its scope");
     Ok(())
 }
 
