@@ -204,7 +204,8 @@ fn selection_of(el: &Element) -> Option<web_sys::Selection> {
     el.owner_document().and_then(|d| d.get_selection().ok().flatten())
 }
 
-fn fire(el: &Element, kind: &str) {
+/// Dispatches a bubbling event of `kind` on `el`.
+pub fn fire(el: &Element, kind: &str) {
     let init = EventInit::new();
     init.set_bubbles(true);
     if let Ok(e) = Event::new_with_event_init_dict(kind, &init) {

@@ -269,7 +269,10 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
         | method::TYPE
         | method::CHECK
         | method::ACT
-        | method::SCAN => {
+        | method::SCAN
+        | method::ROUTE
+        | method::UPLOAD
+        | method::DISMISS => {
             let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;
             let mut params = params;

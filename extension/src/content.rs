@@ -109,6 +109,9 @@ pub fn content_handle(msg: JsValue) -> JsValue {
         method::CHECK => params(&msg).map(|p: CheckParams| to_js(&watch::check(&p))),
         method::ACT => return act(&msg),
         method::WATCH => return watch_only(&msg),
+        method::ROUTE => params(&msg).and_then(|p| out(crate::tools::route(&p))),
+        method::UPLOAD => params(&msg).and_then(|p| out(crate::tools::upload(&p))),
+        method::DISMISS => params(&msg).and_then(|p| out(crate::tools::dismiss(&p))),
         method::SCAN => {
             return match params(&msg) {
                 Ok(p) => crate::scan::scan(p).into(),

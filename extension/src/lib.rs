@@ -21,4 +21,5 @@ pub mod content;
 pub mod dom;
 pub mod perceive;
 pub mod scan;
+pub mod tools;
 pub mod watch;

@@ -244,7 +244,7 @@ fn check_selector(selector: &str) -> Result<(), CallError> {
 }
 
 /// `frameId` is a string holding a frame id (`"0"` is the top frame).
-fn parse_frame(frame_id: Option<&str>) -> Result<Option<i32>, CallError> {
+pub(crate) fn parse_frame(frame_id: Option<&str>) -> Result<Option<i32>, CallError> {
     frame_id
         .map(|f| {
             f.trim().parse::<i32>().ok().filter(|n| *n >= 0).ok_or_else(|| {
@@ -297,7 +297,7 @@ impl Hub {
     }
 
     /// Resolves the target and enforces the lease; mutating calls auto-claim an unclaimed tab.
-    async fn enter_target(
+    pub(crate) async fn enter_target(
         &self,
         rec: &mut CallRecord,
         target_id: &str,
@@ -536,7 +536,7 @@ impl Hub {
         Ok(reply)
     }
 
-    fn action_reply(
+    pub(crate) fn action_reply(
         &self,
         rec: &mut CallRecord,
         tab: &TabInfo,
@@ -619,11 +619,11 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     Some((w, h))
 }
 
-fn ok_body(target_id: &str) -> Value {
+pub(crate) fn ok_body(target_id: &str) -> Value {
     json!({"ok": true, "status": "ok", "targetId": target_id})
 }
 
-fn merge(into: &mut Value, from: Value) {
+pub(crate) fn merge(into: &mut Value, from: Value) {
     if let (Some(a), Value::Object(b)) = (into.as_object_mut(), from) {
         a.extend(b);
     }

@@ -319,6 +319,10 @@ impl Hub {
             "nova.task_promote_guidance" => self.task_promote_guidance(rec, parse_args(args)?).await,
             "nova.task_instance_reconcile_coverage" => self.reconcile_coverage(rec, parse_args(args)?).await,
             "nova.coverage_scan" => self.coverage_scan(rec, parse_args(args)?).await,
+            "nova.route" => self.route(rec, parse_args(args)?).await,
+            "nova.file_upload" => self.file_upload(rec, parse_args(args)?).await,
+            "nova.dismiss_blockers" => self.dismiss_blockers(rec, parse_args(args)?).await,
+            "nova.run_sequence" => self.run_sequence(rec, parse_args(args)?).await,
             other => Err(CallError::UnknownTool(other.to_owned())),
         }
     }

@@ -25,6 +25,7 @@ pub mod hub;
 pub mod install;
 pub mod lease;
 pub mod mcp;
+pub mod pagetools;
 pub mod paths;
 pub mod settings;
 pub mod store;

@@ -218,6 +218,12 @@ pub mod method {
     pub const SCAN: &str = "page.scan";
     /// Fetches a URL from the extension with the user's session (`FetchParams` -> `FetchResult`).
     pub const FETCH: &str = "site.fetch";
+    /// Changes the route of a single-page app in place (`RouteParams` -> `RouteResult`).
+    pub const ROUTE: &str = "page.route";
+    /// Puts files into a file input (`UploadParams` -> `ActionReport`).
+    pub const UPLOAD: &str = "page.upload";
+    /// Closes visible blockers: consent banners, dialogs, modal layers (`DismissParams` -> `DismissResult`).
+    pub const DISMISS: &str = "page.dismiss";
 }
 
 /// First event after connecting.
@@ -523,6 +529,95 @@ pub struct WatchResult {
     /// Whether success was seen at some point without holding for the stability time.
     #[serde(default)]
     pub success_seen: bool,
+}
+
+/// `page.route` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RouteParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Absolute same-origin URL to route to.
+    pub url: String,
+    /// Replace the history entry instead of pushing one.
+    pub replace: bool,
+}
+
+/// `page.route` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RouteResult {
+    /// URL before.
+    pub url_before: String,
+    /// URL after.
+    pub url_after: String,
+    /// `history_push` or `history_replace` (a `popstate` event tells the app).
+    pub method: String,
+}
+
+/// A file to upload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UploadFile {
+    /// File name the page sees.
+    pub name: String,
+    /// MIME type.
+    pub mime_type: String,
+    /// Content, base64.
+    pub content_base64: String,
+}
+
+/// `page.upload` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UploadParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame to work in; the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<i32>,
+    /// The `<input type=file>`.
+    pub selector: String,
+    /// Files.
+    pub files: Vec<UploadFile>,
+}
+
+/// `page.dismiss` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DismissParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Most blockers to act on.
+    pub max_actions: u32,
+    /// Whether "accept" / "agree" controls may be used when nothing declines or closes.
+    pub allow_accept: bool,
+}
+
+/// One blocker handled by `page.dismiss`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Dismissed {
+    /// consent | dialog | overlay.
+    pub kind: String,
+    /// The blocker's text (start).
+    pub text: String,
+    /// The control used (`button "Reject all"`, or `Escape`).
+    pub control: String,
+    /// Whether the blocker is gone afterwards.
+    pub gone: bool,
+}
+
+/// `page.dismiss` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DismissResult {
+    /// What was done.
+    pub dismissed: Vec<Dismissed>,
+    /// Blockers still visible.
+    pub remaining: u32,
+    /// Blockers left alone (no safe control), with their text.
+    pub skipped: Vec<String>,
 }
 
 /// Registered coverage scans (contracts.md §3.5).

@@ -223,6 +223,26 @@ impl Nova {
         self.data.join("nova.db")
     }
 
+    /// The observation rows of `tool`, waiting (up to 10 s) until there are at least `n`
+    /// (rows are written off the hot path).
+    pub fn tool_rows(&self, tool: &str, n: usize) -> anyhow::Result<Vec<Value>> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows: Vec<Value> = store::observations(&self.store_path())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|o| o["tool"] == tool)
+                .collect();
+            if rows.len() >= n {
+                return Ok(rows);
+            }
+            if Instant::now() > deadline {
+                bail!("expected {n} `{tool}` observations, store has {}", rows.len());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until the store holds at least `n` observation rows (writes are batched off the
     /// hot path) and returns them as JSON objects in sequence order.
     pub fn observations(&self, n: usize) -> anyhow::Result<Vec<Value>> {

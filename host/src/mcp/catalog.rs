@@ -91,6 +91,30 @@ pub fn tools() -> &'static [Tool] {
                 "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
                 false,
             ),
+            tool::<crate::pagetools::RouteArgs>(
+                "nova.route",
+                "Route inside a single-page web app without reloading it (history push + popstate), on the \
+                 same origin; use nova.navigate for other sites.",
+                false,
+            ),
+            tool::<crate::pagetools::UploadArgs>(
+                "nova.file_upload",
+                "Put files (absolute paths on this computer, or inline base64) into an <input type=file>, \
+                 as the browser's file picker would.",
+                false,
+            ),
+            tool::<crate::pagetools::DismissArgs>(
+                "nova.dismiss_blockers",
+                "Close visible blockers (cookie/consent banners, dialogs, modal layers) with their decline or \
+                 close control; consent is never accepted unless allowAccept is set.",
+                false,
+            ),
+            tool::<crate::pagetools::SequenceArgs>(
+                "nova.run_sequence",
+                "Run up to 20 browser tool calls in order; each is checked and recorded like a single call and \
+                 the first failure stops the sequence.",
+                false,
+            ),
             tool::<crate::etm::args::SearchArgs>(
                 "nova.task_search",
                 "Find stored task profiles by free text (any language); candidates come with scores.",
