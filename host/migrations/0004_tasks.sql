@@ -182,3 +182,6 @@ CREATE TABLE tab_leases (
     claimed_at_ms INTEGER NOT NULL,
     expires_at_ms INTEGER NOT NULL
 );
+
+-- A goal links to the task instance its agent was running on the target when it was created.
+ALTER TABLE goals ADD COLUMN linked_task_instance_id TEXT;

@@ -630,6 +630,7 @@ mod tests {
 mod goal_tool {
     use nova_shared::cls::{AssertionSet, TransitionContract, Verdict};
     use nova_shared::protocol::{CheckParams, CheckResult, method};
+    use rusqlite::OptionalExtension as _;
     use serde_json::{Value, json};
 
     use super::goals::{EVENTS_LIMIT, GoalArgs, GoalOp, LEASE_MS, MAX_STEPS, NewGoal, pick};
@@ -764,7 +765,23 @@ mod goal_tool {
                         steps: plan,
                     };
                     match goals.create(&new) {
-                        Ok(id) => Ok(answer("create", goals.describe(&id, include_steps, events))),
+                        Ok(id) => {
+                            // The goal belongs to the task run its agent has open on this tab.
+                            let agent = rec.obs.agent_id.clone();
+                            let linked = self.etm.with(|c| {
+                                c.query_row(
+                                    "SELECT instance_id FROM task_instances WHERE agent_id = ?1 AND status IN ('pending', 'active')
+                                       AND (target_id = ?2 OR target_id IS NULL) ORDER BY last_activity_at_ms DESC LIMIT 1",
+                                    rusqlite::params![agent, tab.target_id],
+                                    |r| r.get::<_, String>(0),
+                                )
+                                .optional()
+                            })?;
+                            if let Some(instance) = &linked {
+                                goals.link(&id, instance);
+                            }
+                            Ok(answer("create", goals.describe(&id, include_steps, events)))
+                        }
                         Err(m) => Ok(ToolReply::failure("goal.active_exists", m, false)),
                     }
                 }
@@ -798,6 +815,11 @@ mod goal_tool {
                             "`state` (completed, failed, aborted) is required for close",
                         )
                     })?;
+                    if state == crate::cls::goals::CloseState::Completed
+                        && let Some(refusal) = self.linked_task_refusal(&id)?
+                    {
+                        return Ok(refusal);
+                    }
                     match goals.close(&id, state) {
                         Ok(()) => Ok(answer("close", goals.describe(&id, include_steps, events))),
                         Err(m) => Ok(ToolReply::failure("goal.not_active", m, false)),

@@ -607,6 +607,40 @@ fn discovery_move_ok(from: &str, to: DiscoveryState) -> bool {
 }
 
 impl Hub {
+    /// Goal-close enforcement (contracts.md §2.3): a goal linked to a task instance closes as
+    /// completed only once that instance is completed, and, under the TUC Block mode, has no
+    /// open URL units.
+    pub fn linked_task_refusal(&self, goal_id: &str) -> Result<Option<ToolReply>, CallError> {
+        let Some(instance) = self.cls.goals.linked(goal_id) else { return Ok(None) };
+        let settings = Settings::load(&self.data);
+        self.etm.with(|c| {
+            let Some(inst) = load_instance(c, &instance)? else { return Ok(None) };
+            let extra =
+                json!({"goalId": goal_id, "linkedTaskInstanceId": instance, "taskStatus": inst.status});
+            if inst.status != "completed" {
+                return Ok(Some(soft(
+                    "linked_task_in_progress",
+                    "Linked task instance still in progress",
+                    extra,
+                )));
+            }
+            let remaining = url_counts(c, &instance)?.3;
+            if settings.task_url_coverage_gate_mode == GateMode::Block
+                && inst.coverage_schema >= 2
+                && remaining > 0
+            {
+                let mut extra = extra;
+                extra["urlUnitsRemaining"] = json!(remaining);
+                return Ok(Some(soft(
+                    "linked_task_coverage_unsatisfied",
+                    "Linked task instance has unsatisfied coverage units",
+                    extra,
+                )));
+            }
+            Ok(None)
+        })
+    }
+
     fn agent(rec: &CallRecord) -> String {
         rec.obs.agent_id.clone()
     }

@@ -155,3 +155,51 @@ async fn goals_expire_refuse_bad_input_and_check_preconditions() -> anyhow::Resu
     assert!(page["goalContext"].is_null());
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_goal_linked_to_a_task_closes_as_completed_only_after_the_task() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("chat.html")})).await?;
+    let task = c
+        .structured(
+            "nova.task_instance_create",
+            json!({"adHocContext": {"taskType": "chat", "displayName": "Greet", "goal": "Say hello",
+                   "completionCondition": {"coverageMode": "exploratory", "unitKind": "item", "stopMetric": "checked_units"}}}),
+        )
+        .await?;
+    let instance = task["instanceId"].clone();
+    let goal = c.structured("nova.goal_register", json!({"op": "create", "summary": "Say hello"})).await?;
+    assert_eq!(goal["goal"]["linkedTaskInstanceId"], instance, "{goal}");
+    let goal_id = goal["goal"]["goalId"].clone();
+
+    let early = c
+        .structured("nova.goal_register", json!({"op": "close", "goalId": goal_id, "state": "completed"}))
+        .await?;
+    assert_eq!(
+        (early["ok"].clone(), early["reason"].clone()),
+        (json!(false), json!("linked_task_in_progress")),
+        "{early}"
+    );
+    assert_eq!(early["message"], "Linked task instance still in progress");
+
+    let p = c
+        .structured(
+            "nova.task_instance_progress",
+            json!({"instanceId": instance, "expectedInstanceRev": 0, "clientEventId": "p1",
+                   "discoveredUnits": [{"unitKey": "hello"}], "unitUpdates": [{"unitKey": "hello", "status": "checked"}]}),
+        )
+        .await?;
+    let done = c
+        .structured(
+            "nova.task_instance_complete",
+            json!({"instanceId": instance, "expectedInstanceRev": p["instanceRev"], "clientEventId": "c1"}),
+        )
+        .await?;
+    assert_eq!(done["completed"], true, "{done}");
+    let closed = c
+        .structured("nova.goal_register", json!({"op": "close", "goalId": goal_id, "state": "completed"}))
+        .await?;
+    assert_eq!(closed["goal"]["state"], "completed", "{closed}");
+    Ok(())
+}

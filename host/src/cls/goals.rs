@@ -388,6 +388,32 @@ impl Goals {
         });
     }
 
+    /// Links a goal to a task instance.
+    pub fn link(&self, goal_id: &str, instance_id: &str) {
+        if let Err(e) = self.with(|c| {
+            c.execute(
+                "UPDATE goals SET linked_task_instance_id = ?2 WHERE goal_id = ?1",
+                params![goal_id, instance_id],
+            )?;
+            Self::event(c, goal_id, "linked", "runtime", Some(instance_id))
+        }) {
+            tracing::error!(error = %e, "cannot link the goal to its task");
+        }
+    }
+
+    /// The task instance a goal is linked to.
+    pub fn linked(&self, goal_id: &str) -> Option<String> {
+        self.with(|c| {
+            c.query_row("SELECT linked_task_instance_id FROM goals WHERE goal_id = ?1", [goal_id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map(Option::flatten)
+        })
+        .ok()
+        .flatten()
+    }
+
     /// Closes a goal.
     pub fn close(&self, goal_id: &str, state: CloseState) -> Result<(), String> {
         let s = match state {
@@ -431,7 +457,7 @@ impl Goals {
                 .query_row(
                     "SELECT goal_id, target_id, summary, mode, state, current_step, owner_agent_id, sidecar_session_id,
                        lease_ms, lease_expires_at_ms, heartbeat_at_ms, contract_revision, created_at_ms, updated_at_ms,
-                       (SELECT COUNT(*) FROM goal_steps s WHERE s.goal_id = g.goal_id)
+                       (SELECT COUNT(*) FROM goal_steps s WHERE s.goal_id = g.goal_id), linked_task_instance_id
                      FROM goals g WHERE goal_id = ?1",
                     [goal_id],
                     |r| {
@@ -445,6 +471,7 @@ impl Goals {
                             "heartbeatAtUtc": r.get::<_, i64>(10)?, "contractRevision": r.get::<_, u32>(11)?,
                             "createdAtUtc": r.get::<_, i64>(12)?, "updatedAtUtc": r.get::<_, i64>(13)?,
                             "totalSteps": r.get::<_, u32>(14)?,
+                            "linkedTaskInstanceId": r.get::<_, Option<String>>(15)?,
                         }))
                     },
                 )
