@@ -12,7 +12,7 @@ const STOP: &[&str] = &[
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from", "is", "are",
     "be", "this", "that", "it", "as", "all", "every", "each", "my", "our", "your", "please", "check", "der",
     "die", "das", "und", "oder", "ein", "eine", "einen", "von", "zu", "im", "in", "auf", "für", "mit", "bei",
-    "aus", "ist", "sind", "alle", "jede", "jeden", "den", "dem", "des", "bitte", "prüfen", "seite", "seiten",
+    "aus", "ist", "sind", "alle", "jede", "jeden", "den", "dem", "des", "bitte", "seite", "seiten",
 ];
 
 /// German word parts a compound is split on (Rechnungsprüfung -> rechnung, prüfung).
@@ -54,17 +54,22 @@ pub fn tokens(text: &str) -> HashSet<String> {
     out
 }
 
-/// Share of `query` tokens found in `field` (0-1).
+fn same_word(a: &str, b: &str) -> bool {
+    a == b || (a.len() > 4 && b.len() > 4 && (a.starts_with(b) || b.starts_with(a)))
+}
+
+/// How well `query` and `field` cover each other (0-1): the harmonic mean of the share of query
+/// words found in the field and the share of field words found in the query.
 fn overlap(query: &HashSet<String>, field: &str) -> f64 {
-    if query.is_empty() {
+    let f = tokens(field);
+    if query.is_empty() || f.is_empty() {
         return 0.0;
     }
-    let f = tokens(field);
-    let hit = query
-        .iter()
-        .filter(|q| f.iter().any(|t| t == *q || (q.len() > 4 && t.starts_with(q.as_str()))))
-        .count();
-    hit as f64 / query.len() as f64
+    let recall =
+        query.iter().filter(|q| f.iter().any(|t| same_word(q, t))).count() as f64 / query.len() as f64;
+    let precision =
+        f.iter().filter(|t| query.iter().any(|q| same_word(q, t))).count() as f64 / f.len() as f64;
+    if recall + precision == 0.0 { 0.0 } else { 2.0 * recall * precision / (recall + precision) }
 }
 
 fn trigrams(s: &str) -> HashSet<String> {
