@@ -270,6 +270,13 @@ fn grade_instance(
     Ok((counts, exceptions))
 }
 
+/// Correlates an instance's checked units with its scope's observations (what completion and
+/// `task_instance_get` do after the flush barrier).
+pub fn correlate(c: &Connection, instance_id: &str) -> rusqlite::Result<Option<GradeCounts>> {
+    let Some(inst) = load_instance(c, instance_id)? else { return Ok(None) };
+    grade_instance(c, &inst, true).map(|(g, _)| Some(g))
+}
+
 fn evidence_of(g: &GradeCounts) -> Evidence {
     Evidence {
         claimed: g.claimed_checked_units,

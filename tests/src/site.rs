@@ -107,6 +107,19 @@ fn special(name: &str) -> Option<String> {
     })
 }
 
+/// A page of 2,000 words in 100 paragraphs (the coverage-scan benchmark).
+fn words_2000() -> String {
+    let words =
+        ["order", "price", "product", "garden", "house", "window", "reader", "simple", "green", "river"];
+    let paras: String = (0..100)
+        .map(|p| {
+            let text: Vec<&str> = (0..20).map(|w| words[(p * 7 + w * 3) % words.len()]).collect();
+            format!("<p>{}.</p>", text.join(" "))
+        })
+        .collect();
+    html("en", "Two thousand words", &paras)
+}
+
 /// A page so large that the scan's output is cut: scan_result_not_json.
 fn huge() -> String {
     let para = "<p>This page is enormous and its text goes on and on for many megabytes of words.</p>";
@@ -148,6 +161,9 @@ pub fn serve(path: &str, origin: &str) -> Response {
     }
     if let Some(n) = num("fr/page-", FR_PAGES) {
         return ok(french(n), HTML, false);
+    }
+    if path == "special/words-2000.html" {
+        return ok(words_2000(), HTML, false);
     }
     if path == "special/huge.html" {
         return ok(huge(), HTML, false);

@@ -23,6 +23,9 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
+    /// Run only these groups (host, browser, guarded, evidence, coverage); all by default.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
 }
 
 /// Percentile of sorted samples (nearest rank).
@@ -34,12 +37,12 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn summary(mut samples: Vec<f64>) -> Value {
+pub(crate) fn summary(mut samples: Vec<f64>) -> Value {
     samples.sort_by(f64::total_cmp);
     json!({"p50": round(pct(&samples, 50.0)), "p95": round(pct(&samples, 95.0)), "n": samples.len()})
 }
 
-fn round(v: f64) -> f64 {
+pub(crate) fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
@@ -51,15 +54,31 @@ fn ms(d: Duration) -> f64 {
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let built = build::build()?;
     let mut report = json!({});
-    step("host: native-messaging round trip and cold start");
-    report["nativeRoundTripMs"] = native_round_trip(&built.host, 2000)?;
-    report["hostColdStartMs"] = cold_start(&built.host, 10)?;
-    report["wasm"] = sizes(&built.extension)?;
-    step("browser: perceive on 5,000 nodes, click round trip, navigate");
+    let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
     let runtime = tokio::runtime::Runtime::new()?;
-    report["browser"] = runtime.block_on(browser(args.iterations))?;
-    step("browser: guarded click overhead and verdict latency");
-    report["guarded"] = runtime.block_on(guarded(args.iterations))?;
+    if run("host") {
+        step("host: native-messaging round trip and cold start");
+        report["nativeRoundTripMs"] = native_round_trip(&built.host, 2000)?;
+        report["hostColdStartMs"] = cold_start(&built.host, 10)?;
+        report["wasm"] = sizes(&built.extension)?;
+    }
+    if run("browser") {
+        step("browser: perceive on 5,000 nodes, click round trip, navigate");
+        report["browser"] = runtime.block_on(browser(args.iterations))?;
+    }
+    if run("guarded") {
+        step("browser: guarded click overhead and verdict latency");
+        report["guarded"] = runtime.block_on(guarded(args.iterations))?;
+    }
+    if run("evidence") {
+        step("evidence: observation ingestion, correlation of 10,000 units x 100,000 observations");
+        report["ingestion"] = runtime.block_on(crate::bench_tasks::ingestion(3))?;
+        report["correlation"] = crate::bench_tasks::correlation(5)?;
+    }
+    if run("coverage") {
+        step("browser: registered coverage scans on a 2,000-word page");
+        report["coverageScanMs"] = runtime.block_on(crate::bench_tasks::coverage(args.iterations))?;
+    }
     if args.peer {
         step("peer: Playwright MCP on the same pages");
         report["peer"] = runtime.block_on(crate::peer::compare(args.iterations))?;
@@ -76,6 +95,9 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
 
 fn render(r: &Value) -> String {
     let line = |name: &str, v: &Value, aim: &str| {
+        if v.is_null() {
+            return String::new();
+        }
         format!("{name:<34} p50 {:>9} ms   p95 {:>9} ms   {aim}\n", v["p50"], v["p95"])
     };
     let mut s = String::from("\nNova benchmarks\n");
@@ -88,13 +110,34 @@ fn render(r: &Value) -> String {
     s += &line("guarded click, signal at once", &r["guarded"]["guardedClickMs"], "");
     s += &line("guarded overhead over raw", &r["guarded"]["guardedOverheadMs"], "");
     s += &line("verdict latency after hold", &r["guarded"]["verdictLatencyAfterHoldMs"], "aim <= 25 ms");
-    s += &format!(
-        "{:<34} {} bytes (~{} tokens) for {} elements\n",
-        "perceive size, 5,000 nodes",
-        r["browser"]["perceiveBytes"],
-        r["browser"]["perceiveTokens"],
-        r["browser"]["perceiveElements"]
-    );
+    if r.get("ingestion").is_some() {
+        s += &format!(
+            "{:<34} p50 {:>9} rows/s best {:>9} rows/s   aim >= 50,000 rows/s\n",
+            "observation ingestion (100k rows)",
+            r["ingestion"]["rowsPerSecond"]["p50"],
+            r["ingestion"]["bestRowsPerSecond"]
+        );
+    }
+    s += &line("correlation 10k units x 100k obs", &r["correlation"]["ms"], "aim <= 200 ms");
+    for (scan, v) in r["coverageScanMs"].as_object().into_iter().flatten() {
+        s += &line(
+            &format!(
+                "coverage_scan 2,000 words ({})",
+                scan.trim_start_matches("nova_").trim_end_matches("_v1")
+            ),
+            v,
+            "",
+        );
+    }
+    if r.get("browser").is_some() {
+        s += &format!(
+            "{:<34} {} bytes (~{} tokens) for {} elements\n",
+            "perceive size, 5,000 nodes",
+            r["browser"]["perceiveBytes"],
+            r["browser"]["perceiveTokens"],
+            r["browser"]["perceiveElements"]
+        );
+    }
     for (k, v) in r["wasm"].as_object().into_iter().flatten() {
         s += &format!("{k:<34} {} bytes, {} gzipped\n", v["bytes"], v["gzip"]);
     }

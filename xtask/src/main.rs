@@ -9,6 +9,7 @@
 //! - `soak`: the 1,000-run crash soak of guarded transitions.
 
 mod bench;
+mod bench_tasks;
 mod build;
 mod demo;
 mod jsbuild;

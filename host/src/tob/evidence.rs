@@ -63,16 +63,24 @@ pub struct Window {
 pub fn windows(obs: &[Obs]) -> Vec<Window> {
     let mut out: Vec<Window> = Vec::new();
     let mut last_end = i64::MIN;
+    // Consecutive calls mostly share a URL: normalise each distinct one once.
+    let mut last_raw: Option<&str> = None;
+    let mut last_page: Option<String> = None;
     for o in obs {
-        let Some(page) = o.url.as_deref().and_then(normalize::route_url) else { continue };
+        let Some(raw) = o.url.as_deref() else { continue };
+        if last_raw != Some(raw) {
+            last_raw = Some(raw);
+            last_page = normalize::route_url(raw);
+        }
+        let Some(page) = last_page.as_deref() else { continue };
         let end = o.started_at_ms + o.duration_ms.max(0);
         let extend = out.last().is_some_and(|w| {
             w.page_url_norm == page && o.started_at_ms.saturating_sub(last_end) <= WINDOW_IDLE_MS
         });
         if !extend {
             out.push(Window {
-                route_key_norm: normalize::route_key(&page),
-                page_url_norm: page,
+                route_key_norm: normalize::route_key(page),
+                page_url_norm: page.to_owned(),
                 started_at_ms: o.started_at_ms,
                 dwell_time_ms: 0,
                 observation_count: 0,
@@ -212,25 +220,40 @@ struct Index<'a> {
 /// evidence scope; `complete` when ingestion and projection reached the barrier.
 pub fn grade(units: &[Unit], obs: &[Obs], scoped: bool, complete: bool) -> (Vec<UnitGrade>, GradeCounts) {
     let wins = windows(obs);
+    // Locators first, so that only the indexes some unit needs are built.
+    let locators: Vec<Option<Locator>> =
+        units.iter().map(|u| locator(&u.key, &u.kind, u.url.as_deref())).collect();
+    let needs = |f: fn(&Locator) -> bool| locators.iter().flatten().any(f);
     let mut idx = Index {
         by_url: HashMap::new(),
         by_route: HashMap::new(),
         by_host_path: HashMap::new(),
-        selectors: obs.iter().filter_map(|o| o.selector.as_deref()).map(selector_hash).collect(),
-        urls: obs.iter().filter_map(|o| o.url.as_deref()).collect(),
+        selectors: HashSet::new(),
+        urls: Vec::new(),
     };
+    if needs(|l| matches!(l, Locator::Selector(_))) {
+        idx.selectors = obs.iter().filter_map(|o| o.selector.as_deref()).map(selector_hash).collect();
+    }
+    if needs(|l| matches!(l, Locator::Document(_))) {
+        idx.urls = obs.iter().filter_map(|o| o.url.as_deref()).collect();
+    }
+    let (routes, host_paths) =
+        (needs(|l| matches!(l, Locator::RouteKey(_))), needs(|l| matches!(l, Locator::HostPath(_))));
     for w in &wins {
         idx.by_url.entry(w.page_url_norm.as_str()).or_default().push(w);
-        idx.by_route.entry(w.route_key_norm.as_str()).or_default().push(w);
-        if let Some(hp) = host_path(&w.page_url_norm) {
+        if routes {
+            idx.by_route.entry(w.route_key_norm.as_str()).or_default().push(w);
+        }
+        if host_paths && let Some(hp) = host_path(&w.page_url_norm) {
             idx.by_host_path.entry(hp).or_default().push(w);
         }
     }
     let mut counts = GradeCounts { claimed_checked_units: units.len() as u64, ..Default::default() };
     let graded: Vec<UnitGrade> = units
         .iter()
-        .map(|u| {
-            let (grade, reasons) = grade_one(u, &idx, scoped, complete);
+        .zip(locators)
+        .map(|(u, loc)| {
+            let (grade, reasons) = grade_one(loc, &idx, scoped, complete);
             match grade {
                 Grade::Strong => counts.strong += 1,
                 Grade::Weak => counts.weak += 1,
@@ -244,11 +267,16 @@ pub fn grade(units: &[Unit], obs: &[Obs], scoped: bool, complete: bool) -> (Vec<
     (graded, counts)
 }
 
-fn grade_one(u: &Unit, idx: &Index<'_>, scoped: bool, complete: bool) -> (Grade, Vec<&'static str>) {
+fn grade_one(
+    loc: Option<Locator>,
+    idx: &Index<'_>,
+    scoped: bool,
+    complete: bool,
+) -> (Grade, Vec<&'static str>) {
     if !scoped {
         return (Grade::Unknown, vec!["scope_binding_missing"]);
     }
-    let Some(loc) = locator(&u.key, &u.kind, u.url.as_deref()) else {
+    let Some(loc) = loc else {
         return (Grade::Unknown, vec!["no_locator"]);
     };
     let missing = || {
