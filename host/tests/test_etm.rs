@@ -9,7 +9,7 @@ use nova_host::mcp::server::NovaServer;
 use nova_host::paths::DataDir;
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
