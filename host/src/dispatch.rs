@@ -272,7 +272,12 @@ impl Hub {
             obs.binding_mode = Some(mode.to_owned());
         }
         self.attribute_call(&rec.obs);
+        let hint = self.scan_hint(&rec.obs);
         self.recorder.record(rec.obs);
+        let mut result = result;
+        if let (Some(h), Ok(reply)) = (hint, result.as_mut()) {
+            reply.structured["_aagGates"]["coverageScanRecommended"] = h;
+        }
         result
     }
 

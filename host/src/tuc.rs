@@ -470,6 +470,60 @@ impl Hub {
         Ok(ToolReply::ok(body).with_text(text))
     }
 
+    /// The scan-recommendation hint `etm.coverage_scan_recommended` (contracts.md §3.7): once per
+    /// run, on a read by an agent whose latest open run is exhaustive with URL units, when no
+    /// coverage scan ran on the tab in the last 10 minutes.
+    pub fn scan_hint(&self, obs: &crate::tob::Observation) -> Option<Value> {
+        const TRIGGERS: &[&str] = &["nova.perceive", "nova.read_text", "nova.capture_screenshot"];
+        if !TRIGGERS.contains(&obs.tool.as_str()) || !obs.ok {
+            return None;
+        }
+        let settings = Settings::load(&self.data);
+        let mode = settings.task_url_coverage_scan_recommended_gate_mode;
+        if mode == crate::settings::GateMode::Off {
+            return None;
+        }
+        let target = obs.target_id.as_deref()?;
+        let found = self.etm.with(|c| {
+            let latest: Option<(String, String, i64, bool, String)> = c
+                .query_row(
+                    "SELECT instance_id, effective_context_json, coverage_schema_version, scan_hint_fired, effective_task_kind
+                     FROM task_instances WHERE agent_id = ?1 AND status IN ('pending', 'active')
+                     ORDER BY last_activity_at_ms DESC LIMIT 1",
+                    [&obs.agent_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                )
+                .optional()?;
+            let Some((id, ctx, schema, fired, kind)) = latest else { return Ok(None) };
+            let exhaustive = serde_json::from_str::<Value>(&ctx)
+                .is_ok_and(|v| v["completionCondition"]["coverageMode"] == json!("exhaustive"));
+            if !exhaustive || schema < 2 || fired {
+                return Ok(None);
+            }
+            let recent: i64 = c.query_row(
+                "SELECT COUNT(*) FROM observations WHERE tool = 'nova.coverage_scan' AND target_id = ?1 AND started_at_ms > ?2",
+                params![target, now_ms() - 600_000],
+                |r| r.get(0),
+            )?;
+            if recent > 0 {
+                return Ok(None);
+            }
+            c.execute("UPDATE task_instances SET scan_hint_fired = 1 WHERE instance_id = ?1", [&id])?;
+            let scan = match kind.as_str() {
+                "content_audit" | "compliance" | "legal" => scan::I18N_SPELLCHECK,
+                "route_inventory" => scan::STRUCTURED_DOM,
+                _ => scan::FULL_PAGE_TEXT,
+            };
+            Ok(Some(json!({
+                "gateId": "etm.coverage_scan_recommended", "status": "warned", "gateMode": mode.as_str(),
+                "instanceId": id, "recommendedTool": "nova.coverage_scan", "recommendedScanId": scan,
+                "message": "This exhaustive task checks URL units only on trusted scan evidence: run nova.coverage_scan \
+                            on each page you review.",
+            })))
+        });
+        found.ok().flatten()
+    }
+
     /// Attribution of non-scan calls (visits, light reads): recorded, never advancing a unit.
     pub fn attribute_call(&self, obs: &crate::tob::Observation) {
         let settings = Settings::load(&self.data);
