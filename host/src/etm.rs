@@ -297,6 +297,7 @@ fn summary_json(g: &GradeCounts, complete: bool) -> Value {
 
 /// Everything the evaluator and the snapshots need, gathered in one place.
 struct Assessment {
+    complete: bool,
     counts: Counts,
     url: (u64, u64, u64, u64, u64),
     grades: Option<(GradeCounts, Vec<Value>)>,
@@ -326,7 +327,7 @@ fn assess(
         failed_required_steps: failed_steps,
         evidence: grades.as_ref().map(|(g, _)| evidence_of(g)),
     };
-    Ok(Assessment { counts, url, grades, decision: completion::evaluate(&input), url_gate })
+    Ok(Assessment { complete, counts, url, grades, decision: completion::evaluate(&input), url_gate })
 }
 
 fn guidance_summary(inst: &Instance) -> Value {
@@ -1190,13 +1191,13 @@ impl Hub {
         crate::browse::check_range("recentEventLimit", a.recent_event_limit, (1, 100, 10))?;
         rec.executed();
         // Flush barrier: everything recorded so far is in the table before correlation.
-        self.recorder.flush().await;
+        let complete = self.recorder.flush_within(crate::tob::FLUSH_MAX).await;
         let settings = Settings::load(&self.data);
         self.etm.with(|c| {
             let Some(inst) = load_instance(c, &a.instance_id)? else {
                 return Ok(soft("not_found", "Task instance not found.", json!({"instanceId": a.instance_id})));
             };
-            let asm = assess(c, &inst, &settings, true, Vec::new())?;
+            let asm = assess(c, &inst, &settings, complete, Vec::new())?;
             let mut body = instance_json(&inst, &asm);
             if let Some(cov) = url_coverage(c, &inst, &asm)? {
                 body["urlCoverage"] = cov;
@@ -1392,13 +1393,13 @@ impl Hub {
         a: VerifyArgs,
     ) -> Result<ToolReply, CallError> {
         rec.executed();
-        self.recorder.flush().await;
+        let complete = self.recorder.flush_within(crate::tob::FLUSH_MAX).await;
         let settings = Settings::load(&self.data);
         self.etm.with(|c| {
             let Some(inst) = load_instance(c, &a.instance_id)? else {
                 return Ok(soft("not_found", "Task instance not found.", json!({"instanceId": a.instance_id})));
             };
-            let asm = assess(c, &inst, &settings, true, Vec::new())?;
+            let asm = assess(c, &inst, &settings, complete, Vec::new())?;
             let verification = json!({
                 "completionAllowed": asm.decision.allowed, "reasonCode": asm.decision.reason,
                 "message": asm.decision.message, "isError": false, "status": inst.status,
@@ -1460,8 +1461,7 @@ impl Hub {
         if let Some(s) = &inst.scope_id {
             self.scopes.flushing(s, barrier);
         }
-        self.recorder.flush().await;
-        let complete = true;
+        let complete = self.recorder.flush_within(crate::tob::FLUSH_MAX).await;
         let verification = verification_results(&inst, &a.evidence_report);
         let failed_steps: Vec<String> =
             verification.as_ref().map(|(_, failed)| failed.clone()).unwrap_or_default();
@@ -1691,7 +1691,7 @@ fn instance_json(inst: &Instance, a: &Assessment) -> Value {
             (Some(id), _) => json!({"scopeId": id, "tracking": true}),
             (None, r) => json!({"reason": r, "tracking": false}),
         },
-        "evidenceSummary": a.grades.as_ref().map(|(g, _)| summary_json(g, true)),
+        "evidenceSummary": a.grades.as_ref().map(|(g, _)| summary_json(g, a.complete)),
         "taskAwareness": awareness(inst, a),
     });
     if let Some((_, ex)) = &a.grades

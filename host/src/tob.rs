@@ -18,6 +18,9 @@ use tokio::sync::oneshot;
 
 use crate::store::{self, StoreError};
 
+/// Longest wait of a flush barrier before correlation (contracts.md §4.4).
+pub const FLUSH_MAX: std::time::Duration = std::time::Duration::from_millis(5000);
+
 /// Most rows inserted in one transaction.
 const MAX_BATCH: usize = 1024;
 
@@ -243,6 +246,12 @@ impl Recorder {
         if self.tx.send(Msg::Row(Box::new(obs))).is_err() {
             tracing::error!("observation writer is gone; row dropped");
         }
+    }
+
+    /// [`Recorder::flush`] bounded by `max` (TOB flushes wait at most 5 s); returns whether
+    /// everything recorded before the call is committed (`ingestionComplete`).
+    pub async fn flush_within(&self, max: std::time::Duration) -> bool {
+        tokio::time::timeout(max, self.flush()).await.is_ok()
     }
 
     /// Waits until every row recorded before this call is committed.

@@ -41,8 +41,12 @@ impl FixtureServer {
         let counters = Counters::default();
         let state = AppState { root: root.to_path_buf(), counters: counters.clone() };
         let origin = format!("http://{addr}");
-        let (o1, o2) = (origin.clone(), origin);
+        let (o1, o2, o3) = (origin.clone(), origin.clone(), origin);
         let app = axum::Router::new()
+            .route(
+                "/sitemap.xml",
+                axum::routing::get(move || async move { crate::site::serve("sitemap.xml", &o3) }),
+            )
             .route("/site/", axum::routing::get(move || async move { crate::site::serve("", &o1) }))
             .route(
                 "/site/{*path}",

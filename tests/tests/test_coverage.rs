@@ -232,6 +232,29 @@ async fn trusted_scans_check_url_units_the_gate_blocks_and_reconcile_upgrades_fr
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_crawler_finds_the_site_by_following_links() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("site/fr/page-01.html")})).await?;
+    let host = nova.url("").trim_end_matches('/').trim_start_matches("http://").to_owned();
+    let created = c
+        .structured(
+            "nova.task_instance_create",
+            json!({"adHocContext": exhaustive(), "targetUrl": nova.url("site/fr/page-01.html"),
+                   "unitSource": {"kind": "crawler", "scopeDomain": host}}),
+        )
+        .await?;
+    assert_eq!(created["urlCoverage"]["unitsWritten"], 61, "{created}");
+    assert_eq!(created["discoveryState"], "partial");
+    let indexed = nova_e2e::store::query_i64(
+        &nova.store_path(),
+        "SELECT COUNT(*) FROM site_urls WHERE source = 'crawler'",
+    )?;
+    assert_eq!(indexed, 61);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn applying_a_reconcile_needs_the_users_setting() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;

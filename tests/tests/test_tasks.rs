@@ -226,6 +226,9 @@ async fn replays_and_stale_revisions_write_nothing_and_a_killed_hub_keeps_every_
         .await?;
     assert_eq!(early["reason"], "pending_mandatory_checks", "{early}");
 
+    // Alice holds the tab; the lease outlives the hub.
+    c.structured("nova.tab_claim", json!({"targetId": "active", "agentId": "alice", "ttlMs": 600000, "reclaimReason": "alice takes over"}))
+        .await?;
     // The hub dies; the next one knows the profile, the instance, its units and its events.
     let old = nova.kill_hub()?;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -236,6 +239,8 @@ async fn replays_and_stale_revisions_write_nothing_and_a_killed_hub_keeps_every_
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let c2 = nova.client().await?;
+    let taken = c2.call_err("nova.navigate", json!({"url": nova.url("site/"), "agentId": "mallory"})).await?;
+    assert_eq!(taken.code.0, -32040, "the lease survived the restart: {}", taken.message);
     let again = get(&c2, &id).await?;
     assert_eq!(
         (
