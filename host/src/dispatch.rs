@@ -31,6 +31,8 @@ pub struct Hub {
     pub etm: crate::etm::Etm,
     /// TOB scopes.
     pub scopes: crate::tob::scope::Scopes,
+    /// The person's controls (STOP, handover notes).
+    pub control: crate::aag::control::Control,
 }
 
 impl Hub {
@@ -43,6 +45,7 @@ impl Hub {
             cls: crate::cls::Cls::open(&db)?,
             etm: crate::etm::Etm::open(&db)?,
             scopes: crate::tob::scope::Scopes::open(&db)?,
+            control: crate::aag::control::Control::open(&db)?,
             data,
             bridge,
         })
@@ -54,12 +57,14 @@ impl Hub {
 pub struct Session {
     /// Session id, recorded on every observation.
     pub id: String,
+    /// Gate state of the session (bundles, perception, loops).
+    pub state: crate::aag::SharedState,
 }
 
 impl Session {
     /// A new session with a random id.
     pub fn new() -> Self {
-        Self { id: uuid::Uuid::new_v4().simple().to_string() }
+        Self { id: uuid::Uuid::new_v4().simple().to_string(), state: crate::aag::SharedState::default() }
     }
 }
 
@@ -131,12 +136,14 @@ pub struct ToolReply {
     pub text: Option<String>,
     /// Image content (base64, mime type).
     pub image: Option<(String, String)>,
+    /// MCP `_meta` of the result (`io.nova/aag`, `io.nova/onboarding`).
+    pub meta: Map<String, Value>,
 }
 
 impl ToolReply {
     /// A success.
     pub fn ok(structured: Value) -> Self {
-        Self { structured, is_error: false, text: None, image: None }
+        Self { structured, is_error: false, text: None, image: None, meta: Map::new() }
     }
 
     /// A tool failure with a reason code.
@@ -145,7 +152,7 @@ impl ToolReply {
             "ok": false, "status": "failed", "reasonCode": reason,
             "retryable": retryable, "message": message.into(),
         });
-        Self { structured, is_error: true, text: None, image: None }
+        Self { structured, is_error: true, text: None, image: None, meta: Map::new() }
     }
 
     /// A failure reported by the bridge.
@@ -175,6 +182,8 @@ impl ToolReply {
 pub struct CallRecord {
     /// The row.
     pub obs: Observation,
+    /// The session's gate state (a sequence runs its steps in the same session).
+    pub session_state: crate::aag::SharedState,
 }
 
 impl CallRecord {
@@ -235,10 +244,42 @@ impl Hub {
                 started_at_ms: now_ms(),
                 ..Default::default()
             },
+            session_state: session.state.clone(),
         };
         let span = tracing::info_span!("tool", call = %&rec.obs.call_id[..8], tool = name);
         let _guard = span.enter();
-        let result = self.run(&mut rec, name, args).await;
+        let agent = rec.obs.agent_id.clone();
+        let gates = self.preflight(session, name, &args, &agent);
+        if let Some(mut block) = gates.block {
+            // Not executed; recorded as blocked before dispatch.
+            let obs = &mut rec.obs;
+            obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+            obs.outcome = Some(Outcome::BlockedPreflight);
+            obs.block_stage = Some("aag_preflight".into());
+            obs.error_code = gates.blocked_by.map(|g| format!("aag_blocked:{g}"));
+            obs.reason_code = block.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
+            if let Some(t) = args.get("targetId").and_then(Value::as_str) {
+                obs.target_id = Some(t.to_owned());
+            }
+            tracing::info!(gate = ?gates.blocked_by, "blocked by a gate");
+            self.recorder.record(rec.obs);
+            block.meta.extend(gates.meta);
+            if !gates.warnings.is_empty() {
+                block.structured["_aagGates"] = Value::Object(gates.warnings);
+            }
+            return Ok(block);
+        }
+        // `_meta` is for the gates (forceBypass); tools never see it.
+        let mut args = args;
+        args.remove("_meta");
+        let result = if name == "nova.tools_bundle" {
+            match parse_args(args) {
+                Ok(a) => self.tools_bundle(session, &mut rec, a).await,
+                Err(e) => Err(e),
+            }
+        } else {
+            self.run(&mut rec, name, args).await
+        };
         let obs = &mut rec.obs;
         obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         match &result {
@@ -272,11 +313,18 @@ impl Hub {
             obs.binding_mode = Some(mode.to_owned());
         }
         self.attribute_call(&rec.obs);
+        self.after_call(session, name, &rec.obs, rec.obs.ok);
         let hint = self.scan_hint(&rec.obs);
         self.recorder.record(rec.obs);
         let mut result = result;
-        if let (Some(h), Ok(reply)) = (hint, result.as_mut()) {
-            reply.structured["_aagGates"]["coverageScanRecommended"] = h;
+        if let Ok(reply) = result.as_mut() {
+            if let Some(h) = hint {
+                reply.structured["_aagGates"]["coverageScanRecommended"] = h;
+            }
+            for (k, v) in gates.warnings {
+                reply.structured["_aagGates"][k] = v;
+            }
+            reply.meta.extend(gates.meta);
         }
         result
     }
@@ -324,6 +372,7 @@ impl Hub {
             "nova.task_promote_guidance" => self.task_promote_guidance(rec, parse_args(args)?).await,
             "nova.task_instance_reconcile_coverage" => self.reconcile_coverage(rec, parse_args(args)?).await,
             "nova.coverage_scan" => self.coverage_scan(rec, parse_args(args)?).await,
+            "nova.get_instructions" => self.get_instructions(rec, parse_args(args)?).await,
             "nova.route" => self.route(rec, parse_args(args)?).await,
             "nova.file_upload" => self.file_upload(rec, parse_args(args)?).await,
             "nova.dismiss_blockers" => self.dismiss_blockers(rec, parse_args(args)?).await,

@@ -62,7 +62,7 @@ pub fn soft(reason: &str, message: impl Into<String>, extra: Value) -> ToolReply
     if let (Some(b), Value::Object(e)) = (body.as_object_mut(), extra) {
         b.extend(e);
     }
-    ToolReply { structured: body, is_error: false, text: None, image: None }
+    ToolReply { structured: body, is_error: false, text: None, image: None, meta: Map::new() }
 }
 
 fn ok(mut body: Value) -> ToolReply {
@@ -1511,7 +1511,7 @@ impl Hub {
                 if !gates.is_empty() {
                     body["_aagGates"] = Value::Object(gates);
                 }
-                return Ok(Err(ToolReply { structured: body, is_error, text: None, image: None }));
+                return Ok(Err(ToolReply { structured: body, is_error, text: None, image: None, meta: Map::new() }));
             }
             let now = now_ms();
             let rev = inst.rev + 1;

@@ -110,6 +110,8 @@ pub struct OwnerMismatch {
 pub struct Leases {
     map: Mutex<HashMap<String, Lease>>,
     store: Option<Mutex<rusqlite::Connection>>,
+    /// Reclaims not yet turned into handover notes: (tab, displaced owner, new owner, reason).
+    reclaimed: Mutex<Vec<(String, String, String, String)>>,
 }
 
 impl Leases {
@@ -140,7 +142,7 @@ impl Leases {
                 map.insert(target, lease);
             }
         }
-        Ok(Self { map: Mutex::new(map), store: Some(Mutex::new(conn)) })
+        Ok(Self { map: Mutex::new(map), store: Some(Mutex::new(conn)), reclaimed: Mutex::new(Vec::new()) })
     }
 
     fn persist(&self, target_id: &str, lease: Option<&Lease>) {
@@ -165,6 +167,11 @@ impl Leases {
         if let Err(e) = r {
             tracing::error!(error = %e, target_id, "cannot persist the tab lease");
         }
+    }
+
+    /// Takes the reclaims that happened since the last call.
+    pub fn take_reclaims(&self) -> Vec<(String, String, String, String)> {
+        std::mem::take(&mut *self.reclaimed.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Tabs `agent` holds a live lease on.
@@ -208,6 +215,12 @@ impl Leases {
                 });
             }
             tracing::info!(target_id, from = %existing.owner, to = agent, "tab reclaimed");
+            self.reclaimed.lock().unwrap_or_else(|p| p.into_inner()).push((
+                target_id.to_owned(),
+                existing.owner.clone(),
+                agent.to_owned(),
+                reclaim_reason.unwrap_or_default().to_owned(),
+            ));
         }
         let lease = Lease {
             owner: agent.to_owned(),
@@ -310,6 +323,9 @@ mod tools {
                 a.debug_label.as_deref(),
                 a.reclaim_reason.as_deref(),
             )?;
+            for (target, loser, by, reason) in self.leases.take_reclaims() {
+                self.control.note_reclaim(&target, &loser, &by, &reason);
+            }
             if let Some(scope) = self.scopes.open_lease(&tab.target_id, &a.agent_id) {
                 self.recorder.flush().await;
                 self.scopes.backfill(&scope, &tab.target_id, &a.agent_id);

@@ -15,6 +15,7 @@
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
 //! - [`paths`]: the data dir and everything in it.
 
+pub mod aag;
 pub mod bridge;
 pub mod browse;
 pub mod cls;

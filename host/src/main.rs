@@ -65,6 +65,10 @@ enum Command {
     },
     /// Check the installation, the hub, the store and free disk.
     Doctor,
+    /// Emergency stop: block every agent tool call until `nova resume` (or the popup) releases it.
+    Stop,
+    /// Release the emergency stop.
+    Resume,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -121,6 +125,34 @@ fn main() -> anyhow::Result<()> {
                     writeln!(out, "removed {}", t.manifest.display())?;
                 }
             }
+            Ok(())
+        }
+        Command::Stop => {
+            data.ensure()?;
+            let conn = nova_host::store::open(&data.db())?;
+            let stop = nova_host::aag::control::engage(&conn, "cli")?;
+            let mut out = std::io::stdout();
+            writeln!(
+                out,
+                "Emergency stop engaged (since {} ms, by {}): agents are blocked until `nova resume`.",
+                stop.at_ms, stop.by
+            )?;
+            Ok(())
+        }
+        Command::Resume => {
+            data.ensure()?;
+            let conn = nova_host::store::open(&data.db())?;
+            let released = nova_host::aag::control::release(&conn)?;
+            let mut out = std::io::stdout();
+            writeln!(
+                out,
+                "{}",
+                if released {
+                    "Emergency stop released: agents may work again."
+                } else {
+                    "No emergency stop was engaged."
+                }
+            )?;
             Ok(())
         }
         Command::Doctor => {

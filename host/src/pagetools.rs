@@ -313,7 +313,7 @@ impl Hub {
             }
         }
         rec.executed();
-        let session = Session { id: rec.obs.mcp_session.clone() };
+        let session = Session { id: rec.obs.mcp_session.clone(), state: rec.session_state.clone() };
         let agent = rec.obs.agent_id.clone();
         let mut results = Vec::new();
         let mut stopped_at = None;

@@ -1,6 +1,8 @@
 //! User settings: `<data dir>/settings.json`, read on use (no restart needed). Every key is
 //! optional; unknown keys make the file invalid (reported by `nova doctor`, defaults used).
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +56,32 @@ pub struct Settings {
     pub task_url_coverage_screenshot_counts: bool,
     /// Keep raw URLs (query, fragment) in audit rows.
     pub audit_keep_raw_urls: bool,
+    /// Gate modes by gate id (AAG); gates not named keep their defaults.
+    pub gate_modes: BTreeMap<String, GateMode>,
+    /// Per-domain policy: `{"example.com": {"default": "allow", "interact": "block"}}`. A rule for
+    /// a domain applies to its subdomains; action groups are read, navigate, interact.
+    pub domain_policy: BTreeMap<String, BTreeMap<String, Rule>>,
+    /// Agents may not open new tabs.
+    pub agent_new_tabs_disabled: bool,
+    /// Agents may not move work to a tab other than the one they hold.
+    pub agent_cross_tab_navigation_disabled: bool,
+    /// `safety.disk_space_low` threshold, MB (default 500).
+    #[serde(default = "five_hundred")]
+    pub disk_space_low_mb: u64,
+}
+
+fn five_hundred() -> u64 {
+    500
+}
+
+/// A domain-policy rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Allowed.
+    Allow,
+    /// Blocked.
+    Block,
 }
 
 impl Default for Settings {
@@ -65,11 +93,38 @@ impl Default for Settings {
             task_url_coverage_allow_agent_reconcile_apply: false,
             task_url_coverage_screenshot_counts: false,
             audit_keep_raw_urls: false,
+            gate_modes: BTreeMap::new(),
+            domain_policy: BTreeMap::new(),
+            agent_new_tabs_disabled: false,
+            agent_cross_tab_navigation_disabled: false,
+            disk_space_low_mb: 500,
         }
     }
 }
 
 impl Settings {
+    /// Whether the policy blocks `group` on `host`: the most specific domain rule wins, and
+    /// within it the group's rule, else its `default`.
+    pub fn domain_blocked(&self, host: &str, group: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        let host = host.split(':').next().unwrap_or_default();
+        let rules = self
+            .domain_policy
+            .iter()
+            .filter(|(d, _)| {
+                let d = d.to_ascii_lowercase();
+                host == d || host.ends_with(&format!(".{d}"))
+            })
+            .max_by_key(|(d, _)| d.len());
+        rules.and_then(|(_, r)| r.get(group).or_else(|| r.get("default"))).is_some_and(|r| *r == Rule::Block)
+    }
+
+    /// Writes the settings file (the options page does this through the host).
+    pub fn save(&self, data: &DataDir) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(data.root().join("settings.json"), text)
+    }
+
     /// Reads the settings file; defaults when it is absent.
     pub fn try_load(data: &DataDir) -> Result<Self, String> {
         let path = data.root().join("settings.json");
@@ -104,5 +159,18 @@ mod tests {
         assert!(Settings::load(&data).task_url_coverage_tracking_enabled);
         std::fs::write(dir.path().join("settings.json"), r#"{"taskUrlCoverageGateMod":"block"}"#).expect("w");
         assert!(Settings::try_load(&data).expect_err("typo").contains("unknown field"));
+    }
+
+    #[test]
+    fn domain_rules_pick_the_most_specific_domain_and_group() {
+        let s: Settings = serde_json::from_str(
+            r#"{"domainPolicy": {"example.com": {"default": "block"}, "docs.example.com": {"interact": "block", "default": "allow"}}}"#,
+        )
+        .expect("parse");
+        assert!(s.domain_blocked("shop.example.com", "read"));
+        assert!(s.domain_blocked("example.com:8080", "navigate"));
+        assert!(!s.domain_blocked("docs.example.com", "read"));
+        assert!(s.domain_blocked("docs.example.com", "interact"));
+        assert!(!s.domain_blocked("notexample.com", "read"));
     }
 }

@@ -13,6 +13,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0002_transitions", include_str!("../migrations/0002_transitions.sql")),
     ("0003_goals", include_str!("../migrations/0003_goals.sql")),
     ("0004_tasks", include_str!("../migrations/0004_tasks.sql")),
+    ("0005_control", include_str!("../migrations/0005_control.sql")),
 ];
 
 /// The schema version this build writes.

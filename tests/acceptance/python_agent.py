@@ -33,6 +33,8 @@ async def main(nova, data_dir, url):
         tools = {t.name for t in (await s.list_tools()).tools}
         check({"nova.navigate", "nova.perceive", "nova.click_selector"} <= tools, f"{len(tools)} tools listed")
 
+        bundle = (await s.call_tool("nova.tools_bundle", {"bundle": "browser_automation"})).structured_content
+        check(bundle["ok"], f"bundle loaded: {bundle.get('loadedBundles')}")
         nav = (await s.call_tool("nova.navigate", {"url": url})).structured_content
         check(nav["ok"], f"navigate -> {nav.get('title')!r}")
 

@@ -167,9 +167,24 @@ pub struct Nova {
     _tmp: tempfile::TempDir,
 }
 
+/// Gate modes of feature tests: they exercise one feature each and would otherwise have to load a
+/// bundle, perceive before every click, and avoid repeating a call five times. The gate tests
+/// (`test_gates.rs`) use the product defaults through [`Nova::start_with_default_gates`].
+pub const FEATURE_TEST_SETTINGS: &str = r#"{"gateModes": {
+    "setup.bootstrap_required": "off", "safety.perceive_first": "off", "loop.detected": "off"
+}}"#;
+
 impl Nova {
-    /// Starts everything and waits for the hub to come up.
+    /// Starts everything (with [`FEATURE_TEST_SETTINGS`]) and waits for the hub to come up.
     pub async fn start() -> anyhow::Result<Self> {
+        let mut nova = Self::without_browser().await?;
+        std::fs::write(nova.data.join("settings.json"), FEATURE_TEST_SETTINGS)?;
+        nova.launch_browser()?;
+        Ok(nova)
+    }
+
+    /// Starts everything with the product's default gate modes.
+    pub async fn start_with_default_gates() -> anyhow::Result<Self> {
         let mut nova = Self::without_browser().await?;
         nova.launch_browser()?;
         Ok(nova)

@@ -91,6 +91,17 @@ pub fn tools() -> &'static [Tool] {
                 "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
                 false,
             ),
+            tool::<crate::aag::tools::InstructionsArgs>(
+                "nova.get_instructions",
+                "How to work with Nova: the tool contract, gates and recovery (mode quickstart | task | learn).",
+                true,
+            ),
+            tool::<crate::aag::tools::BundleArgs>(
+                "nova.tools_bundle",
+                "Load a capability bundle (browser_automation, task_memory, page_read_debug, pks_learning, \
+                 system_tools). Work calls are blocked until a bundle is loaded (setup.bootstrap_required).",
+                false,
+            ),
             tool::<crate::pagetools::RouteArgs>(
                 "nova.route",
                 "Route inside a single-page web app without reloading it (history push + popstate), on the \

@@ -38,6 +38,9 @@ pub fn to_result(reply: ToolReply) -> CallToolResult {
     let mut result =
         if reply.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     result.structured_content = Some(reply.structured);
+    if !reply.meta.is_empty() {
+        result.meta = Some(rmcp::model::MetaObject(reply.meta));
+    }
     result
 }
 

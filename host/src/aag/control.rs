@@ -1,0 +1,164 @@
+//! The person's controls, kept in the store so that they survive browser and hub restarts: the
+//! emergency stop (engaged from the popup or `nova stop`, released only by the person), handover
+//! notes of reclaimed tabs, and overlays seen on tabs.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension as _, params};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::paths::now_ms;
+use crate::store::{self, StoreError};
+
+/// The engaged stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stop {
+    /// When.
+    pub at_ms: i64,
+    /// Who: `popup`, `cli`.
+    pub by: String,
+}
+
+/// A handover note for the agent that lost a tab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reclaim {
+    /// The agent that took the tab.
+    pub by: String,
+    /// Its reason.
+    pub reason: String,
+    /// When.
+    pub at_ms: i64,
+}
+
+/// The controls.
+pub struct Control {
+    conn: Mutex<Connection>,
+    overlays: Mutex<HashMap<String, Value>>,
+}
+
+impl Control {
+    /// Opens the control tables.
+    pub fn open(db: &Path) -> Result<Self, StoreError> {
+        Ok(Self { conn: Mutex::new(store::open(db)?), overlays: Mutex::new(HashMap::new()) })
+    }
+
+    fn db<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+        f(&self.conn.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The engaged stop, if any. Read from the store on every call: `nova stop` in a terminal
+    /// takes effect on the next tool call.
+    pub fn stop(&self) -> Option<Stop> {
+        read_stop(&self.conn.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Engages the stop.
+    pub fn engage(&self, by: &str) -> rusqlite::Result<Stop> {
+        self.db(|c| engage(c, by))
+    }
+
+    /// Releases the stop (the person's action only).
+    pub fn release(&self) -> rusqlite::Result<bool> {
+        self.db(release)
+    }
+
+    /// Leaves a note for `agent`, who just lost `target` to `by`.
+    pub fn note_reclaim(&self, target: &str, agent: &str, by: &str, reason: &str) {
+        let r = self.db(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO reclaim_notes (target_id, agent_id, by_agent, reason, at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![target, agent, by, reason, now_ms()],
+            )
+        });
+        if let Err(e) = r {
+            tracing::error!(error = %e, "cannot store the reclaim note");
+        }
+    }
+
+    /// Takes (consumes) the note for `agent` on `target`.
+    pub fn take_reclaim(&self, target: &str, agent: &str) -> Option<Reclaim> {
+        self.db(|c| {
+            let note = c
+                .query_row(
+                    "SELECT by_agent, reason, at_ms FROM reclaim_notes WHERE target_id = ?1 AND agent_id = ?2",
+                    params![target, agent],
+                    |r| Ok(Reclaim { by: r.get(0)?, reason: r.get(1)?, at_ms: r.get(2)? }),
+                )
+                .optional()?;
+            if note.is_some() {
+                c.execute("DELETE FROM reclaim_notes WHERE target_id = ?1 AND agent_id = ?2", params![target, agent])?;
+            }
+            Ok(note)
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Records the identity overlay seen on a tab at its last perceive (None clears it).
+    pub fn set_overlay(&self, target: &str, overlay: Option<Value>) {
+        let mut o = self.overlays.lock().unwrap_or_else(|p| p.into_inner());
+        match overlay {
+            Some(v) => o.insert(target.to_owned(), v),
+            None => o.remove(target),
+        };
+    }
+
+    /// The overlay seen on a tab.
+    pub fn overlay(&self, target: &str) -> Option<Value> {
+        self.overlays.lock().unwrap_or_else(|p| p.into_inner()).get(target).cloned()
+    }
+}
+
+/// Reads the stop from a connection (also used by `nova stop` / `nova resume`).
+pub fn read_stop(c: &Connection) -> Option<Stop> {
+    c.query_row("SELECT value FROM user_control WHERE key = 'emergency_stop'", [], |r| r.get::<_, String>(0))
+        .optional()
+        .ok()
+        .flatten()
+        .and_then(|v| serde_json::from_str(&v).ok())
+}
+
+/// Engages the stop in the store at `c`.
+pub fn engage(c: &Connection, by: &str) -> rusqlite::Result<Stop> {
+    if let Some(s) = read_stop(c) {
+        return Ok(s);
+    }
+    let stop = Stop { at_ms: now_ms(), by: by.to_owned() };
+    c.execute(
+        "INSERT OR REPLACE INTO user_control (key, value, updated_at_ms) VALUES ('emergency_stop', ?1, ?2)",
+        params![json!(stop).to_string(), stop.at_ms],
+    )?;
+    Ok(stop)
+}
+
+/// Releases the stop in the store at `c`; whether one was engaged.
+pub fn release(c: &Connection) -> rusqlite::Result<bool> {
+    Ok(c.execute("DELETE FROM user_control WHERE key = 'emergency_stop'", [])? > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_survives_reopening_and_notes_are_delivered_once() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("nova.db");
+        let c = Control::open(&db).expect("open");
+        assert_eq!(c.stop(), None);
+        let s = c.engage("popup").expect("engage");
+        assert_eq!(c.engage("cli").expect("again"), s, "engaging twice keeps the first");
+        drop(c);
+        let c = Control::open(&db).expect("reopen");
+        assert_eq!(c.stop().map(|s| s.by), Some("popup".into()));
+        assert!(c.release().expect("release"));
+        assert_eq!(c.stop(), None);
+        c.note_reclaim("7", "alice", "bob", "urgent fix");
+        assert_eq!(c.take_reclaim("7", "alice").map(|r| r.by), Some("bob".into()));
+        assert_eq!(c.take_reclaim("7", "alice"), None);
+    }
+}

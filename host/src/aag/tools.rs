@@ -1,0 +1,202 @@
+//! Setup tools of the bootstrap gate: `nova.tools_bundle` and `nova.get_instructions`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::BUNDLES;
+use crate::dispatch::{CallError, CallRecord, Hub, Session, ToolReply};
+
+/// A bundle name (contracts.md §1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Bundle {
+    /// Browser tools, tab leases, guarded actions.
+    BrowserAutomation,
+    /// Task memory, URL coverage, goals.
+    TaskMemory,
+    /// Read-only page tools.
+    PageReadDebug,
+    /// Learning tools (PKS, LCJ).
+    PksLearning,
+    /// Setup and the person's approval.
+    SystemTools,
+}
+
+impl Bundle {
+    /// Wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BrowserAutomation => "browser_automation",
+            Self::TaskMemory => "task_memory",
+            Self::PageReadDebug => "page_read_debug",
+            Self::PksLearning => "pks_learning",
+            Self::SystemTools => "system_tools",
+        }
+    }
+
+    /// The tools it groups.
+    pub fn tools(self) -> Vec<String> {
+        let pick = |f: &dyn Fn(&str) -> bool| {
+            crate::mcp::catalog::tools()
+                .iter()
+                .map(|t| t.name.to_string())
+                .filter(|n| f(n))
+                .collect::<Vec<_>>()
+        };
+        match self {
+            Self::BrowserAutomation => pick(&|n| {
+                !n.starts_with("nova.task_")
+                    && !matches!(
+                        n,
+                        "nova.coverage_scan"
+                            | "nova.tools_bundle"
+                            | "nova.get_instructions"
+                            | "nova.permission_prompt"
+                    )
+            }),
+            Self::TaskMemory => pick(&|n| {
+                n.starts_with("nova.task_") || matches!(n, "nova.coverage_scan" | "nova.goal_register")
+            }),
+            Self::PageReadDebug => pick(&|n| {
+                matches!(
+                    n,
+                    "nova.perceive" | "nova.read_text" | "nova.capture_screenshot" | "nova.coverage_scan"
+                )
+            }),
+            Self::PksLearning => Vec::new(),
+            Self::SystemTools => pick(&|n| {
+                matches!(n, "nova.tools_bundle" | "nova.get_instructions" | "nova.permission_prompt")
+            }),
+        }
+    }
+}
+
+/// `nova.tools_bundle`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BundleArgs {
+    /// The bundle to load.
+    pub bundle: Bundle,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Client metadata.
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<Value>,
+}
+
+/// `nova.get_instructions` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InstructionsMode {
+    /// How to work with Nova.
+    #[default]
+    Quickstart,
+    /// Task runs, evidence and URL coverage.
+    Task,
+    /// Learning (arrives with PKS / LCJ).
+    Learn,
+}
+
+/// `nova.get_instructions`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InstructionsArgs {
+    /// quickstart (default), task or learn.
+    #[serde(default)]
+    pub mode: InstructionsMode,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Client metadata.
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<Value>,
+}
+
+const QUICKSTART: &str = "Nova drives the person's own browser and proves what your actions did.
+1. Load a bundle: nova.tools_bundle {bundle: browser_automation} (task work: task_memory).
+2. Look before acting: nova.perceive lists the page's elements with refs (e12) usable as selectors.
+   After every navigation or tab change, perceive again: clicks and typing on a page you have not
+   perceived are blocked (safety.perceive_first).
+3. Act with nova.click_selector / nova.type_selector. State-changing actions (send, submit, login,
+   pay, delete) need a transitionContract or a guarded_* tool; the result says verified_success,
+   verified_fail or indeterminate with retry advice. Never repeat a non-idempotent action blindly.
+4. The person can press STOP at any time (safety.emergency_stop): wait until they release it.
+5. Blocks come with _meta[\"io.nova/aag\"]: gateId, reasonCode, details and how to clear the gate.";
+
+const TASK: &str =
+    "Task runs: nova.task_search / task_match first; nova.task_instance_create starts a run (the tab's calls
+become its evidence); report units with nova.task_instance_progress (expectedInstanceRev + a new
+clientEventId each time); nova.task_instance_complete is judged against what Nova observed: a
+claim without visits is refused with reason=evidence_gap and names the units to revisit.";
+
+const COVERAGE_CONTRACT: &str =
+    "Coverage Scan Contract: this exhaustive task checks a URL unit only on a trusted registered scan.
+On each page: nova.coverage_scan {scanId} (nova_i18n_spellcheck_v1 for text and spelling reviews,
+nova_full_page_text_v1 otherwise, nova_structured_dom_v1 for route inventories). Untrusted results
+(coverageEvidence.trust.trusted=false) do not count; exclude unreachable URLs with a reason.";
+
+impl Hub {
+    /// `nova.tools_bundle`.
+    pub async fn tools_bundle(
+        &self,
+        session: &Session,
+        rec: &mut CallRecord,
+        a: BundleArgs,
+    ) -> Result<ToolReply, CallError> {
+        rec.executed();
+        let loaded: Vec<String> = {
+            let mut s = session.state.lock().unwrap_or_else(|p| p.into_inner());
+            s.bundles.insert(a.bundle.as_str().to_owned());
+            s.bundles.iter().cloned().collect()
+        };
+        let tools = a.bundle.tools();
+        let note = if tools.is_empty() {
+            Some("This bundle's tools arrive with the learning features.")
+        } else {
+            None
+        };
+        Ok(ToolReply::ok(json!({
+            "ok": true, "status": "ok", "bundle": a.bundle.as_str(), "loadedBundles": loaded,
+            "tools": tools, "knownBundles": BUNDLES, "note": note,
+        })))
+    }
+
+    /// `nova.get_instructions`.
+    pub async fn get_instructions(
+        &self,
+        rec: &mut CallRecord,
+        a: InstructionsArgs,
+    ) -> Result<ToolReply, CallError> {
+        rec.executed();
+        let agent = rec.obs.agent_id.clone();
+        let mut text = match a.mode {
+            InstructionsMode::Quickstart => QUICKSTART.to_owned(),
+            InstructionsMode::Task => format!("{QUICKSTART}\n\n{TASK}"),
+            InstructionsMode::Learn => {
+                format!("{QUICKSTART}\n\nLearning tools (PKS, LCJ) are not available yet.")
+            }
+        };
+        let exhaustive = self
+            .etm
+            .with(|c| {
+                c.query_row(
+                    "SELECT EXISTS (SELECT 1 FROM task_instances WHERE agent_id = ?1 AND status IN ('pending', 'active')
+                       AND coverage_schema_version >= 2 AND json_extract(effective_context_json, '$.completionCondition.coverageMode') = 'exhaustive')",
+                    [&agent],
+                    |r| r.get::<_, bool>(0),
+                )
+            })
+            .unwrap_or(false);
+        if exhaustive {
+            text.push_str("\n\n");
+            text.push_str(COVERAGE_CONTRACT);
+        }
+        Ok(ToolReply::ok(json!({
+            "ok": true, "status": "ok", "mode": a.mode, "instructions": text, "knownBundles": BUNDLES,
+            "coverageScanContract": exhaustive,
+        }))
+        .with_text(text))
+    }
+}
