@@ -714,6 +714,9 @@ pub fn action_group(tool: &str) -> Option<&'static str> {
     }
 }
 
+/// A mutex-wrapped state for sessions (re-exported for `Session`).
+pub type SharedState = std::sync::Arc<Mutex<SessionState>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,6 +757,3 @@ mod tests {
         assert!(r.is_error);
     }
 }
-
-/// A mutex-wrapped state for sessions (re-exported for `Session`).
-pub type SharedState = std::sync::Arc<Mutex<SessionState>>;
