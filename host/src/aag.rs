@@ -295,8 +295,12 @@ impl Hub {
         let target_arg = args.get("targetId").and_then(Value::as_str).unwrap_or("active");
         let tabs = self.bridge.state().tabs;
         let active = tabs.iter().find(|t| t.active).map(|t| t.target_id.clone());
+        // Only tools that act on a tab are judged against one (task tools have no target).
+        let on_tab =
+            crate::tob::classify(tool).1 != "none" || matches!(tool, "nova.tab_claim" | "nova.tab_release");
         let tab = tabs
             .iter()
+            .filter(|_| on_tab)
             .find(|t| if target_arg == "active" { t.active } else { t.target_id == target_arg })
             .cloned();
         let mut state = session.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -539,6 +543,7 @@ impl Hub {
             }
         }
         if target_arg == "active"
+            && on_tab
             && !setup
             && let (Some(seen), Some(now_active)) = (&state.last_active, &active)
             && seen != now_active

@@ -134,13 +134,12 @@ async fn the_emergency_stop_blocks_everything_survives_a_restart_and_only_the_pe
         anyhow::ensure!(std::time::Instant::now() < deadline, "no new hub");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let c2 = nova.client().await?;
-    ready(&c2).await?;
-    let still = c2.call("nova.read_text", json!({})).await?;
+    // The same agent session, through its relay: the bundle it loaded is replayed to the new hub.
+    let still = c.call("nova.read_text", json!({})).await?;
     assert_eq!(aag(&still)["gateId"], "safety.emergency_stop", "the stop survived the hub restart");
     assert!(nova_cli(&nova, "resume")?.contains("released"));
-    let read = c2.structured("nova.read_text", json!({})).await?;
-    assert_eq!(read["ok"], true, "{read}");
+    let read = c.structured("nova.read_text", json!({})).await?;
+    assert_eq!(read["ok"], true, "released, and no bootstrap block after the restart: {read}");
     Ok(())
 }
 

@@ -83,6 +83,9 @@ struct Relay {
     inflight: HashMap<String, Value>,
     recorder: Option<Recorder>,
     session: String,
+    /// `nova.tools_bundle` calls of this session, replayed to a new hub with `initialize` so
+    /// that a hub restart does not send the agent back through the bootstrap gate.
+    bundles: Vec<Value>,
 }
 
 /// Runs the relay on stdin/stdout until stdin closes.
@@ -91,6 +94,7 @@ pub async fn run(data: DataDir, browser: Option<String>, wait: Duration) -> anyh
         data,
         browser,
         init: None,
+        bundles: Vec::new(),
         hub: None,
         inflight: HashMap::new(),
         recorder: None,
@@ -201,6 +205,15 @@ impl Relay {
         if method.as_deref() == Some("initialize") {
             self.init = Some(msg.clone());
         }
+        if method.as_deref() == Some("tools/call")
+            && msg.pointer("/params/name").and_then(Value::as_str) == Some("nova.tools_bundle")
+            && !self
+                .bundles
+                .iter()
+                .any(|b| b.pointer("/params/arguments") == msg.pointer("/params/arguments"))
+        {
+            self.bundles.push(msg.clone());
+        }
         if self.hub.is_none() && method.as_deref() != Some("initialize") && id.is_some() {
             self.hub = connect(&self.data, self.browser.as_deref()).await;
             if self.hub.is_some() && !self.replay_initialize().await {
@@ -251,7 +264,19 @@ impl Relay {
         if !matches!(answer, Ok(Some(Some(_)))) {
             return false;
         }
-        self.send_to_hub(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await
+        if !self.send_to_hub(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await {
+            return false;
+        }
+        for (i, bundle) in self.bundles.clone().into_iter().enumerate() {
+            let mut call = bundle;
+            call["id"] = json!(format!("{REPLAY_ID}-bundle-{i}"));
+            if !self.send_to_hub(&call).await {
+                return false;
+            }
+            let Some(link) = self.hub.as_mut() else { return false };
+            let _ = tokio::time::timeout(Duration::from_secs(5), link.lines.recv()).await;
+        }
+        true
     }
 
     fn on_hub_line(&mut self, bytes: Vec<u8>) -> Vec<Value> {
@@ -260,7 +285,7 @@ impl Relay {
             return vec![];
         };
         if let Some(id) = msg.get("id") {
-            if id == REPLAY_ID {
+            if id.as_str().is_some_and(|i| i.starts_with(REPLAY_ID)) {
                 return vec![];
             }
             if msg.get("method").is_none() {
@@ -375,6 +400,7 @@ mod tests {
             inflight: HashMap::new(),
             recorder: None,
             session: "s".into(),
+            bundles: Vec::new(),
         };
         let out = relay
             .on_agent_message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
