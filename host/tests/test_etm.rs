@@ -28,7 +28,11 @@ async fn setup() -> (Client, tempfile::TempDir) {
         let running = NovaServer::new(hub).serve(server_io).await.expect("serve");
         let _ = running.waiting().await;
     });
-    (().serve(client_io).await.expect("client"), tmp)
+    let client: Client = ().serve(client_io).await.expect("client");
+    // An agent loads its bundle first (setup.bootstrap_required).
+    let loaded = call(&client, "nova.tools_bundle", json!({"bundle": "task_memory"})).await;
+    assert_eq!(loaded["ok"], true, "{loaded}");
+    (client, tmp)
 }
 
 async fn call(c: &Client, name: &'static str, a: Value) -> Value {

@@ -27,6 +27,16 @@ async fn setup() -> (rmcp::service::RunningService<rmcp::RoleClient, ()>, tempfi
         let _ = running.waiting().await;
     });
     let client = ().serve(client_io).await.expect("client");
+    // An agent loads its bundle first (setup.bootstrap_required).
+    let loaded = client
+        .peer()
+        .call_tool(
+            CallToolRequestParams::new("nova.tools_bundle")
+                .with_arguments(args(json!({"bundle": "browser_automation"}))),
+        )
+        .await
+        .expect("bundle");
+    assert_eq!(loaded.is_error, Some(false));
     (client, tmp)
 }
 
