@@ -1,38 +1,15 @@
 //! ETM tools through the real MCP server with no browser attached: profiles, matching,
 //! guidance and promotion, verification contracts, completion modes, abort and the refusals.
 
-use std::sync::Arc;
+mod common;
 
-use nova_host::bridge::Bridge;
-use nova_host::dispatch::Hub;
-use nova_host::mcp::server::NovaServer;
-use nova_host::paths::DataDir;
-use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+use common::mcp::Client;
 
 async fn setup() -> (Client, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let data = DataDir::at(tmp.path());
-    data.ensure().expect("dirs");
-    let (host_side, browser_side) = tokio::io::duplex(1024);
-    drop(browser_side);
-    let (r, w) = tokio::io::split(host_side);
-    let (bridge, done) = Bridge::start(r, w);
-    done.await.expect("bridge sees the closed browser");
-    let hub = Arc::new(Hub::open(data, bridge).expect("hub"));
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let running = NovaServer::new(hub).serve(server_io).await.expect("serve");
-        let _ = running.waiting().await;
-    });
-    let client: Client = ().serve(client_io).await.expect("client");
-    // An agent loads its bundle first (setup.bootstrap_required).
-    let loaded = call(&client, "nova.tools_bundle", json!({"bundle": "task_memory"})).await;
-    assert_eq!(loaded["ok"], true, "{loaded}");
-    (client, tmp)
+    common::mcp::client(Some("task_memory")).await
 }
 
 async fn call(c: &Client, name: &'static str, a: Value) -> Value {

@@ -1,43 +1,13 @@
 //! The MCP server in-process over `tokio::io::duplex`, with a bridge whose browser is gone:
 //! tool listing, argument validation and the not-connected answer.
 
-use std::sync::Arc;
+mod common;
 
-use nova_host::bridge::Bridge;
-use nova_host::dispatch::Hub;
-use nova_host::mcp::server::NovaServer;
-use nova_host::paths::DataDir;
-use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-async fn setup() -> (rmcp::service::RunningService<rmcp::RoleClient, ()>, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let data = DataDir::at(tmp.path());
-    data.ensure().expect("dirs");
-    let (host_side, browser_side) = tokio::io::duplex(1024);
-    drop(browser_side);
-    let (r, w) = tokio::io::split(host_side);
-    let (bridge, done) = Bridge::start(r, w);
-    done.await.expect("bridge sees the closed browser");
-    let hub = Arc::new(Hub::open(data, bridge).expect("hub"));
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let running = NovaServer::new(hub).serve(server_io).await.expect("serve");
-        let _ = running.waiting().await;
-    });
-    let client = ().serve(client_io).await.expect("client");
-    // An agent loads its bundle first (setup.bootstrap_required).
-    let loaded = client
-        .peer()
-        .call_tool(
-            CallToolRequestParams::new("nova.tools_bundle")
-                .with_arguments(args(json!({"bundle": "browser_automation"}))),
-        )
-        .await
-        .expect("bundle");
-    assert_eq!(loaded.is_error, Some(false));
-    (client, tmp)
+async fn setup() -> (common::mcp::Client, tempfile::TempDir) {
+    common::mcp::client(Some("browser_automation")).await
 }
 
 fn args(v: Value) -> serde_json::Map<String, Value> {
@@ -93,4 +63,20 @@ async fn a_gone_browser_gives_a_structured_retryable_failure() {
     assert_eq!((s["ok"].clone(), s["status"].clone()), (json!(false), json!("failed")));
     assert_eq!(s["reasonCode"], "browser_not_connected");
     assert_eq!(s["retryable"], true);
+}
+
+#[tokio::test]
+async fn work_before_a_bundle_is_blocked_with_the_gate_in_meta() {
+    let (client, tmp) = common::mcp::client(None).await;
+    let r = client
+        .peer()
+        .call_tool(CallToolRequestParams::new("nova.perceive").with_arguments(args(json!({}))))
+        .await
+        .expect("a tool result");
+    assert_eq!(r.is_error, Some(true));
+    let meta = r.meta.expect("meta").0;
+    assert_eq!(meta["io.nova/aag"]["gateId"], "setup.bootstrap_required");
+    assert_eq!(meta["io.nova/aag"]["preferredBundle"], "browser_automation");
+    assert!(meta.contains_key("io.nova/onboarding"));
+    let _ = tmp;
 }

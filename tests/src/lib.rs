@@ -274,6 +274,21 @@ impl Nova {
         }
     }
 
+    /// Kills the hub (SIGKILL) and waits up to 30 s until the extension has started a new one.
+    pub async fn restart_hub(&self) -> anyhow::Result<()> {
+        let old = self.kill_hub()?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.hub_pid().is_none_or(|p| p == old)
+            || wait_for_hub(&self.data, Duration::from_secs(1)).is_err()
+        {
+            if Instant::now() > deadline {
+                bail!("no new hub within 30 s after killing {old}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
     /// Kills the hub process (SIGKILL), as a crash would.
     pub fn kill_hub(&self) -> anyhow::Result<i32> {
         let pid = self.hub_pid().context("no hub registered")?;

@@ -1,8 +1,6 @@
 //! AAG gates with the product's default modes, in real Chromium: each gate blocks or warns with
 //! the seed's shape and clears as documented; blocked calls are recorded and never executed.
 
-use std::time::Duration;
-
 use nova_e2e::{Client, Nova};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -126,14 +124,7 @@ async fn the_emergency_stop_blocks_everything_survives_a_restart_and_only_the_pe
     );
     assert_eq!(a["retryAfterMs"], 30000);
 
-    let old = nova.kill_hub()?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while nova.hub_pid().is_none_or(|p| p == old)
-        || nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(1)).is_err()
-    {
-        anyhow::ensure!(std::time::Instant::now() < deadline, "no new hub");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    nova.restart_hub().await?;
     // The same agent session, through its relay: the bundle it loaded is replayed to the new hub.
     let still = c.call("nova.read_text", json!({})).await?;
     assert_eq!(aag(&still)["gateId"], "safety.emergency_stop", "the stop survived the hub restart");

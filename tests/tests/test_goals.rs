@@ -86,14 +86,7 @@ async fn a_goal_step_is_verified_advanced_and_survives_a_restart() -> anyhow::Re
     );
 
     // The goal lives in the store: a new hub still knows it.
-    let old = nova.kill_hub()?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while nova.hub_pid().is_none_or(|p| p == old)
-        || nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(1)).is_err()
-    {
-        assert!(std::time::Instant::now() < deadline, "no new hub");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    nova.restart_hub().await?;
     let c2 = nova.client().await?;
     let again = c2.structured("nova.goal_register", json!({"op": "query", "goalId": goal_id})).await?;
     assert_eq!(

@@ -4,6 +4,8 @@
 //! Starts the real `nova` binary as a browser would (`nova chrome-extension://<id>/`), with
 //! its stdin/stdout as the native-messaging channel and a private data dir.
 
+pub mod mcp;
+
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
