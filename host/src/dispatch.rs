@@ -39,6 +39,11 @@ impl Hub {
     /// Opens everything a hub keeps in the data dir around a bridge.
     pub fn open(data: DataDir, bridge: Arc<Bridge>) -> Result<Self, crate::store::StoreError> {
         let db = data.db();
+        match crate::tob::retention::prune(&crate::store::open(&db)?, now_ms()) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(rows = n, "expired observation rows pruned"),
+            Err(e) => tracing::warn!(error = %e, "observation retention failed"),
+        }
         Ok(Self {
             recorder: Recorder::start(&db)?,
             leases: Leases::open(&db)?,

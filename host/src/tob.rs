@@ -6,6 +6,7 @@
 //! everything recorded before it is committed (used before any decision that reads evidence).
 
 pub mod evidence;
+pub mod retention;
 pub mod scope;
 
 use std::path::Path;
