@@ -416,7 +416,18 @@ impl Hub {
     pub async fn navigate(&self, rec: &mut CallRecord, a: NavigateArgs) -> Result<ToolReply, CallError> {
         check_range("timeoutMs", a.timeout_ms, NAVIGATE_TIMEOUT_MS)?;
         check_url(&a.url)?;
-        let tab = match self.enter_target(rec, &a.target_id, !a.new_tab).await? {
+        // A new tab leaves the current one alone: its lease does not matter.
+        let entered = if a.new_tab {
+            self.resolve_target(&a.target_id).await.map(|tab| {
+                rec.obs.target_id = Some(tab.target_id.clone());
+                rec.obs.url_before = Some(tab.url.clone());
+                rec.obs.signal_flags |= flags::TARGET_RESOLVED;
+                tab
+            })
+        } else {
+            self.enter_target(rec, &a.target_id, true).await?
+        };
+        let tab = match entered {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };

@@ -239,3 +239,45 @@ async fn loops_reclaims_and_awareness_warnings() -> anyhow::Result<()> {
     assert_eq!(reminded["details"]["instanceId"], run["instanceId"], "{reminded}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn work_stays_in_the_agents_tab_and_a_changed_active_tab_is_pointed_out() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    std::fs::write(nova.data.join("settings.json"), r#"{"agentCrossTabNavigationDisabled": true}"#)?;
+    let alice = nova.client().await?;
+    ready(&alice).await?;
+    let a =
+        alice.structured("nova.navigate", json!({"url": nova.url("basic.html"), "agentId": "alice"})).await?;
+    let tab_a = a["targetId"].clone();
+    alice.structured("nova.perceive", json!({"agentId": "alice", "maxElements": 1})).await?;
+
+    // Bob opens a second tab (it becomes the active one), then lets it go.
+    let bob = nova.client().await?;
+    ready(&bob).await?;
+    let b = bob
+        .structured("nova.navigate", json!({"url": nova.url("page2.html"), "newTab": true, "agentId": "bob"}))
+        .await?;
+    let tab_b = b["targetId"].clone();
+    assert_ne!(tab_a, tab_b);
+    bob.structured("nova.tab_release", json!({"targetId": tab_b, "agentId": "bob"})).await?;
+
+    // Alice still thinks of tab A as the active one: a warning, not a block.
+    let read = alice.structured("nova.read_text", json!({"agentId": "alice", "maxChars": 10})).await?;
+    let w = &read["_aagGates"]["tabAwareness"];
+    assert_eq!(
+        (w["details"]["lastSeenActive"].clone(), w["details"]["activeNow"].clone()),
+        (tab_a.clone(), tab_b.clone()),
+        "{read}"
+    );
+    // Moving her work to the other tab is refused while she holds tab A.
+    let moved = alice
+        .call("nova.navigate", json!({"url": nova.url("page2.html"), "targetId": tab_b, "agentId": "alice"}))
+        .await?;
+    let g = aag(&moved);
+    assert_eq!(
+        (g["gateId"].clone(), g["details"]["heldTabs"][0].clone()),
+        (json!("agent.cross_tab_navigation_disabled"), tab_a),
+        "{g}"
+    );
+    Ok(())
+}
