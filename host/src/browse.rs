@@ -418,11 +418,10 @@ impl Hub {
         check_url(&a.url)?;
         // A new tab leaves the current one alone: its lease does not matter.
         let entered = if a.new_tab {
-            self.resolve_target(&a.target_id).await.map(|tab| {
+            self.resolve_target(&a.target_id).await.inspect(|tab| {
                 rec.obs.target_id = Some(tab.target_id.clone());
                 rec.obs.url_before = Some(tab.url.clone());
                 rec.obs.signal_flags |= flags::TARGET_RESOLVED;
-                tab
             })
         } else {
             self.enter_target(rec, &a.target_id, true).await?
