@@ -454,20 +454,74 @@ async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
     }
     let options = obj(&options);
     // A capture right after a navigation or activation can fail while the compositor has no
-    // frame yet; one retry after a short pause covers it.
-    let data = match bindings::capture_visible_tab(window, &options).await {
-        Ok(d) => d,
-        Err(first) => {
-            bindings::log(&format!("capture failed once ({}); retrying", bindings::error_text(&first)));
-            sleep_ms(200).await;
-            bindings::capture_visible_tab(window, &options).await.map_err(js_err(reason::CAPTURE_FAILED))?
+    // frame yet, and Chromium allows two captures a second: wait and retry (three attempts).
+    let mut attempt = 0;
+    let data = loop {
+        match bindings::capture_visible_tab(window, &options).await {
+            Ok(d) => break d,
+            Err(e) if attempt < 2 => {
+                let text = bindings::error_text(&e);
+                bindings::log(&format!("capture failed ({text}); retrying"));
+                sleep_ms(if text.contains("MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND") { 600 } else { 200 })
+                    .await;
+                attempt += 1;
+            }
+            Err(e) => return Err(js_err(reason::CAPTURE_FAILED)(e)),
         }
+    };
+    let data_url = data.as_string().unwrap_or_default();
+    let thumbnail_data_url = match p.thumbnail_max_px {
+        Some(max) => match thumbnail(&data_url, max).await {
+            Ok(t) => Some(t),
+            Err(e) => {
+                bindings::log(&format!("thumbnail failed: {}", bindings::error_text(&e)));
+                None
+            }
+        },
+        None => None,
     };
     Ok(ScreenshotResult {
         target_id: tab.to_string(),
         url: field(&info, "url").unwrap_or_default(),
-        data_url: data.as_string().unwrap_or_default(),
+        data_url,
+        thumbnail_data_url,
     })
+}
+
+/// Calls `obj.name(args...)` and awaits the promise it returns.
+async fn call_async(obj: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = Reflect::get(obj, &name.into())?.dyn_into()?;
+    let r = f.apply(obj, &args.iter().collect::<js_sys::Array>())?;
+    JsFuture::from(Promise::from(r)).await
+}
+
+/// A JPEG thumbnail of a captured image, its longer side at most `max` pixels, made in the
+/// worker with `createImageBitmap` and an `OffscreenCanvas`.
+async fn thumbnail(data_url: &str, max: u32) -> Result<String, JsValue> {
+    let global: JsValue = js_sys::global().into();
+    let response = call_async(&global, "fetch", &[data_url.into()]).await?;
+    let blob = call_async(&response, "blob", &[]).await?;
+    let bitmap = call_async(&global, "createImageBitmap", &[blob]).await?;
+    let (w, h) =
+        (field::<f64>(&bitmap, "width").unwrap_or(1.0), field::<f64>(&bitmap, "height").unwrap_or(1.0));
+    let scale = (f64::from(max) / w.max(h)).min(1.0);
+    let (tw, th) = ((w * scale).round().max(1.0), (h * scale).round().max(1.0));
+    let ctor: Function = Reflect::get(&global, &"OffscreenCanvas".into())?.dyn_into()?;
+    let canvas = Reflect::construct(&ctor, &js_sys::Array::of2(&tw.into(), &th.into()))?;
+    let get_context: Function = Reflect::get(&canvas, &"getContext".into())?.dyn_into()?;
+    let ctx = get_context.call1(&canvas, &"2d".into())?;
+    let draw: Function = Reflect::get(&ctx, &"drawImage".into())?.dyn_into()?;
+    draw.apply(&ctx, &js_sys::Array::of5(&bitmap, &0.into(), &0.into(), &tw.into(), &th.into()))?;
+    let out = call_async(
+        &canvas,
+        "convertToBlob",
+        &[obj(&[("type", "image/jpeg".into()), ("quality", 0.7.into())])],
+    )
+    .await?;
+    let buffer = call_async(&out, "arrayBuffer", &[]).await?;
+    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    use base64::Engine as _;
+    Ok(format!("data:image/jpeg;base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes)))
 }
 
 async fn sleep_ms(ms: i32) {

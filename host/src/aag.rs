@@ -6,6 +6,7 @@
 //! `blocked_preflight`. Warnings ride along in `_aagGates`.
 
 pub mod control;
+pub mod screenshot;
 pub mod tools;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};

@@ -210,6 +210,12 @@ pub struct ScreenshotArgs {
     #[serde(default = "default_quality")]
     #[schemars(range(min = 1, max = 100))]
     pub quality: u32,
+    /// inline | reference | thumbnail+reference | auto (default: inline when small).
+    #[serde(default)]
+    pub response_mode: crate::aag::screenshot::ResponseMode,
+    /// Return an over-budget capture inline anyway (never above the absolute limits).
+    #[serde(default)]
+    pub allow_large: bool,
 }
 
 /// The shared preparation of click and type.
@@ -589,10 +595,14 @@ impl Hub {
             ImageFormat::Png => ("png", "image/png", "png"),
             ImageFormat::Jpeg => ("jpeg", "image/jpeg", "jpg"),
         };
+        use crate::aag::screenshot::{self as budget, Budget, ResponseMode};
+        let wants_thumbnail =
+            matches!(a.response_mode, ResponseMode::Auto | ResponseMode::ThumbnailReference);
         let params = ScreenshotParams {
             target: tab.target_id.clone(),
             format: format.to_owned(),
             quality: u8::try_from(a.quality).unwrap_or(80),
+            thumbnail_max_px: wants_thumbnail.then_some(budget::THUMBNAIL_PX),
         };
         let shot: ScreenshotResult = match self.bridge.call(method::SCREENSHOT, params, DEFAULT_TIMEOUT).await
         {
@@ -604,18 +614,74 @@ impl Hub {
         let b64 = shot.data_url.split_once(',').map(|(_, d)| d).unwrap_or_default().to_owned();
         let bytes = base64::engine::general_purpose::STANDARD.decode(&b64).unwrap_or_default();
         let (width, height) = png_size(&bytes).unzip();
+        let size = bytes.len() as u64;
+        let settings = crate::settings::Settings::load(&self.data);
+        let gate_on = crate::aag::mode_of(&settings, crate::aag::gate::SCREENSHOT_BUDGET)
+            != crate::settings::GateMode::Off;
+        let decision = budget::decide(
+            size,
+            width.unwrap_or(0),
+            height.unwrap_or(0),
+            a.response_mode,
+            a.allow_large || !gate_on,
+        );
+        let details = json!({
+            "bytes": size, "width": width, "height": height, "responseMode": a.response_mode.as_str(),
+            "limits": {"warnBytes": budget::WARN_BYTES, "limitBytes": budget::LIMIT_BYTES, "limitPixels": budget::LIMIT_PIXELS,
+                       "limitSide": budget::LIMIT_SIDE, "absoluteBytes": budget::ABSOLUTE_BYTES, "absolutePixels": budget::ABSOLUTE_PIXELS},
+        });
+        let (mode, warn) = match decision {
+            Budget::Refuse { reason, overridable } => {
+                let message = if overridable {
+                    "The capture is over the inline budget: ask for responseMode reference or thumbnail+reference, or allowLarge."
+                } else {
+                    "The capture is above the absolute size limits and is not returned."
+                };
+                let mut reply = crate::aag::block_reply(
+                    crate::aag::gate::SCREENSHOT_BUDGET,
+                    crate::settings::GateMode::Block,
+                    reason,
+                    message.into(),
+                    None,
+                    details,
+                    "nova.capture_screenshot",
+                );
+                if let Some(a) = reply.meta.get_mut("io.nova/aag") {
+                    a["forceBypassAvailable"] = json!(overridable);
+                }
+                reply.structured["forceBypassAvailable"] = json!(overridable);
+                return Ok(reply);
+            }
+            Budget::Send { mode, warn } => (mode, warn),
+        };
         let path = self.data.screenshots().join(format!("{}.{ext}", rec.obs.call_id));
         let saved = std::fs::write(&path, &bytes).is_ok();
         let mut structured = ok_body(&tab.target_id);
         merge(
             &mut structured,
             json!({
-                "url": shot.url, "mimeType": mime, "bytes": bytes.len(),
-                "width": width, "height": height, "responseMode": "inline",
+                "url": shot.url, "mimeType": mime, "bytes": size,
+                "width": width, "height": height, "responseMode": mode.as_str(),
                 "screenshotFilePath": saved.then(|| path.display().to_string()),
             }),
         );
-        Ok(ToolReply::ok(structured).with_image(b64, mime))
+        if let Some(reason) = warn {
+            structured["_aagGates"]["screenshotBudget"] = json!({
+                "gateId": crate::aag::gate::SCREENSHOT_BUDGET, "gateMode": "warn", "status": "warned",
+                "reasonCode": reason, "details": details,
+            });
+        }
+        let reply = ToolReply::ok(structured);
+        Ok(match mode {
+            ResponseMode::Reference => reply,
+            ResponseMode::ThumbnailReference => {
+                match shot.thumbnail_data_url.as_deref().and_then(|d| d.split_once(',')) {
+                    Some((_, thumb)) => reply.with_image(thumb.to_owned(), "image/jpeg"),
+                    None => reply,
+                }
+            }
+            _ => reply.with_image(b64, mime),
+        })
     }
 }
 

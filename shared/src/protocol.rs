@@ -298,6 +298,9 @@ pub struct ScreenshotParams {
     pub format: String,
     /// JPEG quality 1-100 (ignored for PNG).
     pub quality: u8,
+    /// Also return a JPEG thumbnail whose longer side is at most this many pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thumbnail_max_px: Option<u32>,
 }
 
 /// `tab.screenshot` result.
@@ -310,6 +313,9 @@ pub struct ScreenshotResult {
     pub url: String,
     /// `data:image/...;base64,...`
     pub data_url: String,
+    /// The thumbnail, when asked for (`data:image/jpeg;base64,...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thumbnail_data_url: Option<String>,
 }
 
 /// `tab.frames` parameters.

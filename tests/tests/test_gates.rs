@@ -281,3 +281,45 @@ async fn work_stays_in_the_agents_tab_and_a_changed_active_tab_is_pointed_out() 
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn screenshots_stay_within_the_inline_budget() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let c = nova.client().await?;
+    ready(&c).await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    let small = c.call("nova.capture_screenshot", json!({})).await?;
+    let s = small.structured_content.clone().unwrap_or_default();
+    assert_eq!(s["responseMode"], "inline", "{s}");
+    assert!(small.content.iter().any(|b| b.as_image().is_some()), "a small capture comes inline");
+
+    c.structured("nova.navigate", json!({"url": nova.url("noise.html")})).await?;
+    let auto = c.call("nova.capture_screenshot", json!({})).await?;
+    let s = auto.structured_content.clone().unwrap_or_default();
+    assert!(s["bytes"].as_u64().is_some_and(|b| b > 1024 * 1024), "the noise page is over 1 MB: {s}");
+    assert_eq!(s["responseMode"], "reference", "{s}");
+    assert_eq!(s["_aagGates"]["screenshotBudget"]["reasonCode"], "screenshot.over_budget");
+    assert!(auto.content.iter().all(|b| b.as_image().is_none()), "over budget: no image inline");
+    let path = s["screenshotFilePath"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(
+        std::fs::metadata(&path)?.len(),
+        s["bytes"].as_u64().unwrap_or(0),
+        "the file holds the capture"
+    );
+
+    let inline = c.call("nova.capture_screenshot", json!({"responseMode": "inline"})).await?;
+    let a = aag(&inline);
+    assert_eq!(
+        (a["gateId"].clone(), a["reasonCode"].clone(), a["forceBypassAvailable"].clone()),
+        (json!("aag.screenshot_budget"), json!("screenshot.over_budget"), json!(true)),
+        "{a}"
+    );
+    let thumb = c.call("nova.capture_screenshot", json!({"responseMode": "thumbnail+reference"})).await?;
+    let image = thumb.content.iter().find_map(|b| b.as_image().cloned()).expect("a thumbnail");
+    assert_eq!(image.mime_type, "image/jpeg");
+    assert!(image.data.len() < 400_000, "the thumbnail is small: {} base64 bytes", image.data.len());
+    let forced =
+        c.call("nova.capture_screenshot", json!({"responseMode": "inline", "allowLarge": true})).await?;
+    assert!(forced.content.iter().any(|b| b.as_image().is_some()), "allowLarge returns it inline");
+    Ok(())
+}
