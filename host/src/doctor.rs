@@ -75,7 +75,33 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
     checks.push(Check { name: "store integrity".into(), result: store_check(data) });
     checks.push(Check { name: "free disk".into(), result: disk_check(data) });
     checks.push(Check { name: "adapters".into(), result: adapter_check(data) });
+    checks.push(Check { name: "settings".into(), result: settings_check(data) });
+    checks.push(Check {
+        name: "emergency stop".into(),
+        result: match crate::store::open_read_only(&data.db())
+            .ok()
+            .and_then(|c| crate::aag::control::read_stop(&c))
+        {
+            Some(stop) => Err((
+                format!("engaged by {} at {} ms: every agent call is blocked", stop.by, stop.at_ms),
+                "release it with `nova resume` (or the popup) when agents may work again".into(),
+            )),
+            None => Ok("not engaged".into()),
+        },
+    });
     checks
+}
+
+fn settings_check(data: &DataDir) -> Result<String, (String, String)> {
+    match crate::settings::Settings::try_load(data) {
+        Ok(s) if s == crate::settings::Settings::default() => Ok("defaults (no settings.json)".into()),
+        Ok(s) => {
+            Ok(format!("{} gate mode(s) set, {} domain rule(s)", s.gate_modes.len(), s.domain_policy.len()))
+        }
+        Err(e) => {
+            Err((e, "fix settings.json (docs/gates.md and docs/tasks.md list the keys) or remove it".into()))
+        }
+    }
 }
 
 fn adapter_check(data: &DataDir) -> Result<String, (String, String)> {
@@ -131,4 +157,33 @@ pub fn report(checks: &[Check], out: &mut impl Write) -> std::io::Result<bool> {
         }
     }
     Ok(all_ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check<'a>(checks: &'a [Check], name: &str) -> &'a Result<String, (String, String)> {
+        &checks.iter().find(|c| c.name == name).expect("check present").result
+    }
+
+    #[test]
+    fn a_bad_settings_file_and_an_engaged_stop_are_reported_with_their_fix() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let data = DataDir::at(dir.path());
+        data.ensure().expect("dirs");
+        let checks = run_checks(&data);
+        assert_eq!(check(&checks, "settings"), &Ok("defaults (no settings.json)".to_owned()));
+        assert_eq!(check(&checks, "emergency stop"), &Ok("not engaged".to_owned()));
+
+        std::fs::write(dir.path().join("settings.json"), r#"{"gateModes": {"loop.detected": "sometimes"}}"#)
+            .expect("write");
+        let conn = crate::store::open(&data.db()).expect("store");
+        crate::aag::control::engage(&conn, "cli").expect("stop");
+        let checks = run_checks(&data);
+        let Err((problem, fix)) = check(&checks, "settings") else { panic!("bad settings pass") };
+        assert!(problem.contains("sometimes") && fix.contains("settings.json"), "{problem}");
+        let Err((problem, fix)) = check(&checks, "emergency stop") else { panic!("stop not reported") };
+        assert!(problem.contains("engaged by cli") && fix.contains("nova resume"), "{problem}");
+    }
 }
