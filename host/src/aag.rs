@@ -357,7 +357,7 @@ impl Hub {
             return out;
         }
         // 3. Bootstrap.
-        if !setup && state.bundles.is_empty() {
+        if !setup && state.bundles.is_empty() && mode_of(&settings, gate::BOOTSTRAP) != GateMode::Off {
             let message = format!(
                 "Load a tool bundle first: nova.tools_bundle with bundle `{}` (nova.get_instructions explains the contract).",
                 preferred_bundle(tool)
