@@ -277,14 +277,7 @@ impl Hub {
         // `_meta` is for the gates (forceBypass); tools never see it.
         let mut args = args;
         args.remove("_meta");
-        let result = if name == "nova.tools_bundle" {
-            match parse_args(args) {
-                Ok(a) => self.tools_bundle(session, &mut rec, a).await,
-                Err(e) => Err(e),
-            }
-        } else {
-            self.run(&mut rec, name, args).await
-        };
+        let result = self.run(&mut rec, name, args).await;
         let obs = &mut rec.obs;
         obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         match &result {
@@ -378,6 +371,7 @@ impl Hub {
             "nova.task_instance_reconcile_coverage" => self.reconcile_coverage(rec, parse_args(args)?).await,
             "nova.coverage_scan" => self.coverage_scan(rec, parse_args(args)?).await,
             "nova.get_instructions" => self.get_instructions(rec, parse_args(args)?).await,
+            "nova.tools_bundle" => self.tools_bundle(rec, parse_args(args)?).await,
             "nova.route" => self.route(rec, parse_args(args)?).await,
             "nova.file_upload" => self.file_upload(rec, parse_args(args)?).await,
             "nova.dismiss_blockers" => self.dismiss_blockers(rec, parse_args(args)?).await,

@@ -1,7 +1,10 @@
 //! User settings: `<data dir>/settings.json`, read on use (no restart needed). Every key is
 //! optional; unknown keys make the file invalid (reported by `nova doctor`, defaults used).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::SystemTime;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -125,10 +128,29 @@ impl Settings {
         std::fs::write(data.root().join("settings.json"), text)
     }
 
-    /// Reads the settings file; defaults when it is absent.
+    /// Reads the settings file; defaults when it is absent. Every tool call consults the
+    /// settings several times, so a parsed file is kept until its size or mtime changes.
     pub fn try_load(data: &DataDir) -> Result<Self, String> {
+        type Cache = Mutex<HashMap<PathBuf, (SystemTime, u64, Settings)>>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
         let path = data.root().join("settings.json");
-        match std::fs::read_to_string(&path) {
+        let stamp = std::fs::metadata(&path).ok().and_then(|m| Some((m.modified().ok()?, m.len())));
+        let cache = CACHE.get_or_init(Cache::default);
+        if let Some((mtime, len)) = stamp
+            && let Some((m, l, s)) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&path)
+            && (*m, *l) == (mtime, len)
+        {
+            return Ok(s.clone());
+        }
+        let loaded = Self::read(&path);
+        if let (Some((mtime, len)), Ok(s)) = (stamp, &loaded) {
+            cache.lock().unwrap_or_else(|p| p.into_inner()).insert(path, (mtime, len, s.clone()));
+        }
+        loaded
+    }
+
+    fn read(path: &std::path::Path) -> Result<Self, String> {
+        match std::fs::read_to_string(path) {
             Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(e) => Err(format!("{}: {e}", path.display())),

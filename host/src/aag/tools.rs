@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::BUNDLES;
-use crate::dispatch::{CallError, CallRecord, Hub, Session, ToolReply};
+use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
 
 /// A bundle name (contracts.md §1.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -139,15 +139,10 @@ nova_full_page_text_v1 otherwise, nova_structured_dom_v1 for route inventories).
 
 impl Hub {
     /// `nova.tools_bundle`.
-    pub async fn tools_bundle(
-        &self,
-        session: &Session,
-        rec: &mut CallRecord,
-        a: BundleArgs,
-    ) -> Result<ToolReply, CallError> {
+    pub async fn tools_bundle(&self, rec: &mut CallRecord, a: BundleArgs) -> Result<ToolReply, CallError> {
         rec.executed();
         let loaded: Vec<String> = {
-            let mut s = session.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut s = rec.session_state.lock().unwrap_or_else(|p| p.into_inner());
             s.bundles.insert(a.bundle.as_str().to_owned());
             s.bundles.iter().cloned().collect()
         };
