@@ -18,6 +18,9 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 
 use crate::bindings::{self, Port};
 
+mod ui;
+pub use ui::bg_ui;
+
 /// First reconnect delay after the port drops.
 const BACKOFF_START_MS: i32 = 250;
 /// Longest reconnect delay.
@@ -42,6 +45,15 @@ struct State {
     watches: HashMap<String, (i32, u32, f64)>,
     /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
     strict_csp: HashMap<(i32, i32), bool>,
+    /// Our own requests to the hub (from the extension pages): id -> resolver.
+    hub_waiters: HashMap<u32, Function>,
+    next_request: u32,
+    /// Why the port last dropped.
+    last_error: Option<String>,
+    /// STOP pressed while the hub was unreachable.
+    pending_stop: bool,
+    /// Open permission-prompt windows: prompt id -> window id.
+    prompt_windows: HashMap<String, i32>,
 }
 
 thread_local! {
@@ -167,6 +179,7 @@ fn connect() {
             d
         });
         bindings::log(&format!("host disconnected ({why}); reconnecting in {delay} ms"));
+        ui::on_disconnect(&why);
         let retry = Closure::once_into_js(connect);
         bindings::set_timeout(retry.unchecked_ref(), delay);
     });
@@ -180,6 +193,7 @@ fn connect() {
     };
     post(&Envelope::event(method::HELLO, serde_json::to_value(hello).unwrap_or_default()));
     spawn_local(send_tabs());
+    ui::on_connect();
 }
 
 fn manifest_version() -> String {
@@ -223,8 +237,12 @@ async fn on_host_message(msg: JsValue) {
         },
         _ => env,
     };
-    if env.kind != Kind::Req {
-        return;
+    match env.kind {
+        Kind::Res => return ui::on_response(env),
+        Kind::Evt => {
+            return ui::on_event(env.method.as_deref().unwrap_or(""), env.params.unwrap_or(Value::Null));
+        }
+        _ => {}
     }
     let id = env.id;
     let reply = match handle(env.method.as_deref().unwrap_or(""), env.params.unwrap_or(Value::Null)).await {
@@ -356,30 +374,55 @@ fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
     o.into()
 }
 
+/// Tabs agents may work in: those of normal windows, without Nova's own pages (popup opened as
+/// a tab, options, permission prompts), which are the person's side and never a target.
+async fn work_tabs() -> Result<Vec<JsValue>, Failure> {
+    let all = bindings::tabs_query(&obj(&[("windowType", "normal".into())]))
+        .await
+        .map_err(js_err(reason::INTERNAL))?;
+    let own = bindings::runtime_url("");
+    Ok(js_sys::Array::from(&all)
+        .iter()
+        .filter(|t| !field::<String>(t, "url").is_some_and(|u| u.starts_with(&own)))
+        .collect())
+}
+
+/// The tab the person looks at: the active tab of the last focused window, else (a prompt
+/// window or Nova's own page has the focus) the work tab used last.
 async fn active_tab_id() -> Option<i32> {
+    let tabs = work_tabs().await.ok()?;
     let q = obj(&[("active", true.into()), ("lastFocusedWindow", true.into())]);
-    let found = bindings::tabs_query(&q).await.ok()?;
-    let first = js_sys::Array::from(&found).get(0);
-    if !first.is_undefined() {
-        return field(&first, "id");
+    let focused: Option<i32> =
+        bindings::tabs_query(&q).await.ok().and_then(|f| field(&js_sys::Array::from(&f).get(0), "id"));
+    if let Some(id) = focused
+        && tabs.iter().any(|t| field::<i32>(t, "id") == Some(id))
+    {
+        return Some(id);
     }
-    let any = bindings::tabs_query(&obj(&[("active", true.into())])).await.ok()?;
-    field(&js_sys::Array::from(&any).get(0), "id")
+    let last = |t: &JsValue| field::<f64>(t, "lastAccessed").unwrap_or(0.0);
+    let active_first = |t: &JsValue| field::<bool>(t, "active").unwrap_or(false);
+    tabs.iter()
+        .max_by(|a, b| {
+            (active_first(a), last(a))
+                .partial_cmp(&(active_first(b), last(b)))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .and_then(|t| field(t, "id"))
 }
 
 async fn list_tabs() -> Result<Vec<TabInfo>, Failure> {
-    let all = bindings::tabs_query(&Object::new()).await.map_err(js_err(reason::INTERNAL))?;
+    let all = work_tabs().await?;
     let active = active_tab_id().await;
     let epochs = STATE.with(|s| s.borrow().epochs.clone());
-    Ok(js_sys::Array::from(&all)
+    Ok(all
         .iter()
         .filter_map(|t| {
-            let id: i32 = field(&t, "id")?;
+            let id: i32 = field(t, "id")?;
             Some(TabInfo {
                 target_id: id.to_string(),
-                window_id: field(&t, "windowId").unwrap_or(-1),
-                url: field(&t, "url").unwrap_or_default(),
-                title: field(&t, "title").unwrap_or_default(),
+                window_id: field(t, "windowId").unwrap_or(-1),
+                url: field(t, "url").unwrap_or_default(),
+                title: field(t, "title").unwrap_or_default(),
                 active: Some(id) == active,
                 nav_epoch: epochs.get(&id).copied().unwrap_or(0),
             })

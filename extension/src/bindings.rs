@@ -59,6 +59,74 @@ extern "C" {
 
     #[wasm_bindgen(js_name = setTimeout)]
     pub fn set_timeout(handler: &Function, ms: i32) -> JsValue;
+
+    #[wasm_bindgen(js_name = setInterval)]
+    pub fn set_interval(handler: &Function, ms: i32) -> JsValue;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
+    fn runtime_send_message_raw(message: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
+    pub fn runtime_url(path: &str) -> String;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = create)]
+    fn windows_create_raw(props: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = remove)]
+    fn windows_remove_raw(window_id: i32) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setBadgeText)]
+    fn set_badge_text_raw(details: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setBadgeBackgroundColor)]
+    fn set_badge_color_raw(details: &JsValue) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get)]
+    fn storage_get_raw(key: &str) -> Promise;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn storage_set_raw(items: &JsValue) -> Promise;
+}
+
+/// `chrome.runtime.sendMessage` (extension pages to the background).
+pub async fn runtime_send_message(message: &JsValue) -> Result<JsValue, JsValue> {
+    wait(runtime_send_message_raw(message)).await
+}
+
+/// `chrome.windows.create`; the new window's id.
+pub async fn windows_create(props: &JsValue) -> Result<i32, JsValue> {
+    let w = wait(windows_create_raw(props)).await?;
+    Ok(Reflect::get(&w, &"id".into())?.as_f64().unwrap_or(-1.0) as i32)
+}
+
+/// `chrome.windows.remove` (a window already closed is not an error).
+pub async fn windows_remove(window_id: i32) {
+    let _ = wait(windows_remove_raw(window_id)).await;
+}
+
+/// The toolbar badge: `text` on `color` (`""` clears it).
+pub async fn set_badge(text: &str, color: &str) {
+    let details = js_sys::Object::new();
+    let _ = Reflect::set(&details, &"text".into(), &text.into());
+    let _ = wait(set_badge_text_raw(&details)).await;
+    let details = js_sys::Object::new();
+    let _ = Reflect::set(&details, &"color".into(), &color.into());
+    let _ = wait(set_badge_color_raw(&details)).await;
+}
+
+/// `chrome.storage.local` read of one key (undefined when absent or on error).
+pub async fn storage_get(key: &str) -> JsValue {
+    match wait(storage_get_raw(key)).await {
+        Ok(items) => Reflect::get(&items, &key.into()).unwrap_or(JsValue::UNDEFINED),
+        Err(_) => JsValue::UNDEFINED,
+    }
+}
+
+/// `chrome.storage.local` write of one key.
+pub async fn storage_set(key: &str, value: &JsValue) {
+    let items = js_sys::Object::new();
+    let _ = Reflect::set(&items, &key.into(), value);
+    let _ = wait(storage_set_raw(&items)).await;
 }
 
 async fn wait(p: Promise) -> Result<JsValue, JsValue> {

@@ -10,6 +10,7 @@
 //! - [`actions`]: click and type with pre-dispatch checks.
 //! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines.
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
+//! - [`ui`]: the person's pages: popup (STOP, agents, activity), options, permission prompt.
 //!
 //! The JavaScript in `extension/static/` only loads this module and forwards browser events.
 
@@ -22,4 +23,5 @@ pub mod dom;
 pub mod perceive;
 pub mod scan;
 pub mod tools;
+pub mod ui;
 pub mod watch;

@@ -1,6 +1,6 @@
 // Loads the Rust module and forwards browser events to it. Listeners are registered here,
 // synchronously, so that they also wake a stopped service worker.
-import init, { bg_start, bg_event } from './pkg/nova_extension.js';
+import init, { bg_start, bg_event, bg_ui } from './pkg/nova_extension.js';
 
 const ready = init({ module_or_path: chrome.runtime.getURL('pkg/nova_extension_bg.wasm') })
   .then(() => bg_start());
@@ -26,3 +26,11 @@ chrome.webRequest.onHeadersReceived.addListener(
   { urls: ['<all_urls>'], types: ['main_frame', 'sub_frame'] },
   ['responseHeaders'],
 );
+// Requests from the extension's own pages (popup, options, prompt) only: content scripts run
+// next to web pages and never get the person's controls.
+chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  const own = sender.id === chrome.runtime.id && (sender.url || '').startsWith(chrome.runtime.getURL(''));
+  if (!msg || msg.novaUi !== 1 || !own) return false;
+  ready.then(() => bg_ui(msg)).then(sendResponse, (e) => sendResponse({ ok: false, code: 'internal', message: String(e) }));
+  return true;
+});

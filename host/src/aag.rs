@@ -6,8 +6,10 @@
 //! `blocked_preflight`. Warnings ride along in `_aagGates`.
 
 pub mod control;
+pub mod prompt;
 pub mod screenshot;
 pub mod tools;
+pub mod ui;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Mutex;

@@ -64,6 +64,16 @@ impl BridgeError {
 
 type Pending = oneshot::Sender<Result<Value, BridgeError>>;
 
+/// A boxed future answering one browser request.
+pub type Answer =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, protocol::WireError>> + Send>>;
+
+/// Serves the requests the browser sends to the hub (the extension's pages: `ui.*`).
+pub trait BrowserRequests: Send + Sync {
+    /// Answers `method` with `params`.
+    fn answer(&self, method: &str, params: Value) -> Answer;
+}
+
 /// What the hub knows about the browser on the other end.
 #[derive(Debug, Default, Clone)]
 pub struct BrowserState {
@@ -81,6 +91,8 @@ pub struct Bridge {
     connected: AtomicBool,
     state: Mutex<BrowserState>,
     hello_tx: tokio::sync::watch::Sender<bool>,
+    handler: std::sync::OnceLock<Arc<dyn BrowserRequests>>,
+    me: std::sync::Weak<Bridge>,
 }
 
 impl Bridge {
@@ -93,7 +105,9 @@ impl Bridge {
     {
         let (out, rx) = mpsc::unbounded_channel();
         let (hello_tx, _) = tokio::sync::watch::channel(false);
-        let bridge = Arc::new(Self {
+        let bridge = Arc::new_cyclic(|me| Self {
+            me: me.clone(),
+            handler: std::sync::OnceLock::new(),
             out,
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU32::new(1),
@@ -105,6 +119,18 @@ impl Bridge {
         let reader_bridge = bridge.clone();
         let done = tokio::spawn(async move { reader_bridge.read_loop(reader).await });
         (bridge, done)
+    }
+
+    /// Sets who answers the browser's own requests (once; later calls are ignored).
+    pub fn serve(&self, handler: Arc<dyn BrowserRequests>) {
+        let _ = self.handler.set(handler);
+    }
+
+    /// Sends a one-way event to the browser (dropped when it is not connected).
+    pub fn notify(&self, method: &str, params: Value) {
+        if self.is_connected() {
+            self.send(&Envelope::event(method, params), 0);
+        }
     }
 
     /// Whether the browser connection is still open.
@@ -257,6 +283,20 @@ impl Bridge {
     }
 
     fn handle_request(&self, env: Envelope) {
+        let name = env.method.clone().unwrap_or_default();
+        if name.starts_with("ui.")
+            && let (Some(handler), Some(me)) = (self.handler.get().cloned(), self.me.upgrade())
+        {
+            let id = env.id;
+            tokio::spawn(async move {
+                let reply = match handler.answer(&name, env.params.unwrap_or(Value::Null)).await {
+                    Ok(v) => Envelope::ok(id, v),
+                    Err(e) => Envelope::err(id, &e.code, e.message),
+                };
+                me.send(&reply, id);
+            });
+            return;
+        }
         let reply = match env.method.as_deref() {
             Some(method::PING) => Envelope::ok(env.id, env.params.unwrap_or(Value::Null)),
             other => Envelope::err(

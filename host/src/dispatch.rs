@@ -33,6 +33,10 @@ pub struct Hub {
     pub scopes: crate::tob::scope::Scopes,
     /// The person's controls (STOP, handover notes).
     pub control: crate::aag::control::Control,
+    /// Connected sessions and the activity feed (the popup).
+    pub presence: crate::aag::ui::Presence,
+    /// Permission prompts waiting for the person.
+    pub prompts: crate::aag::prompt::Prompts,
 }
 
 impl Hub {
@@ -51,6 +55,8 @@ impl Hub {
             etm: crate::etm::Etm::open(&db)?,
             scopes: crate::tob::scope::Scopes::open(&db)?,
             control: crate::aag::control::Control::open(&db)?,
+            presence: crate::aag::ui::Presence::default(),
+            prompts: crate::aag::prompt::Prompts::default(),
             data,
             bridge,
         })
@@ -267,6 +273,7 @@ impl Hub {
                 obs.target_id = Some(t.to_owned());
             }
             tracing::info!(gate = ?gates.blocked_by, "blocked by a gate");
+            self.presence.called(&session.id, crate::aag::ui::activity(&rec.obs, None));
             self.recorder.record(rec.obs);
             block.meta.extend(gates.meta);
             if !gates.warnings.is_empty() {
@@ -313,6 +320,8 @@ impl Hub {
         self.attribute_call(&rec.obs);
         self.after_call(session, name, &rec.obs, rec.obs.ok);
         let hint = self.scan_hint(&rec.obs);
+        let structured = result.as_ref().ok().map(|r| &r.structured);
+        self.presence.called(&session.id, crate::aag::ui::activity(&rec.obs, structured));
         self.recorder.record(rec.obs);
         let mut result = result;
         if let Ok(reply) = result.as_mut() {
@@ -376,6 +385,7 @@ impl Hub {
             "nova.file_upload" => self.file_upload(rec, parse_args(args)?).await,
             "nova.dismiss_blockers" => self.dismiss_blockers(rec, parse_args(args)?).await,
             "nova.run_sequence" => self.run_sequence(rec, parse_args(args)?).await,
+            "nova.permission_prompt" => self.permission_prompt(rec, parse_args(args)?).await,
             other => Err(CallError::UnknownTool(other.to_owned())),
         }
     }

@@ -67,6 +67,7 @@ pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
     let browser = browser_from_caller(&caller).to_owned();
     let (bridge, browser_done) = Bridge::start(tokio::io::stdin(), tokio::io::stdout());
     let hub = Arc::new(Hub::open(data.clone(), bridge)?);
+    crate::aag::ui::Service::attach(&hub);
 
     let socket = data.hub_socket(&browser);
     let _ = std::fs::remove_file(&socket);

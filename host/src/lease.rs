@@ -174,6 +174,19 @@ impl Leases {
         std::mem::take(&mut *self.reclaimed.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// Every live lease: (tab, holder).
+    pub fn all(&self) -> Vec<(String, String)> {
+        let now = now_ms();
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<_> = map
+            .iter()
+            .filter(|(_, l)| l.expires_at_ms > now)
+            .map(|(t, l)| (t.clone(), l.owner.clone()))
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Tabs `agent` holds a live lease on.
     pub fn held_by(&self, agent: &str) -> Vec<String> {
         let now = now_ms();

@@ -14,6 +14,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0003_goals", include_str!("../migrations/0003_goals.sql")),
     ("0004_tasks", include_str!("../migrations/0004_tasks.sql")),
     ("0005_control", include_str!("../migrations/0005_control.sql")),
+    ("0006_approvals", include_str!("../migrations/0006_approvals.sql")),
 ];
 
 /// The schema version this build writes.

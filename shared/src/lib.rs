@@ -12,6 +12,7 @@
 //! - [`facts`]: the fact-key grammar (`page.*`, `dom.*(SEL)`, collector namespaces).
 //! - [`csp`]: whether a page's Content-Security-Policy forbids WebAssembly.
 //! - [`reason`]: reason codes that cross the host/extension boundary.
+//! - [`ui`]: what the extension's popup, options and prompt pages and the hub say to each other.
 //!
 //! Nothing here does I/O: the crate compiles for the host and for `wasm32-unknown-unknown`.
 
@@ -23,6 +24,7 @@ pub mod page;
 pub mod protocol;
 pub mod reason;
 pub mod selector;
+pub mod ui;
 
 /// Name of the native-messaging host, as registered with browsers.
 pub const NATIVE_HOST_NAME: &str = "io.nova.host";

@@ -46,6 +46,9 @@ pub struct LaunchOptions {
     pub url: String,
     /// NOVA_HTTP_PORT for the hub (`Some(0)` picks a free port).
     pub http_port: Option<u16>,
+    /// Opens the DevTools protocol on a free local port (`--remote-debugging-port=0`), for
+    /// tests that drive the extension's own pages; see [`crate::cdp`].
+    pub devtools: bool,
 }
 
 /// A running browser; killed with its whole process group on drop.
@@ -129,6 +132,10 @@ pub fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     .process_group(0);
     if let Some(port) = o.http_port {
         cmd.env("NOVA_HTTP_PORT", port.to_string());
+    }
+    if o.devtools {
+        let _ = std::fs::remove_file(o.profile.join("DevToolsActivePort"));
+        cmd.arg("--remote-debugging-port=0");
     }
     let child = cmd.spawn().with_context(|| format!("starting {}", o.binary.display()))?;
     Ok(BrowserProcess { child })

@@ -11,6 +11,7 @@
 //!
 //! `cargo xtask run` uses the same launcher, so what the tests drive is what people run.
 
+pub mod cdp;
 pub mod chromium;
 pub mod fixtures;
 pub mod site;
@@ -164,6 +165,8 @@ pub struct Nova {
     pub fixtures: fixtures::FixtureServer,
     /// The browser, when running.
     pub browser: Option<chromium::BrowserProcess>,
+    /// Launch the browser with the DevTools protocol open (UI tests).
+    pub devtools: bool,
     _tmp: tempfile::TempDir,
 }
 
@@ -190,6 +193,31 @@ impl Nova {
         Ok(nova)
     }
 
+    /// Everything with the product's default gates and the DevTools protocol open, for tests
+    /// that drive the extension's popup, options and prompt pages ([`Nova::devtools`]).
+    pub async fn start_with_ui() -> anyhow::Result<Self> {
+        let mut nova = Self::without_browser().await?;
+        nova.devtools = true;
+        nova.launch_browser()?;
+        Ok(nova)
+    }
+
+    /// A DevTools connection to the browser (started by [`Nova::start_with_ui`]).
+    pub async fn devtools(&self) -> anyhow::Result<cdp::Cdp> {
+        anyhow::ensure!(self.devtools, "start with Nova::start_with_ui to use DevTools");
+        cdp::Cdp::connect(&self.profile, Duration::from_secs(30)).await
+    }
+
+    /// `chrome-extension://<id>/<page>`.
+    pub fn extension_page(&self, page: &str) -> String {
+        format!("chrome-extension://{}/{page}", nova_shared::CHROMIUM_EXTENSION_ID)
+    }
+
+    /// Where UI screenshots go: `target/artifacts/ui/<name>.png` (kept after the run).
+    pub fn artifact(&self, name: &str) -> PathBuf {
+        workspace_root().join("target/artifacts/ui").join(format!("{name}.png"))
+    }
+
     /// Everything but the browser (for tests of `nova mcp` with no browser).
     pub async fn without_browser() -> anyhow::Result<Self> {
         let dist = Dist::locate()?;
@@ -199,11 +227,18 @@ impl Nova {
         std::fs::create_dir_all(&data)?;
         dist.register_host(&profile)?;
         let fixtures = fixtures::FixtureServer::start(&workspace_root().join("tests/fixtures")).await?;
-        Ok(Self { dist, data, profile, fixtures, browser: None, _tmp: tmp })
+        Ok(Self { dist, data, profile, fixtures, browser: None, devtools: false, _tmp: tmp })
     }
 
     /// Launches Chromium on about:blank and waits for the hub.
     pub fn launch_browser(&mut self) -> anyhow::Result<()> {
+        self.spawn_browser()?;
+        wait_for_hub(&self.data, Duration::from_secs(30))?;
+        Ok(())
+    }
+
+    /// Launches Chromium on about:blank without waiting for anything.
+    pub fn spawn_browser(&mut self) -> anyhow::Result<()> {
         let opts = chromium::LaunchOptions {
             binary: chromium::find_binary()?,
             profile: self.profile.clone(),
@@ -212,9 +247,9 @@ impl Nova {
             headless: true,
             url: "about:blank".into(),
             http_port: Some(0),
+            devtools: self.devtools,
         };
         self.browser = Some(chromium::launch(&opts)?);
-        wait_for_hub(&self.data, Duration::from_secs(30))?;
         Ok(())
     }
 

@@ -63,6 +63,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         headless,
         url: demo.clone(),
         http_port: None,
+        devtools: false,
     })?;
     let hub = nova_e2e::wait_for_hub(&data_dir, Duration::from_secs(30)).with_context(|| {
         format!(

@@ -10,6 +10,8 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use nova_shared::ui::Prompt;
+
 use crate::paths::now_ms;
 use crate::store::{self, StoreError};
 
@@ -43,7 +45,61 @@ pub struct Control {
 impl Control {
     /// Opens the control tables.
     pub fn open(db: &Path) -> Result<Self, StoreError> {
-        Ok(Self { conn: Mutex::new(store::open(db)?), overlays: Mutex::new(HashMap::new()) })
+        let conn = store::open(db)?;
+        // Prompts of a hub that ended cannot be answered any more.
+        conn.execute(
+            "UPDATE approvals SET decision = 'timed_out', decided_at_ms = ?1 WHERE decision = 'pending'",
+            [now_ms()],
+        )?;
+        Ok(Self { conn: Mutex::new(conn), overlays: Mutex::new(HashMap::new()) })
+    }
+
+    /// Stores a new (pending) prompt.
+    pub fn record_prompt(&self, p: &Prompt) -> rusqlite::Result<()> {
+        self.db(|c| {
+            c.execute(
+                "INSERT INTO approvals (prompt_id, agent_id, target_id, question, title, decision, asked_at_ms, expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![p.prompt_id, p.agent_id, p.target_id, p.message, p.title, p.decision, p.asked_at_ms, p.expires_at_ms],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Stores a prompt's decision.
+    pub fn decide(&self, p: &Prompt) -> rusqlite::Result<()> {
+        self.db(|c| {
+            c.execute(
+                "UPDATE approvals SET decision = ?2, decided_at_ms = ?3 WHERE prompt_id = ?1",
+                params![p.prompt_id, p.decision, p.decided_at_ms],
+            )
+            .map(drop)
+        })
+    }
+
+    /// The latest `limit` prompts, newest first.
+    pub fn approvals(&self, limit: u32) -> rusqlite::Result<Vec<Prompt>> {
+        self.db(|c| {
+            let mut stmt = c.prepare(
+                "SELECT prompt_id, agent_id, target_id, title, question, decision, asked_at_ms, expires_at_ms, decided_at_ms
+                 FROM approvals ORDER BY asked_at_ms DESC LIMIT ?1",
+            )?;
+            let rows = stmt.query_map([limit], |r| {
+                Ok(Prompt {
+                    prompt_id: r.get(0)?,
+                    agent_id: r.get(1)?,
+                    target_id: r.get(2)?,
+                    page_url: None,
+                    title: r.get(3)?,
+                    message: r.get(4)?,
+                    decision: r.get(5)?,
+                    asked_at_ms: r.get(6)?,
+                    expires_at_ms: r.get(7)?,
+                    decided_at_ms: r.get(8)?,
+                })
+            })?;
+            rows.collect()
+        })
     }
 
     fn db<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {

@@ -47,13 +47,7 @@ impl Bundle {
         match self {
             Self::BrowserAutomation => pick(&|n| {
                 !n.starts_with("nova.task_")
-                    && !matches!(
-                        n,
-                        "nova.coverage_scan"
-                            | "nova.tools_bundle"
-                            | "nova.get_instructions"
-                            | "nova.permission_prompt"
-                    )
+                    && !matches!(n, "nova.coverage_scan" | "nova.tools_bundle" | "nova.get_instructions")
             }),
             Self::TaskMemory => pick(&|n| {
                 n.starts_with("nova.task_") || matches!(n, "nova.coverage_scan" | "nova.goal_register")

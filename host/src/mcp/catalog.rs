@@ -126,6 +126,12 @@ pub fn tools() -> &'static [Tool] {
                  the first failure stops the sequence.",
                 false,
             ),
+            tool::<crate::aag::prompt::PromptArgs>(
+                "nova.permission_prompt",
+                "Ask the person in the browser for permission (a prompt window in the extension). Waits for \
+                 their answer: decision approved, denied or timed_out (treat anything but approved as no).",
+                false,
+            ),
             tool::<crate::etm::args::SearchArgs>(
                 "nova.task_search",
                 "Find stored task profiles by free text (any language); candidates come with scores.",

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -91,18 +92,31 @@ pub fn to_error(e: &CallError) -> ErrorData {
 pub struct NovaServer {
     hub: Arc<Hub>,
     session: Session,
+    _presence: Arc<crate::aag::ui::Leave>,
 }
 
 impl NovaServer {
     /// A handler for a new session.
     pub fn new(hub: Arc<Hub>) -> Self {
-        Self { hub, session: Session::new() }
+        let session = Session::new();
+        let presence = Arc::new(crate::aag::ui::Leave::join(hub.clone(), &session.id));
+        Self { hub, session, _presence: presence }
     }
 }
 
 impl ServerHandler for NovaServer {
     fn get_info(&self) -> InitializeResult {
         server_info()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.hub.presence.named(&self.session.id, &request.client_info.name);
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(

@@ -1,0 +1,430 @@
+//! The person's side of the hub: who is connected (presence), the live activity feed, and the
+//! `ui.*` requests of the extension's popup and options page (STOP, settings, approvals).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+
+use nova_shared::protocol::WireError;
+use nova_shared::ui::{
+    self, Activity, Agent, Answer, GateView, HeldTab, SettingsUpdate, SettingsView, Status, StopState, method,
+};
+use serde_json::{Value, json};
+
+use crate::bridge::{self, BrowserRequests};
+use crate::dispatch::Hub;
+use crate::settings::{GateMode, Rule, Settings};
+
+/// How many calls the activity feed keeps.
+const FEED_LEN: usize = 40;
+
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    client: String,
+    agents: BTreeSet<String>,
+    calls: u64,
+    last_call_at_ms: i64,
+}
+
+/// Connected MCP sessions and the latest calls.
+#[derive(Debug, Default)]
+pub struct Presence {
+    sessions: Mutex<BTreeMap<String, Seen>>,
+    feed: Mutex<VecDeque<Activity>>,
+}
+
+impl Presence {
+    /// A session connected.
+    pub fn join(&self, session: &str) {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).entry(session.to_owned()).or_default();
+    }
+
+    /// A session ended.
+    pub fn leave(&self, session: &str) {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
+    }
+
+    /// The client named itself at `initialize`.
+    pub fn named(&self, session: &str, client: &str) {
+        let mut s = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        s.entry(session.to_owned()).or_default().client = client.to_owned();
+    }
+
+    /// A call finished: counts it for its session and puts it on the feed.
+    pub fn called(&self, session: &str, line: Activity) {
+        {
+            let mut s = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            let seen = s.entry(session.to_owned()).or_default();
+            seen.agents.insert(line.agent_id.clone());
+            seen.calls += 1;
+            seen.last_call_at_ms = line.at_ms;
+        }
+        let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
+        feed.push_front(line);
+        feed.truncate(FEED_LEN);
+    }
+
+    fn agents(&self) -> Vec<(String, Seen)> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    fn feed(&self) -> Vec<Activity> {
+        self.feed.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()
+    }
+}
+
+/// Leaves the presence list when the last clone of a session's handler is dropped.
+pub struct Leave {
+    hub: Arc<Hub>,
+    session: String,
+}
+
+impl Leave {
+    /// Joins `session` now; leaves on drop.
+    pub fn join(hub: Arc<Hub>, session: &str) -> Self {
+        hub.presence.join(session);
+        Self { hub, session: session.to_owned() }
+    }
+}
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        self.hub.presence.leave(&self.session);
+    }
+}
+
+/// The feed line of a finished call.
+pub fn activity(obs: &crate::tob::Observation, structured: Option<&Value>) -> Activity {
+    use crate::tob::Outcome;
+    let verification = structured
+        .and_then(|s| s.pointer("/guardedCommit/verificationStatus").or_else(|| s.get("verificationStatus")))
+        .and_then(Value::as_str);
+    let badge = match (obs.outcome, verification) {
+        (Some(Outcome::BlockedPreflight), _) => "blocked",
+        (_, Some("verified_success")) => "verified",
+        (_, Some("verified_fail")) => "failed",
+        (_, Some("pending")) => "pending",
+        (_, Some(_)) => "unverified",
+        _ if obs.ok => "ok",
+        _ => "error",
+    };
+    Activity {
+        at_ms: obs.started_at_ms,
+        agent_id: obs.agent_id.clone(),
+        tool: obs.tool.clone(),
+        target_id: obs.target_id.clone(),
+        url: obs.url_after.clone().or_else(|| obs.url_before.clone()),
+        badge: badge.to_owned(),
+        reason_code: obs.reason_code.clone(),
+    }
+}
+
+/// Answers the extension's `ui.*` requests for a hub.
+pub struct Service {
+    hub: Weak<Hub>,
+}
+
+impl Service {
+    /// Serves `hub`'s browser.
+    pub fn attach(hub: &Arc<Hub>) {
+        hub.bridge.serve(Arc::new(Self { hub: Arc::downgrade(hub) }));
+    }
+}
+
+impl BrowserRequests for Service {
+    fn answer(&self, name: &str, params: Value) -> bridge::Answer {
+        let hub = self.hub.upgrade();
+        let name = name.to_owned();
+        Box::pin(async move {
+            let hub = hub.ok_or_else(|| wire("hub_stopping", "the hub is stopping"))?;
+            hub.ui_answer(&name, params).await
+        })
+    }
+}
+
+fn wire(code: &str, message: impl Into<String>) -> WireError {
+    WireError { code: code.to_owned(), message: message.into() }
+}
+
+fn bad(message: impl Into<String>) -> WireError {
+    wire(nova_shared::reason::BAD_PARAMS, message)
+}
+
+fn store_err(e: impl std::fmt::Display) -> WireError {
+    wire(nova_shared::reason::INTERNAL, format!("the store failed: {e}"))
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, WireError> {
+    serde_json::to_value(v).map_err(|e| wire(nova_shared::reason::INTERNAL, e.to_string()))
+}
+
+impl Hub {
+    async fn ui_answer(&self, name: &str, params: Value) -> Result<Value, WireError> {
+        match name {
+            method::STATUS => to_value(&self.ui_status()),
+            method::STOP => {
+                self.control.engage("popup").map_err(store_err)?;
+                tracing::warn!("emergency stop engaged from the browser");
+                self.stop_changed()
+            }
+            method::RESUME => {
+                self.control.release().map_err(store_err)?;
+                tracing::info!("emergency stop released from the browser");
+                self.stop_changed()
+            }
+            method::SETTINGS => to_value(&settings_view(&self.data)),
+            method::SETTINGS_SET => {
+                let update: SettingsUpdate =
+                    serde_json::from_value(params).map_err(|e| bad(format!("settings update: {e}")))?;
+                let mut s = Settings::try_load(&self.data)
+                    .map_err(|e| bad(format!("settings.json is not valid ({e}); fix or delete it first")))?;
+                apply(&mut s, update)?;
+                s.save(&self.data).map_err(|e| wire(nova_shared::reason::INTERNAL, e.to_string()))?;
+                tracing::info!("settings changed from the options page");
+                to_value(&settings_view(&self.data))
+            }
+            method::APPROVALS => to_value(&self.control.approvals(200).map_err(store_err)?),
+            method::ANSWER => {
+                let a: Answer = serde_json::from_value(params).map_err(|e| bad(format!("answer: {e}")))?;
+                if !matches!(a.decision.as_str(), "approved" | "denied") {
+                    return Err(bad(format!("`decision` must be approved or denied, not `{}`", a.decision)));
+                }
+                let p = self.prompts.answer(&self.control, &a.prompt_id, &a.decision).ok_or_else(|| {
+                    wire(
+                        "prompt_not_pending",
+                        format!("prompt `{}` is not waiting for an answer", a.prompt_id),
+                    )
+                })?;
+                to_value(&p)
+            }
+            other => {
+                Err(wire(nova_shared::reason::UNKNOWN_METHOD, format!("the host has no method `{other}`")))
+            }
+        }
+    }
+
+    fn stop_changed(&self) -> Result<Value, WireError> {
+        let state = stop_state(self.control.stop());
+        let v = to_value(&state)?;
+        self.bridge.notify(method::STOP_CHANGED, v.clone());
+        Ok(v)
+    }
+
+    /// Everything the popup shows.
+    pub fn ui_status(&self) -> Status {
+        let tabs = self.bridge.state().tabs;
+        let held = |target: &str, agent: &str| {
+            let t = tabs.iter().find(|t| t.target_id == target);
+            HeldTab {
+                target_id: target.to_owned(),
+                agent_id: agent.to_owned(),
+                title: t.map(|t| t.title.clone()).unwrap_or_default(),
+                url: t.map(|t| t.url.clone()).unwrap_or_default(),
+            }
+        };
+        let leases = self.leases.all();
+        let agents: Vec<Agent> = self
+            .presence
+            .agents()
+            .into_iter()
+            .filter(|(_, s)| !s.client.is_empty() || s.calls > 0)
+            .map(|(id, s)| Agent {
+                session_id: id,
+                client: s.client,
+                tabs: leases.iter().filter(|(_, o)| s.agents.contains(o)).map(|(t, o)| held(t, o)).collect(),
+                agent_ids: s.agents.into_iter().collect(),
+                calls: s.calls,
+                last_call_at_ms: s.last_call_at_ms,
+            })
+            .collect();
+        let idle_tabs = leases
+            .iter()
+            .filter(|(_, o)| !agents.iter().any(|a| a.agent_ids.contains(o)))
+            .map(|(t, o)| held(t, o))
+            .collect();
+        Status {
+            host_version: env!("CARGO_PKG_VERSION").to_owned(),
+            hub_pid: std::process::id(),
+            stop: stop_state(self.control.stop()),
+            agents,
+            idle_tabs,
+            activity: self.presence.feed(),
+            prompts: self.prompts.pending(),
+        }
+    }
+}
+
+fn stop_state(stop: Option<super::control::Stop>) -> StopState {
+    match stop {
+        Some(s) => StopState { engaged: true, by: Some(s.by), at_ms: Some(s.at_ms) },
+        None => StopState::default(),
+    }
+}
+
+/// The options page's view of the settings.
+pub fn settings_view(data: &crate::paths::DataDir) -> SettingsView {
+    let (s, file_error) = match Settings::try_load(data) {
+        Ok(s) => (s, None),
+        Err(e) => (Settings::default(), Some(e)),
+    };
+    SettingsView {
+        domain_policy: serde_json::to_value(&s.domain_policy).unwrap_or_else(|_| json!({})),
+        gates: super::GATES
+            .iter()
+            .map(|g| GateView {
+                id: g.id.to_owned(),
+                mode: super::mode_of(&s, g.id).as_str().to_owned(),
+                default_mode: g.default.as_str().to_owned(),
+                bypass: g.bypass,
+                trigger: g.trigger.to_owned(),
+                clear: g.clear.to_owned(),
+            })
+            .collect(),
+        agent_new_tabs_disabled: s.agent_new_tabs_disabled,
+        agent_cross_tab_navigation_disabled: s.agent_cross_tab_navigation_disabled,
+        file_error,
+    }
+}
+
+/// Applies an update after checking all of it (nothing changes when any part is wrong).
+fn apply(s: &mut Settings, u: SettingsUpdate) -> Result<(), WireError> {
+    let mut modes = s.gate_modes.clone();
+    for (id, mode) in u.gate_modes.unwrap_or_default() {
+        if !super::GATES.iter().any(|g| g.id == id) {
+            return Err(bad(format!("`gateModes`: unknown gate `{id}`")));
+        }
+        if mode == "default" {
+            modes.remove(&id);
+            continue;
+        }
+        let m: GateMode = serde_json::from_value(json!(mode)).map_err(|_| {
+            bad(format!("`gateModes.{id}` must be off, warn, shadow_block, block or default, not `{mode}`"))
+        })?;
+        modes.insert(id, m);
+    }
+    let policy = match u.domain_policy {
+        Some(p) => domain_policy(&p)?,
+        None => s.domain_policy.clone(),
+    };
+    s.gate_modes = modes;
+    s.domain_policy = policy;
+    if let Some(v) = u.agent_new_tabs_disabled {
+        s.agent_new_tabs_disabled = v;
+    }
+    if let Some(v) = u.agent_cross_tab_navigation_disabled {
+        s.agent_cross_tab_navigation_disabled = v;
+    }
+    Ok(())
+}
+
+/// Checks a domain policy: domain -> action group -> allow | block.
+fn domain_policy(p: &Value) -> Result<BTreeMap<String, BTreeMap<String, Rule>>, WireError> {
+    let map = p.as_object().ok_or_else(|| bad("`domainPolicy` must be an object of domains"))?;
+    let mut out = BTreeMap::new();
+    for (domain, rules) in map {
+        let d = domain.trim().to_ascii_lowercase();
+        let valid = !d.is_empty()
+            && d.len() <= 253
+            && d.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+        if !valid {
+            return Err(bad(format!(
+                "`domainPolicy`: `{domain}` is not a domain name (letters, digits, dots and dashes, at most 253)"
+            )));
+        }
+        let rules = rules.as_object().ok_or_else(|| bad(format!("`domainPolicy.{d}` must be an object")))?;
+        let mut checked = BTreeMap::new();
+        for (group, rule) in rules {
+            if !ui::ACTION_GROUPS.contains(&group.as_str()) {
+                return Err(bad(format!(
+                    "`domainPolicy.{d}`: unknown action group `{group}` (one of {})",
+                    ui::ACTION_GROUPS.join(", ")
+                )));
+            }
+            let r: Rule = serde_json::from_value(rule.clone())
+                .map_err(|_| bad(format!("`domainPolicy.{d}.{group}` must be allow or block")))?;
+            checked.insert(group.clone(), r);
+        }
+        out.insert(d, checked);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_are_checked_whole_and_name_the_field() {
+        let mut s = Settings::default();
+        let bad_gate = SettingsUpdate {
+            gate_modes: Some([("no.such_gate".to_owned(), "off".to_owned())].into()),
+            ..Default::default()
+        };
+        assert!(apply(&mut s, bad_gate).expect_err("unknown gate").message.contains("no.such_gate"));
+        let bad_mode = SettingsUpdate {
+            gate_modes: Some([(super::super::gate::LOOP.to_owned(), "sometimes".to_owned())].into()),
+            domain_policy: Some(json!({"example.com": {"interact": "block"}})),
+            ..Default::default()
+        };
+        let e = apply(&mut s, bad_mode).expect_err("bad mode");
+        assert!(e.message.contains("gateModes.loop.detected"), "{}", e.message);
+        assert!(s.domain_policy.is_empty(), "nothing changes when part of an update is wrong");
+        let e = apply(
+            &mut s,
+            SettingsUpdate {
+                domain_policy: Some(json!({"example.com": {"write": "block"}})),
+                ..Default::default()
+            },
+        )
+        .expect_err("bad group");
+        assert!(e.message.contains("write"), "{}", e.message);
+        let e = apply(
+            &mut s,
+            SettingsUpdate {
+                domain_policy: Some(json!({"exa mple.com": {"read": "block"}})),
+                ..Default::default()
+            },
+        )
+        .expect_err("bad domain");
+        assert!(e.message.contains("exa mple.com"), "{}", e.message);
+        let ok = SettingsUpdate {
+            gate_modes: Some([(super::super::gate::LOOP.to_owned(), "off".to_owned())].into()),
+            domain_policy: Some(json!({"Example.com": {"interact": "block", "default": "allow"}})),
+            agent_new_tabs_disabled: Some(true),
+            ..Default::default()
+        };
+        apply(&mut s, ok).expect("valid");
+        assert!(s.domain_blocked("www.example.com", "interact"));
+        assert!(!s.domain_blocked("www.example.com", "read"));
+        assert_eq!(super::super::mode_of(&s, super::super::gate::LOOP), GateMode::Off);
+        assert!(s.agent_new_tabs_disabled);
+        let reset = SettingsUpdate {
+            gate_modes: Some([(super::super::gate::LOOP.to_owned(), "default".to_owned())].into()),
+            ..Default::default()
+        };
+        apply(&mut s, reset).expect("reset");
+        assert_eq!(super::super::mode_of(&s, super::super::gate::LOOP), GateMode::Block);
+    }
+
+    #[test]
+    fn feed_keeps_the_latest_calls_newest_first() {
+        let p = Presence::default();
+        p.join("s1");
+        for i in 0..(FEED_LEN as i64 + 5) {
+            p.called(
+                "s1",
+                Activity { at_ms: i, agent_id: "a".into(), tool: "t".into(), ..Default::default() },
+            );
+        }
+        let feed = p.feed();
+        assert_eq!(feed.len(), FEED_LEN);
+        assert_eq!(feed[0].at_ms, FEED_LEN as i64 + 4);
+        assert_eq!(p.agents()[0].1.calls, FEED_LEN as u64 + 5);
+        p.leave("s1");
+        assert!(p.agents().is_empty());
+    }
+}

@@ -1,0 +1,287 @@
+//! A small Chrome DevTools Protocol client for tests that drive the extension's own pages (popup,
+//! options, permission prompt), which content scripts cannot reach: a minimal WebSocket client
+//! (RFC 6455 text frames, client-masked) over the port Chromium writes to `DevToolsActivePort`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use tokio::sync::Mutex;
+
+/// Largest message accepted (screenshots are a few MB of base64).
+const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+
+/// A browser-level DevTools connection.
+pub struct Cdp {
+    stream: Mutex<TcpStream>,
+    next: AtomicU64,
+}
+
+impl Cdp {
+    /// Connects to the browser launched with `devtools: true` on profile `profile`.
+    pub async fn connect(profile: &Path, timeout: Duration) -> anyhow::Result<Self> {
+        let file = profile.join("DevToolsActivePort");
+        let deadline = Instant::now() + timeout;
+        let text = loop {
+            match std::fs::read_to_string(&file) {
+                Ok(t) if t.lines().count() >= 2 => break t,
+                _ if Instant::now() > deadline => bail!("{} did not appear", file.display()),
+                _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        };
+        let mut lines = text.lines();
+        let port: u16 = lines.next().unwrap_or_default().trim().parse().context("DevToolsActivePort port")?;
+        let path = lines.next().unwrap_or_default().trim().to_owned();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: bm92YS10ZXN0cy1jZHAtMQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await?;
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let b = stream.read_u8().await.context("handshake")?;
+            head.push(b);
+            if head.len() > 8192 {
+                bail!("handshake reply too long");
+            }
+        }
+        let head = String::from_utf8_lossy(&head);
+        if !head.starts_with("HTTP/1.1 101") {
+            bail!("DevTools refused the WebSocket: {head}");
+        }
+        Ok(Self { stream: Mutex::new(stream), next: AtomicU64::new(1) })
+    }
+
+    /// Calls `method` (in `session` when given) and returns its result.
+    pub async fn call(&self, session: Option<&str>, method: &str, params: Value) -> anyhow::Result<Value> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        let mut stream = self.stream.lock().await;
+        write_text(&mut stream, &msg.to_string()).await?;
+        loop {
+            let text = read_text(&mut stream).await?;
+            let reply: Value = serde_json::from_str(&text)?;
+            if reply.get("id").and_then(Value::as_u64) != Some(id) {
+                continue; // an event
+            }
+            if let Some(e) = reply.get("error") {
+                bail!("{method} failed: {e}");
+            }
+            return Ok(reply.get("result").cloned().unwrap_or(Value::Null));
+        }
+    }
+
+    /// Opens `url` in a new window and attaches to it.
+    pub async fn open(&self, url: &str) -> anyhow::Result<Page<'_>> {
+        let created = self.call(None, "Target.createTarget", json!({"url": url, "newWindow": true})).await?;
+        let target = created["targetId"].as_str().context("targetId")?.to_owned();
+        self.attach(&target).await
+    }
+
+    /// Attaches to an existing target.
+    pub async fn attach(&self, target: &str) -> anyhow::Result<Page<'_>> {
+        let attached =
+            self.call(None, "Target.attachToTarget", json!({"targetId": target, "flatten": true})).await?;
+        let session = attached["sessionId"].as_str().context("sessionId")?.to_owned();
+        Ok(Page { cdp: self, session, target: target.to_owned() })
+    }
+
+    /// Waits for a page target whose URL contains `part` (a window opened by the extension).
+    pub async fn wait_target(&self, part: &str, timeout: Duration) -> anyhow::Result<String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let targets = self.call(None, "Target.getTargets", json!({})).await?;
+            let found = targets["targetInfos"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.contains(part)));
+            if let Some(t) = found {
+                return Ok(t["targetId"].as_str().unwrap_or_default().to_owned());
+            }
+            if Instant::now() > deadline {
+                bail!("no page with `{part}` in its URL appeared within {timeout:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Whether a page target whose URL contains `part` exists.
+    pub async fn has_target(&self, part: &str) -> anyhow::Result<bool> {
+        let targets = self.call(None, "Target.getTargets", json!({})).await?;
+        Ok(targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["url"].as_str().is_some_and(|u| u.contains(part))))
+    }
+}
+
+/// One attached page.
+pub struct Page<'a> {
+    cdp: &'a Cdp,
+    session: String,
+    target: String,
+}
+
+impl Page<'_> {
+    /// Evaluates `expression` (awaiting promises) and returns its value.
+    pub async fn eval(&self, expression: &str) -> anyhow::Result<Value> {
+        let r = self
+            .cdp
+            .call(
+                Some(&self.session),
+                "Runtime.evaluate",
+                json!({"expression": expression, "awaitPromise": true, "returnByValue": true}),
+            )
+            .await?;
+        if let Some(e) = r.get("exceptionDetails") {
+            bail!("`{expression}` threw: {e}");
+        }
+        Ok(r["result"].get("value").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Waits until `expression` is truthy; its last value on timeout is in the error.
+    pub async fn wait_for(&self, expression: &str, timeout: Duration) -> anyhow::Result<Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let v = self.eval(expression).await.unwrap_or(Value::Null);
+            let truthy = !matches!(&v, Value::Null | Value::Bool(false))
+                && v.as_str() != Some("")
+                && v.as_f64() != Some(0.0);
+            if truthy {
+                return Ok(v);
+            }
+            if Instant::now() > deadline {
+                bail!("`{expression}` still not true after {timeout:?} (last value {v})");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Clicks the element matching `selector` (a real click event through the DOM).
+    pub async fn click(&self, selector: &str) -> anyhow::Result<()> {
+        let sel = serde_json::to_string(selector)?;
+        let ok = self.eval(&format!("(() => {{ const e = document.querySelector({sel}); if (!e) return false; e.click(); return true; }})()")).await?;
+        if ok != json!(true) {
+            bail!("nothing matches `{selector}`");
+        }
+        Ok(())
+    }
+
+    /// Sets the size the page is laid out and captured at.
+    pub async fn viewport(&self, width: u32, height: u32) -> anyhow::Result<()> {
+        self.cdp
+            .call(
+                Some(&self.session),
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+            )
+            .await
+            .map(drop)
+    }
+
+    /// Saves a PNG of the whole page to `path`.
+    pub async fn screenshot(&self, path: &Path) -> anyhow::Result<()> {
+        use base64::Engine as _;
+        let r = self
+            .cdp
+            .call(
+                Some(&self.session),
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true}),
+            )
+            .await?;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(r["data"].as_str().context("data")?)?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, bytes)?;
+        Ok(())
+    }
+
+    /// Reloads the page.
+    pub async fn reload(&self) -> anyhow::Result<()> {
+        self.cdp.call(Some(&self.session), "Page.reload", json!({})).await.map(drop)
+    }
+
+    /// Closes the page.
+    pub async fn close(self) -> anyhow::Result<()> {
+        self.cdp.call(None, "Target.closeTarget", json!({"targetId": self.target})).await.map(drop)
+    }
+}
+
+async fn write_text(stream: &mut TcpStream, text: &str) -> anyhow::Result<()> {
+    let payload = text.as_bytes();
+    let mut frame = vec![0x81u8];
+    match payload.len() {
+        n if n < 126 => frame.push(0x80 | n as u8),
+        n if n <= usize::from(u16::MAX) => {
+            frame.push(0x80 | 126);
+            frame.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            frame.push(0x80 | 127);
+            frame.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    let mask: [u8; 4] = rand_mask();
+    frame.extend_from_slice(&mask);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    stream.write_all(&frame).await?;
+    Ok(())
+}
+
+async fn read_text(stream: &mut TcpStream) -> anyhow::Result<String> {
+    let mut message = Vec::new();
+    loop {
+        let b0 = stream.read_u8().await?;
+        let b1 = stream.read_u8().await?;
+        let len = match b1 & 0x7f {
+            126 => usize::from(stream.read_u16().await?),
+            127 => usize::try_from(stream.read_u64().await?)?,
+            n => usize::from(n),
+        };
+        if message.len() + len > MAX_MESSAGE {
+            bail!("DevTools message over {MAX_MESSAGE} bytes");
+        }
+        let mask = if b1 & 0x80 != 0 {
+            let mut m = [0u8; 4];
+            stream.read_exact(&mut m).await?;
+            Some(m)
+        } else {
+            None
+        };
+        let mut data = vec![0u8; len];
+        stream.read_exact(&mut data).await?;
+        if let Some(m) = mask {
+            data.iter_mut().enumerate().for_each(|(i, b)| *b ^= m[i % 4]);
+        }
+        match b0 & 0x0f {
+            0x8 => bail!("DevTools closed the connection"),
+            0x9 | 0xA => continue, // ping / pong: Chromium does not ping clients
+            _ => message.extend_from_slice(&data),
+        }
+        if b0 & 0x80 != 0 {
+            return Ok(String::from_utf8(message)?);
+        }
+    }
+}
+
+/// A masking key; it only has to be unpredictable to intermediaries, of which there are none
+/// on loopback, but vary it anyway.
+fn rand_mask() -> [u8; 4] {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    nanos.to_le_bytes()
+}

@@ -1,0 +1,278 @@
+//! The person's controls in real Chromium: the popup (connection, agents, tabs, activity with
+//! verdict badges, STOP), the permission prompt, and the options page (domain policy, gate modes,
+//! approvals), driven through the DevTools protocol like a person would click them. Screenshots
+//! of each state are saved to `target/artifacts/ui/`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use nova_e2e::{Client, Nova, store};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn aag(r: &CallToolResult) -> Value {
+    r.meta.as_ref().and_then(|m| m.0.get("io.nova/aag").cloned()).unwrap_or(Value::Null)
+}
+
+async fn ready(c: &Client) -> anyhow::Result<()> {
+    let b = c.structured("nova.tools_bundle", json!({"bundle": "browser_automation"})).await?;
+    anyhow::ensure!(b["ok"] == json!(true), "{b}");
+    Ok(())
+}
+
+fn text_of(selector: &str) -> String {
+    format!(
+        "(document.querySelector({}) || {{}}).textContent || ''",
+        serde_json::to_string(selector).unwrap_or_default()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_in_the_popup_blocks_survives_a_hub_restart_and_releases_only_on_resume() -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui().await?;
+    let c = nova.client().await?;
+    ready(&c).await?;
+    c.structured("nova.navigate", json!({"url": nova.url("chat.html?mode=works")})).await?;
+    c.structured("nova.perceive", json!({})).await?;
+    let claim = c.structured("nova.tab_claim", json!({"targetId": "active", "debugLabel": "chat"})).await?;
+    let tab = claim["targetId"].as_str().unwrap_or_default().to_owned();
+    let sent = c
+        .structured(
+            "nova.guarded_send_message",
+            json!({"text": "hello", "transitionContract": {"stabilityWindowMs": 1500, "stabilityMs": 200}}),
+        )
+        .await?;
+    assert_eq!(sent["guardedCommit"]["verificationStatus"], "verified_success", "{sent}");
+
+    let cdp = nova.devtools().await?;
+    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    popup.viewport(380, 640).await?;
+    popup.wait_for("document.body.dataset.connected === 'true'", WAIT).await?;
+    // The agent, the tab it holds, and the feed with the verified send.
+    let agents = popup.wait_for(&format!("{}.includes('tab {tab}')", text_of("#agents")), WAIT).await;
+    assert!(agents.is_ok(), "popup lists the held tab: {}", popup.eval(&text_of("#agents")).await?);
+    let feed = popup.eval(&text_of("#activity")).await?;
+    let feed = feed.as_str().unwrap_or_default();
+    assert!(feed.contains("guarded_send_message") && feed.contains("perceive"), "{feed}");
+    assert_eq!(popup.eval("document.querySelectorAll('#activity .badge-verified').length").await?, json!(1));
+    assert!(popup.eval(&text_of("#agents")).await?.as_str().unwrap_or_default().contains("default"));
+    popup.screenshot(&nova.artifact("popup-running")).await?;
+
+    // STOP: the next call is blocked before it runs.
+    popup.click("#stop").await?;
+    popup.wait_for("document.body.dataset.stopped === 'true'", WAIT).await?;
+    let blocked = c.call("nova.perceive", json!({})).await?;
+    let a = aag(&blocked);
+    assert_eq!(
+        (blocked.is_error, a["gateId"].clone(), a["forceBypassAvailable"].clone()),
+        (Some(true), json!("safety.emergency_stop"), json!(false)),
+        "{a}"
+    );
+    let row = store::query_i64(
+        &nova.store_path(),
+        "SELECT COUNT(*) FROM observations WHERE tool = 'nova.perceive' AND error_code = 'aag_blocked:safety.emergency_stop'",
+    );
+    assert!(row.is_ok(), "store readable");
+    popup.wait_for("document.querySelectorAll('#activity .badge-blocked').length >= 1", WAIT).await?;
+    popup.screenshot(&nova.artifact("popup-stopped")).await?;
+
+    // A new hub (as after a browser or host restart) reads the stop from the store.
+    nova.restart_hub().await?;
+    let still = c.call("nova.perceive", json!({})).await?;
+    assert_eq!(aag(&still)["gateId"], "safety.emergency_stop", "the stop survived the hub restart");
+    popup.reload().await?;
+    popup
+        .wait_for(
+            "document.body.dataset.connected === 'true' && document.body.dataset.stopped === 'true'",
+            WAIT,
+        )
+        .await?;
+    assert!(popup.eval(&text_of("#stopped-text")).await?.as_str().unwrap_or_default().contains("by you"));
+
+    // Only the person releases it.
+    popup.click("#resume").await?;
+    popup.wait_for("document.body.dataset.stopped === 'false'", WAIT).await?;
+    let ok = c.call("nova.perceive", json!({})).await?;
+    assert_eq!(ok.is_error, Some(false), "released: {:?}", ok.structured_content);
+    popup.screenshot(&nova.artifact("popup-resumed")).await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui().await?;
+    let c = Arc::new(nova.client().await?);
+    ready(&c).await?;
+    let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    let tab = nav["targetId"].as_str().unwrap_or_default().to_owned();
+
+    // Bad arguments are refused by name, and nobody is asked.
+    let e = c.call_err("nova.permission_prompt", json!({"message": " "})).await?;
+    assert!(e.message.contains("message"), "{}", e.message);
+    let e = c.call_err("nova.permission_prompt", json!({"message": "ok?", "timeoutMs": 1000})).await?;
+    assert!(e.message.contains("timeoutMs") && e.message.contains("5000"), "{}", e.message);
+
+    // 1. Approved in the prompt window the extension opens.
+    let ask = {
+        let c = c.clone();
+        let tab = tab.clone();
+        tokio::spawn(async move {
+            c.structured(
+                "nova.permission_prompt",
+                json!({"title": "Submit the order", "message": "May I submit the order form on basic.html?",
+                       "targetId": tab, "timeoutMs": 60000}),
+            )
+            .await
+        })
+    };
+    let cdp = nova.devtools().await?;
+    let window = cdp.wait_target("prompt.html", WAIT).await?;
+    let prompt = cdp.attach(&window).await?;
+    prompt.wait_for(&format!("{}.includes('Submit the order')", text_of(".prompt-title")), WAIT).await?;
+    assert!(
+        prompt.eval(&text_of(".prompt-message")).await?.as_str().unwrap_or_default().contains("order form")
+    );
+    prompt.screenshot(&nova.artifact("prompt-window")).await?;
+    prompt.click("button.approve").await?;
+    let r = ask.await??;
+    assert_eq!((r["decision"].clone(), r["approved"].clone()), (json!("approved"), json!(true)), "{r}");
+    let id = r["promptId"].as_str().unwrap_or_default().to_owned();
+    let stored = store::query_i64(
+        &nova.store_path(),
+        &format!(
+            "SELECT COUNT(*) FROM approvals WHERE prompt_id = '{id}' AND decision = 'approved' AND decided_at_ms IS NOT NULL"
+        ),
+    )?;
+    assert_eq!(stored, 1, "the decision is stored");
+
+    // 2. Denied from the popup's list of waiting prompts.
+    let ask = {
+        let c = c.clone();
+        tokio::spawn(async move {
+            c.structured(
+                "nova.permission_prompt",
+                json!({"title": "Delete the account", "message": "May I delete it?"}),
+            )
+            .await
+        })
+    };
+    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    popup.viewport(380, 640).await?;
+    popup.wait_for("document.querySelectorAll('#prompts .prompt').length === 1", WAIT).await?;
+    popup.screenshot(&nova.artifact("popup-prompt")).await?;
+    popup.click("#prompts button.deny").await?;
+    let r = ask.await??;
+    assert_eq!((r["decision"].clone(), r["approved"].clone()), (json!("denied"), json!(false)), "{r}");
+    let denied_id = r["promptId"].as_str().unwrap_or_default().to_owned();
+    // Its prompt window is closed by the extension once answered elsewhere.
+    let deadline = std::time::Instant::now() + WAIT;
+    while cdp.has_target(&denied_id).await? {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "the answered prompt's window stayed open");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // 3. Nobody answers: timed out, stored as such.
+    let r = c
+        .structured("nova.permission_prompt", json!({"message": "Anyone there?", "timeoutMs": 5000}))
+        .await?;
+    assert_eq!(r["decision"], "timed_out", "{r}");
+
+    // The options page lists all three decisions.
+    let options = cdp.open(&nova.extension_page("options.html")).await?;
+    options.viewport(1000, 900).await?;
+    options.wait_for("document.querySelectorAll('#approvals tr').length === 3", WAIT).await?;
+    let decisions = options
+        .eval("[...document.querySelectorAll('#approvals .decision')].map(e => e.textContent).join(',')")
+        .await?;
+    assert_eq!(decisions, json!("timed out,denied,approved"));
+    options.screenshot(&nova.artifact("options-approvals")).await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_options_page_sets_domain_policy_and_gate_modes_checked_by_the_host() -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui().await?;
+    let c = nova.client().await?;
+    ready(&c).await?;
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    c.structured("nova.perceive", json!({})).await?;
+
+    let cdp = nova.devtools().await?;
+    let options = cdp.open(&nova.extension_page("options.html")).await?;
+    options.viewport(1000, 1100).await?;
+    options.wait_for("document.body.dataset.loaded === 'true'", WAIT).await?;
+    // Every gate is listed with its mode.
+    let gates = options.eval("document.querySelectorAll('#gates select').length").await?;
+    assert!(gates.as_u64().unwrap_or(0) >= 14, "{gates}");
+
+    // A rule typed like a person would: block interaction on the fixture host.
+    let fill = |sel: &str, v: &str| {
+        format!(
+            "(() => {{ const e = document.querySelector('{sel}'); e.value = '{v}'; e.dispatchEvent(new Event('input')); return true; }})()"
+        )
+    };
+    options.eval(&fill("#p-domain", "127.0.0.1")).await?;
+    options.eval(&fill("#p-group", "interact")).await?;
+    options.eval(&fill("#p-rule", "block")).await?;
+    options.click("#p-add").await?;
+    options.wait_for(&format!("{} === 'Saved.'", text_of("#saved")), WAIT).await?;
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(nova.data.join("settings.json"))?)?;
+    assert_eq!(settings["domainPolicy"]["127.0.0.1"]["interact"], "block", "{settings}");
+    let blocked = c.call("nova.click_selector", json!({"selector": "#counter"})).await?;
+    assert_eq!(aag(&blocked)["gateId"], "domain.policy.blocked", "{:?}", blocked.structured_content);
+    let read = c.call("nova.read_text", json!({})).await?;
+    assert_eq!(read.is_error, Some(false), "reading is another action group");
+
+    // A gate mode through its select.
+    options
+        .eval(
+            "(() => { const s = document.querySelector('select[data-gate=\"loop.detected\"]'); s.value = 'off'; \
+             s.dispatchEvent(new Event('change', {bubbles: true})); return true; })()",
+        )
+        .await?;
+    options.wait_for(&format!("{} === 'Saved.'", text_of("#saved")), WAIT).await?;
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(nova.data.join("settings.json"))?)?;
+    assert_eq!(settings["gateModes"]["loop.detected"], "off", "{settings}");
+    options.screenshot(&nova.artifact("options-policy")).await?;
+
+    // The host refuses a bad domain, names it, and changes nothing.
+    options.eval(&fill("#p-domain", "not a domain")).await?;
+    options.click("#p-add").await?;
+    let note = options.wait_for(&format!("{}.startsWith('Not saved')", text_of("#saved")), WAIT).await;
+    assert!(note.is_ok(), "{}", options.eval(&text_of("#saved")).await?);
+    let said = options.eval(&text_of("#saved")).await?;
+    assert!(said.as_str().unwrap_or_default().contains("not a domain"), "{said}");
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(nova.data.join("settings.json"))?)?;
+    assert_eq!(after, settings, "a refused update changes nothing");
+
+    // Removing the rule lets the agent act again.
+    options.click("#policy button[data-action=remove]").await?;
+    options.wait_for("!document.querySelector('#policy button[data-action=remove]')", WAIT).await?;
+    let clicked = c.call("nova.click_selector", json!({"selector": "#counter"})).await?;
+    assert_ne!(aag(&clicked)["gateId"], "domain.policy.blocked", "{:?}", clicked.structured_content);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
+    let mut nova = Nova::without_browser().await?;
+    // No host manifest in this profile: the browser cannot start the host.
+    std::fs::remove_dir_all(nova.profile.join("NativeMessagingHosts"))?;
+    nova.devtools = true;
+    nova.spawn_browser()?;
+    let cdp = nova.devtools().await?;
+    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    popup.viewport(380, 400).await?;
+    popup.wait_for("document.body.dataset.connected === 'false'", WAIT).await?;
+    let why = popup.wait_for(&format!("{}.includes('nova install')", text_of("#conn-why")), WAIT).await;
+    assert!(why.is_ok(), "{}", popup.eval(&text_of("#conn-why")).await?);
+    popup.screenshot(&nova.artifact("popup-no-host")).await?;
+
+    // STOP still works: kept and shown until the host is back.
+    popup.click("#stop").await?;
+    popup.wait_for("document.body.dataset.stopped === 'true'", WAIT).await?;
+    assert!(popup.eval(&text_of("#stopped-text")).await?.as_str().unwrap_or_default().contains("as soon as"));
+    Ok(())
+}
