@@ -285,10 +285,24 @@ impl Bridge {
     fn handle_request(&self, env: Envelope) {
         let name = env.method.clone().unwrap_or_default();
         if name.starts_with("ui.")
-            && let (Some(handler), Some(me)) = (self.handler.get().cloned(), self.me.upgrade())
+            && let Some(me) = self.me.upgrade()
         {
             let id = env.id;
             tokio::spawn(async move {
+                // The browser may ask before the hub has finished opening (a STOP queued while
+                // the host was away is sent at once on connect).
+                let mut handler = me.handler.get().cloned();
+                for _ in 0..100 {
+                    if handler.is_some() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    handler = me.handler.get().cloned();
+                }
+                let Some(handler) = handler else {
+                    me.send(&Envelope::err(id, nova_shared::reason::INTERNAL, "the hub is not ready"), id);
+                    return;
+                };
                 let reply = match handler.answer(&name, env.params.unwrap_or(Value::Null)).await {
                     Ok(v) => Envelope::ok(id, v),
                     Err(e) => Envelope::err(id, &e.code, e.message),

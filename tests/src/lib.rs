@@ -237,6 +237,26 @@ impl Nova {
         Ok(())
     }
 
+    /// Stops the browser (and with it the hub) and starts it again on the same profile and data
+    /// dir, waiting for the new hub.
+    pub fn restart_browser(&mut self) -> anyhow::Result<()> {
+        let old = self.hub_pid();
+        if let Some(mut b) = self.browser.take() {
+            b.stop();
+        }
+        self.spawn_browser()?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(hub) = wait_for_hub(&self.data, Duration::from_secs(1))
+                && i32::try_from(hub.pid).ok() != old
+            {
+                return Ok(());
+            }
+            anyhow::ensure!(Instant::now() < deadline, "no new hub within 30 s of the browser restart");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Launches Chromium on about:blank without waiting for anything.
     pub fn spawn_browser(&mut self) -> anyhow::Result<()> {
         let opts = chromium::LaunchOptions {

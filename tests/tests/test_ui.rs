@@ -24,14 +24,15 @@ async fn ready(c: &Client) -> anyhow::Result<()> {
 
 fn text_of(selector: &str) -> String {
     format!(
-        "(document.querySelector({}) || {{}}).textContent || ''",
+        "((document.querySelector({}) || {{}}).textContent || '')",
         serde_json::to_string(selector).unwrap_or_default()
     )
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn stop_in_the_popup_blocks_survives_a_hub_restart_and_releases_only_on_resume() -> anyhow::Result<()> {
-    let nova = Nova::start_with_ui().await?;
+async fn stop_in_the_popup_blocks_survives_hub_and_browser_restarts_and_releases_only_on_resume()
+-> anyhow::Result<()> {
+    let mut nova = Nova::start_with_ui().await?;
     let c = nova.client().await?;
     ready(&c).await?;
     c.structured("nova.navigate", json!({"url": nova.url("chat.html?mode=works")})).await?;
@@ -90,11 +91,31 @@ async fn stop_in_the_popup_blocks_survives_a_hub_restart_and_releases_only_on_re
         )
         .await?;
     assert!(popup.eval(&text_of("#stopped-text")).await?.as_str().unwrap_or_default().contains("by you"));
+    drop(popup);
+    drop(cdp);
+
+    // And after the browser itself restarts (same profile and data dir).
+    nova.restart_browser()?;
+    let after_browser = c.call("nova.perceive", json!({})).await?;
+    assert_eq!(
+        aag(&after_browser)["gateId"],
+        "safety.emergency_stop",
+        "the stop survived the browser restart"
+    );
+    let cdp = nova.devtools().await?;
+    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    popup.viewport(380, 640).await?;
+    popup
+        .wait_for(
+            "document.body.dataset.connected === 'true' && document.body.dataset.stopped === 'true'",
+            WAIT,
+        )
+        .await?;
 
     // Only the person releases it.
     popup.click("#resume").await?;
     popup.wait_for("document.body.dataset.stopped === 'false'", WAIT).await?;
-    let ok = c.call("nova.perceive", json!({})).await?;
+    let ok = c.call("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     assert_eq!(ok.is_error, Some(false), "released: {:?}", ok.structured_content);
     popup.screenshot(&nova.artifact("popup-resumed")).await?;
     Ok(())
@@ -274,5 +295,20 @@ async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
     popup.click("#stop").await?;
     popup.wait_for("document.body.dataset.stopped === 'true'", WAIT).await?;
     assert!(popup.eval(&text_of("#stopped-text")).await?.as_str().unwrap_or_default().contains("as soon as"));
+
+    // Once the host is installed, the extension's next reconnect starts it and delivers the
+    // STOP before any agent can act.
+    nova.dist.register_host(&nova.profile)?;
+    nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(30))?;
+    popup
+        .wait_for(
+            "document.body.dataset.connected === 'true' && document.body.dataset.stopped === 'true'",
+            WAIT,
+        )
+        .await?;
+    let c = nova.client().await?;
+    let r = c.call("nova.perceive", json!({})).await?;
+    assert_eq!(aag(&r)["gateId"], "safety.emergency_stop", "{:?}", r.structured_content);
+    assert_eq!(aag(&r)["details"]["by"], "popup", "{}", aag(&r));
     Ok(())
 }

@@ -189,6 +189,11 @@ pub fn bg_ui(msg: JsValue) -> Promise {
 async fn answer(op: &str, params: Value) -> Result<Value, Failure> {
     match op {
         "status" => Ok(match hub_request(method::STATUS, json!({})).await {
+            Ok(status) if STATE.with(|s| s.borrow().pending_stop) => {
+                // Connected again with a STOP still queued: deliver it now.
+                on_connect();
+                json!({"connected": true, "status": status, "pendingStop": true})
+            }
             Ok(status) => json!({"connected": true, "status": status}),
             Err((_, message)) => json!({
                 "connected": false,
