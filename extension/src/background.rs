@@ -89,6 +89,9 @@ pub fn bg_event(name: String, detail: JsValue) {
             }
             spawn_local(send_tabs());
         }
+        // A load superseded by a newer navigation (Firefox aborts the initial about:blank when
+        // a tab is sent elsewhere) is not the outcome of the navigation being waited for.
+        "navError" if bindings::superseded_load(&detail) => {}
         "completed" | "navError" | "sameDoc" if top_frame => {
             let outcome = match name.as_str() {
                 "navError" => {

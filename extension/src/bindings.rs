@@ -196,6 +196,15 @@ pub fn port_error(port: &Port) -> Option<String> {
     firefox.or(chromium).map(|e| error_text(&e))
 }
 
+/// Whether a `webNavigation.onErrorOccurred` detail is a load aborted because another
+/// navigation replaced it: Firefox reports `Error code 2152398850` (NS_BINDING_ABORTED), also for
+/// the initial about:blank of a tab sent elsewhere. (Chromium's `net::ERR_ABORTED` also covers
+/// downloads and 204 responses, which do end a navigation, so it stays an error.)
+pub fn superseded_load(detail: &JsValue) -> bool {
+    let error = Reflect::get(detail, &"error".into()).ok().and_then(|e| e.as_string()).unwrap_or_default();
+    error.contains("2152398850")
+}
+
 /// The message of a JS error value.
 pub fn error_text(e: &JsValue) -> String {
     Reflect::get(e, &"message".into())

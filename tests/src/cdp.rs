@@ -1,6 +1,6 @@
 //! A small Chrome DevTools Protocol client for tests that drive the extension's own pages (popup,
-//! options, permission prompt), which content scripts cannot reach: a minimal WebSocket client
-//! (RFC 6455 text frames, client-masked) over the port Chromium writes to `DevToolsActivePort`.
+//! options, permission prompt), which content scripts cannot reach, over the port Chromium writes
+//! to `DevToolsActivePort`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,16 +8,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 
-/// Largest message accepted (screenshots are a few MB of base64).
-const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+use crate::ws::WebSocket;
 
 /// A browser-level DevTools connection.
 pub struct Cdp {
-    stream: Mutex<TcpStream>,
+    ws: Mutex<WebSocket>,
     next: AtomicU64,
 }
 
@@ -36,25 +33,8 @@ impl Cdp {
         let mut lines = text.lines();
         let port: u16 = lines.next().unwrap_or_default().trim().parse().context("DevToolsActivePort port")?;
         let path = lines.next().unwrap_or_default().trim().to_owned();
-        let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
-        let request = format!(
-            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: bm92YS10ZXN0cy1jZHAtMQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        );
-        stream.write_all(request.as_bytes()).await?;
-        let mut head = Vec::new();
-        while !head.ends_with(b"\r\n\r\n") {
-            let b = stream.read_u8().await.context("handshake")?;
-            head.push(b);
-            if head.len() > 8192 {
-                bail!("handshake reply too long");
-            }
-        }
-        let head = String::from_utf8_lossy(&head);
-        if !head.starts_with("HTTP/1.1 101") {
-            bail!("DevTools refused the WebSocket: {head}");
-        }
-        Ok(Self { stream: Mutex::new(stream), next: AtomicU64::new(1) })
+        let ws = WebSocket::connect(port, &path).await?;
+        Ok(Self { ws: Mutex::new(ws), next: AtomicU64::new(1) })
     }
 
     /// Calls `method` (in `session` when given) and returns its result.
@@ -64,10 +44,10 @@ impl Cdp {
         if let Some(s) = session {
             msg["sessionId"] = json!(s);
         }
-        let mut stream = self.stream.lock().await;
-        write_text(&mut stream, &msg.to_string()).await?;
+        let mut ws = self.ws.lock().await;
+        ws.send(&msg.to_string()).await?;
         loop {
-            let text = read_text(&mut stream).await?;
+            let text = ws.recv().await?;
             let reply: Value = serde_json::from_str(&text)?;
             if reply.get("id").and_then(Value::as_u64) != Some(id) {
                 continue; // an event
@@ -217,71 +197,4 @@ impl Page<'_> {
     pub async fn close(self) -> anyhow::Result<()> {
         self.cdp.call(None, "Target.closeTarget", json!({"targetId": self.target})).await.map(drop)
     }
-}
-
-async fn write_text(stream: &mut TcpStream, text: &str) -> anyhow::Result<()> {
-    let payload = text.as_bytes();
-    let mut frame = vec![0x81u8];
-    match payload.len() {
-        n if n < 126 => frame.push(0x80 | n as u8),
-        n if n <= usize::from(u16::MAX) => {
-            frame.push(0x80 | 126);
-            frame.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        n => {
-            frame.push(0x80 | 127);
-            frame.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-    }
-    let mask: [u8; 4] = rand_mask();
-    frame.extend_from_slice(&mask);
-    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    stream.write_all(&frame).await?;
-    Ok(())
-}
-
-async fn read_text(stream: &mut TcpStream) -> anyhow::Result<String> {
-    let mut message = Vec::new();
-    loop {
-        let b0 = stream.read_u8().await?;
-        let b1 = stream.read_u8().await?;
-        let len = match b1 & 0x7f {
-            126 => usize::from(stream.read_u16().await?),
-            127 => usize::try_from(stream.read_u64().await?)?,
-            n => usize::from(n),
-        };
-        if message.len() + len > MAX_MESSAGE {
-            bail!("DevTools message over {MAX_MESSAGE} bytes");
-        }
-        let mask = if b1 & 0x80 != 0 {
-            let mut m = [0u8; 4];
-            stream.read_exact(&mut m).await?;
-            Some(m)
-        } else {
-            None
-        };
-        let mut data = vec![0u8; len];
-        stream.read_exact(&mut data).await?;
-        if let Some(m) = mask {
-            data.iter_mut().enumerate().for_each(|(i, b)| *b ^= m[i % 4]);
-        }
-        match b0 & 0x0f {
-            0x8 => bail!("DevTools closed the connection"),
-            0x9 | 0xA => continue, // ping / pong: Chromium does not ping clients
-            _ => message.extend_from_slice(&data),
-        }
-        if b0 & 0x80 != 0 {
-            return Ok(String::from_utf8(message)?);
-        }
-    }
-}
-
-/// A masking key; it only has to be unpredictable to intermediaries, of which there are none
-/// on loopback, but vary it anyway.
-fn rand_mask() -> [u8; 4] {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    nanos.to_le_bytes()
 }

@@ -54,9 +54,21 @@ pub struct LaunchOptions {
 /// A running browser; killed with its whole process group on drop.
 pub struct BrowserProcess {
     child: Child,
+    /// A connection the browser needs for as long as it runs (Firefox's BiDi session).
+    keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl BrowserProcess {
+    /// Wraps a spawned browser (its own process group).
+    pub fn from_child(child: Child) -> Self {
+        Self { child, keep: None }
+    }
+
+    /// Keeps `value` alive as long as the browser.
+    pub fn keep(&mut self, value: impl std::any::Any + Send + Sync) {
+        self.keep = Some(Box::new(value));
+    }
+
     /// The browser's process id (and process group id).
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -138,7 +150,7 @@ pub fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
         cmd.arg("--remote-debugging-port=0");
     }
     let child = cmd.spawn().with_context(|| format!("starting {}", o.binary.display()))?;
-    Ok(BrowserProcess { child })
+    Ok(BrowserProcess::from_child(child))
 }
 
 /// Whether a display is available for a headful browser.

@@ -11,11 +11,14 @@
 //!
 //! `cargo xtask run` uses the same launcher, so what the tests drive is what people run.
 
+pub mod bidi;
 pub mod cdp;
 pub mod chromium;
+pub mod firefox;
 pub mod fixtures;
 pub mod site;
 pub mod store;
+pub mod ws;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,15 +66,19 @@ impl Dist {
         Ok(dist)
     }
 
-    /// Registers the native host inside a Chromium profile.
+    /// Registers the native host for the browser the tests use: inside the Chromium profile,
+    /// or in the home directory Firefox is given ([`firefox::home_of`]).
     pub fn register_host(&self, profile: &Path) -> anyhow::Result<()> {
-        let out = Command::new(&self.host)
-            .args(["install", "--chromium-profile"])
-            .arg(profile)
-            .arg("--host-path")
-            .arg(&self.host)
-            .output()
-            .context("running nova install")?;
+        let mut cmd = Command::new(&self.host);
+        match BrowserKind::from_env() {
+            BrowserKind::Chromium => cmd.args(["install", "--chromium-profile"]).arg(profile),
+            BrowserKind::Firefox => {
+                let home = firefox::home_of(profile);
+                std::fs::create_dir_all(&home)?;
+                cmd.args(["install", "--browser", "firefox"]).env("HOME", home)
+            }
+        };
+        let out = cmd.arg("--host-path").arg(&self.host).output().context("running nova install")?;
         if !out.status.success() {
             bail!("nova install failed: {}", String::from_utf8_lossy(&out.stderr));
         }
@@ -80,6 +87,33 @@ impl Dist {
 }
 
 pub use nova_host::hub::HubRecord;
+
+/// The browser the end-to-end tests drive: `NOVA_BROWSER=chromium` (default) or `firefox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrowserKind {
+    /// Chromium.
+    Chromium,
+    /// Firefox.
+    Firefox,
+}
+
+impl BrowserKind {
+    /// From `NOVA_BROWSER`.
+    pub fn from_env() -> Self {
+        match std::env::var("NOVA_BROWSER").ok().as_deref() {
+            Some("firefox") => Self::Firefox,
+            _ => Self::Chromium,
+        }
+    }
+
+    /// Lower-case name, as the hub records it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Chromium => "chromium",
+            Self::Firefox => "firefox",
+        }
+    }
+}
 
 /// Reads the newest hub registration in `data` whose socket accepts connections, waiting up
 /// to `timeout` for one to appear.
@@ -182,14 +216,14 @@ impl Nova {
     pub async fn start() -> anyhow::Result<Self> {
         let mut nova = Self::without_browser().await?;
         std::fs::write(nova.data.join("settings.json"), FEATURE_TEST_SETTINGS)?;
-        nova.launch_browser()?;
+        nova.launch_browser().await?;
         Ok(nova)
     }
 
     /// Starts everything with the product's default gate modes.
     pub async fn start_with_default_gates() -> anyhow::Result<Self> {
         let mut nova = Self::without_browser().await?;
-        nova.launch_browser()?;
+        nova.launch_browser().await?;
         Ok(nova)
     }
 
@@ -198,7 +232,7 @@ impl Nova {
     pub async fn start_with_ui() -> anyhow::Result<Self> {
         let mut nova = Self::without_browser().await?;
         nova.devtools = true;
-        nova.launch_browser()?;
+        nova.launch_browser().await?;
         Ok(nova)
     }
 
@@ -230,21 +264,21 @@ impl Nova {
         Ok(Self { dist, data, profile, fixtures, browser: None, devtools: false, _tmp: tmp })
     }
 
-    /// Launches Chromium on about:blank and waits for the hub.
-    pub fn launch_browser(&mut self) -> anyhow::Result<()> {
-        self.spawn_browser()?;
+    /// Launches the browser on about:blank and waits for the hub.
+    pub async fn launch_browser(&mut self) -> anyhow::Result<()> {
+        self.spawn_browser().await?;
         wait_for_hub(&self.data, Duration::from_secs(30))?;
         Ok(())
     }
 
     /// Stops the browser (and with it the hub) and starts it again on the same profile and data
     /// dir, waiting for the new hub.
-    pub fn restart_browser(&mut self) -> anyhow::Result<()> {
+    pub async fn restart_browser(&mut self) -> anyhow::Result<()> {
         let old = self.hub_pid();
         if let Some(mut b) = self.browser.take() {
             b.stop();
         }
-        self.spawn_browser()?;
+        self.spawn_browser().await?;
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(hub) = wait_for_hub(&self.data, Duration::from_secs(1))
@@ -257,10 +291,14 @@ impl Nova {
         }
     }
 
-    /// Launches Chromium on about:blank without waiting for anything.
-    pub fn spawn_browser(&mut self) -> anyhow::Result<()> {
+    /// Launches the browser on about:blank without waiting for the hub.
+    pub async fn spawn_browser(&mut self) -> anyhow::Result<()> {
+        let kind = BrowserKind::from_env();
         let opts = chromium::LaunchOptions {
-            binary: chromium::find_binary()?,
+            binary: match kind {
+                BrowserKind::Chromium => chromium::find_binary()?,
+                BrowserKind::Firefox => firefox::find_binary()?,
+            },
             profile: self.profile.clone(),
             data_dir: self.data.clone(),
             extension: self.dist.extension.clone(),
@@ -269,7 +307,10 @@ impl Nova {
             http_port: Some(0),
             devtools: self.devtools,
         };
-        self.browser = Some(chromium::launch(&opts)?);
+        self.browser = Some(match kind {
+            BrowserKind::Chromium => chromium::launch(&opts)?,
+            BrowserKind::Firefox => firefox::launch(&opts).await?,
+        });
         Ok(())
     }
 

@@ -22,9 +22,11 @@ async fn navigate_reports_urls_and_failures() -> anyhow::Result<()> {
     assert!(second["url"].as_str().unwrap_or_default().ends_with("/page2.html"));
     assert!(second["navEpoch"].as_u64() > first["navEpoch"].as_u64());
 
-    // Nothing listens on port 9 of loopback.
-    let failed = c.call("nova.navigate", json!({"url": "http://127.0.0.1:9/"})).await?;
-    assert_eq!(failed.is_error, Some(true));
+    // Nothing listens on a port just freed (port 9 would be refused by Firefox's port blocklist
+    // before any load starts).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let failed = c.call("nova.navigate", json!({"url": format!("http://127.0.0.1:{closed}/")})).await?;
+    assert_eq!(failed.is_error, Some(true), "{:?}", failed.structured_content);
     assert_eq!(failed.structured_content.unwrap_or_default()["reasonCode"], "navigation_failed");
     Ok(())
 }

@@ -133,7 +133,7 @@ async fn nova_mcp_without_a_browser_answers_then_relays_once_one_starts() -> any
     assert_eq!(rows[0]["reason_code"], "browser_not_connected");
 
     std::fs::write(nova.data.join("settings.json"), nova_e2e::FEATURE_TEST_SETTINGS)?;
-    nova.launch_browser()?;
+    nova.launch_browser().await?;
     let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     assert_eq!(nav["title"], "Basic fixture", "the same session now reaches the browser");
     Ok(())

@@ -95,7 +95,7 @@ async fn stop_in_the_popup_blocks_survives_hub_and_browser_restarts_and_releases
     drop(cdp);
 
     // And after the browser itself restarts (same profile and data dir).
-    nova.restart_browser()?;
+    nova.restart_browser().await?;
     let after_browser = c.call("nova.perceive", json!({})).await?;
     assert_eq!(
         aag(&after_browser)["gateId"],
@@ -282,7 +282,7 @@ async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
     // No host manifest in this profile: the browser cannot start the host.
     std::fs::remove_dir_all(nova.profile.join("NativeMessagingHosts"))?;
     nova.devtools = true;
-    nova.spawn_browser()?;
+    nova.spawn_browser().await?;
     let cdp = nova.devtools().await?;
     let popup = cdp.open(&nova.extension_page("popup.html")).await?;
     popup.viewport(380, 400).await?;

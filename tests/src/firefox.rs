@@ -1,0 +1,109 @@
+//! Finding and launching Firefox with the Nova extension (a temporary add-on installed over
+//! WebDriver BiDi), in its own process group like [`crate::chromium`].
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+
+use crate::chromium::{BrowserProcess, LaunchOptions};
+
+/// Where Firefox may live, best first.
+const CANDIDATES: &[&str] = &["/usr/bin/firefox-esr", "/usr/lib/firefox-esr/firefox-esr", "/usr/bin/firefox"];
+
+/// The moz-extension UUID pinned in test profiles, so pages are at a known URL.
+pub const EXTENSION_UUID: &str = "6f1d3c5e-9a2b-4c8d-8e7f-0a1b2c3d4e5f";
+
+/// The Firefox to use: `NOVA_FIREFOX`, else the first known location that exists.
+pub fn find_binary() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("NOVA_FIREFOX") {
+        return Ok(PathBuf::from(p));
+    }
+    CANDIDATES.iter().map(PathBuf::from).find(|p| p.is_file()).context(
+        "Firefox not found: install it with `sudo apt-get install -y firefox-esr` (or set NOVA_FIREFOX)",
+    )
+}
+
+/// The home directory Firefox gets (its `.mozilla/native-messaging-hosts` holds the host
+/// manifest): next to the profile.
+pub fn home_of(profile: &Path) -> PathBuf {
+    profile.with_extension("home")
+}
+
+const PREFS: &str = r#"
+user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("browser.aboutwelcome.enabled", false);
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
+user_pref("app.update.disabledForTesting", true);
+user_pref("browser.tabs.warnOnClose", false);
+user_pref("extensions.autoDisableScopes", 0);
+user_pref("browser.newtabpage.enabled", false);
+user_pref("network.captive-portal-service.enabled", false);
+user_pref("dom.disable_open_during_load", false);
+"#;
+
+/// Starts Firefox, installs the extension and returns the browser (stderr in
+/// `<data_dir>/logs/firefox.log`).
+pub async fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
+    if !o.binary.is_file() {
+        bail!("{} does not exist", o.binary.display());
+    }
+    let logs = o.data_dir.join("logs");
+    std::fs::create_dir_all(&logs)?;
+    std::fs::create_dir_all(&o.profile)?;
+    let uuids = format!(
+        "user_pref(\"extensions.webextensions.uuids\", {});\n",
+        serde_json::to_string(&format!("{{\"{}\":\"{EXTENSION_UUID}\"}}", nova_shared::FIREFOX_ADDON_ID))?
+    );
+    std::fs::write(o.profile.join("user.js"), format!("{PREFS}{uuids}"))?;
+    let log_path = logs.join("firefox.log");
+    let log = std::fs::File::create(&log_path)?;
+    let home = home_of(&o.profile);
+    std::fs::create_dir_all(&home)?;
+    let mut cmd = Command::new(&o.binary);
+    if o.headless {
+        cmd.arg("-headless");
+    }
+    cmd.args(["-no-remote", "-new-instance", "--remote-debugging-port", "0", "-profile"])
+        .arg(&o.profile)
+        .arg(&o.url)
+        .env("HOME", &home)
+        .env("NOVA_HOME", &o.data_dir)
+        .env("MOZ_CRASHREPORTER_DISABLE", "1")
+        .env("MOZ_HEADLESS_WIDTH", "1280")
+        .env("MOZ_HEADLESS_HEIGHT", "900")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    if let Some(port) = o.http_port {
+        cmd.env("NOVA_HTTP_PORT", port.to_string());
+    }
+    let child = cmd.spawn().with_context(|| format!("starting {}", o.binary.display()))?;
+    let mut browser = BrowserProcess::from_child(child);
+    let port = bidi_port(&log_path, Duration::from_secs(60))?;
+    let bidi = crate::bidi::Bidi::connect(port).await?;
+    bidi.install_extension(&o.extension).await.context("installing the extension")?;
+    browser.keep(bidi);
+    Ok(browser)
+}
+
+/// The BiDi port Firefox prints once it listens.
+fn bidi_port(log: &Path, timeout: Duration) -> anyhow::Result<u16> {
+    const MARK: &str = "WebDriver BiDi listening on ws://127.0.0.1:";
+    let deadline = Instant::now() + timeout;
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(rest) = text.split(MARK).nth(1) {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            return digits.parse().context("BiDi port");
+        }
+        if Instant::now() > deadline {
+            bail!("Firefox did not open WebDriver BiDi within {timeout:?}; see {}", log.display());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
