@@ -44,7 +44,7 @@ struct State {
     /// Watches armed by `page.act`: watch id -> (tab, nav epoch at dispatch, start ms).
     watches: HashMap<String, (i32, u32, f64)>,
     /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
-    strict_csp: HashMap<(i32, i32), bool>,
+    strict_csp: HashMap<(i32, protocol::FrameId), bool>,
     /// Our own requests to the hub (from the extension pages): id -> resolver.
     hub_waiters: HashMap<u32, Function>,
     next_request: u32,
@@ -117,8 +117,10 @@ pub fn bg_event(name: String, detail: JsValue) {
             spawn_local(send_tabs());
         }
         "headers" => {
-            let frame =
-                Reflect::get(&detail, &"frameId".into()).ok().and_then(|v| v.as_f64()).map(|v| v as i32);
+            let frame = Reflect::get(&detail, &"frameId".into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .map(|v| v as protocol::FrameId);
             if let (Some(tab), Some(frame)) = (tab_id, frame) {
                 let strict = csp_headers(&detail).iter().any(|p| nova_shared::csp::forbids_wasm(p));
                 STATE.with(|s| s.borrow_mut().strict_csp.insert((tab, frame), strict));
@@ -616,7 +618,7 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
                 ));
             }
             Err((code, message)) => {
-                let gone = message.contains("closed") || message.contains("Receiving end does not exist");
+                let gone = bindings::document_gone(&message);
                 if !gone || remaining < 50.0 {
                     return Err((code, message));
                 }
@@ -656,8 +658,7 @@ async fn frames(tab: i32) -> Result<Vec<FrameInfo>, Failure> {
 /// Sends page work to the content script of one frame (the top frame unless `frameId` says
 /// otherwise), injecting it first on pages that were open before the extension loaded.
 async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
-    let frame =
-        params.get("frameId").and_then(Value::as_i64).and_then(|f| i32::try_from(f).ok()).unwrap_or(0);
+    let frame = params.get("frameId").and_then(Value::as_i64).unwrap_or(0);
     if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {
         return Err(fail(reason::TARGET_NOT_FOUND, format!("tab {tab} has no frame {frame}")));
     }

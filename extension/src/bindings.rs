@@ -154,9 +154,13 @@ pub async fn tabs_create(props: &JsValue) -> Result<JsValue, JsValue> {
 }
 
 /// `chrome.tabs.sendMessage` to one frame.
-pub async fn tabs_send_message(tab_id: i32, message: &JsValue, frame_id: i32) -> Result<JsValue, JsValue> {
+pub async fn tabs_send_message(
+    tab_id: i32,
+    message: &JsValue,
+    frame_id: nova_shared::protocol::FrameId,
+) -> Result<JsValue, JsValue> {
     let options = js_sys::Object::new();
-    let _ = Reflect::set(&options, &"frameId".into(), &frame_id.into());
+    let _ = Reflect::set(&options, &"frameId".into(), &(frame_id as f64).into());
     wait(tabs_send_message_raw(tab_id, message, &options)).await
 }
 
@@ -203,6 +207,23 @@ pub fn port_error(port: &Port) -> Option<String> {
 pub fn superseded_load(detail: &JsValue) -> bool {
     let error = Reflect::get(detail, &"error".into()).ok().and_then(|e| e.as_string()).unwrap_or_default();
     error.contains("2152398850")
+}
+
+/// Whether a messaging error means the document went away (unloaded, navigating) rather than
+/// that the page refused: Chromium says the port or channel "closed" / "Receiving end does not
+/// exist"; Firefox says the message manager disconnected or the actor was destroyed, and
+/// between two documents of a navigation refuses injection with "Missing host permission for
+/// the tab".
+pub fn document_gone(message: &str) -> bool {
+    [
+        "closed",
+        "Receiving end does not exist",
+        "Message manager disconnected",
+        "destroyed before",
+        "Missing host permission for the tab",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
 }
 
 /// The message of a JS error value.

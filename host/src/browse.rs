@@ -221,7 +221,7 @@ pub struct ScreenshotArgs {
 /// The shared preparation of click and type.
 struct Prepared {
     tab: TabInfo,
-    frame_id: Option<i32>,
+    frame_id: Option<nova_shared::protocol::FrameId>,
     contract: Option<TransitionContract>,
     guarded: bool,
 }
@@ -250,15 +250,24 @@ fn check_selector(selector: &str) -> Result<(), CallError> {
 }
 
 /// `frameId` is a string holding a frame id (`"0"` is the top frame).
-pub(crate) fn parse_frame(frame_id: Option<&str>) -> Result<Option<i32>, CallError> {
+/// The largest integer a JS number holds exactly (frame ids cross into the extension as numbers).
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+pub(crate) fn parse_frame(
+    frame_id: Option<&str>,
+) -> Result<Option<nova_shared::protocol::FrameId>, CallError> {
     frame_id
         .map(|f| {
-            f.trim().parse::<i32>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-                CallError::invalid(
-                    "frameId",
-                    format!("`frameId` must be a frame id such as \"0\" or \"12\", got {f:?}"),
-                )
-            })
+            f.trim()
+                .parse::<nova_shared::protocol::FrameId>()
+                .ok()
+                .filter(|n| (0..=MAX_SAFE_INTEGER).contains(n))
+                .ok_or_else(|| {
+                    CallError::invalid(
+                        "frameId",
+                        format!("`frameId` must be a frame id such as \"0\" or \"12\", got {f:?}"),
+                    )
+                })
         })
         .transpose()
 }
@@ -364,7 +373,7 @@ impl Hub {
 
     /// The frames inside `parent`, one line each (`frame 12 http://…`): their ids are what
     /// `frameId` takes. Same-origin frames are also reachable from the parent with `>>>`.
-    async fn child_frames(&self, target: &str, parent: i32) -> Vec<String> {
+    async fn child_frames(&self, target: &str, parent: nova_shared::protocol::FrameId) -> Vec<String> {
         let params = FramesParams { target: target.to_owned() };
         let frames: Vec<FrameInfo> =
             self.bridge.call(method::FRAMES, params, DEFAULT_TIMEOUT).await.unwrap_or_default();

@@ -23,6 +23,10 @@ pub const BROWSER_TO_HOST_MAX_FRAME: usize = 64 * 1024 * 1024;
 /// (JSON string escaping can double a byte, so half the budget is the safe figure).
 pub const CHUNK_DATA_BYTES: usize = HOST_TO_BROWSER_MAX_FRAME / 2 - 1024;
 
+/// A frame id as the browser numbers them: 0 is the top frame; Chromium's fit in 32 bits,
+/// Firefox's (process-qualified window ids) need more, and stay below 2^53 like every JS number.
+pub type FrameId = i64;
+
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -331,9 +335,9 @@ pub struct FramesParams {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FrameInfo {
     /// The frame id (0 is the top frame).
-    pub frame_id: i32,
+    pub frame_id: FrameId,
     /// The parent frame id (-1 for the top frame).
-    pub parent_frame_id: i32,
+    pub parent_frame_id: FrameId,
     /// The frame's URL.
     pub url: String,
 }
@@ -346,7 +350,7 @@ pub struct PerceiveParams {
     pub target: String,
     /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// Most interactive elements to list.
     pub max_elements: u32,
     /// Most characters of visible text to include.
@@ -361,7 +365,7 @@ pub struct ReadTextParams {
     pub target: String,
     /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// Read only inside this element; the whole page when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
@@ -377,7 +381,7 @@ pub struct ClickParams {
     pub target: String,
     /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// Selector or perceive ref.
     pub selector: String,
     /// Set when a transition contract guards the action; without it a commit-point element
@@ -394,7 +398,7 @@ pub struct TypeParams {
     pub target: String,
     /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// Selector or perceive ref.
     pub selector: String,
     /// Set when a transition contract guards the action; without it a commit-point element
@@ -417,7 +421,7 @@ pub struct CheckParams {
     pub target: String,
     /// Frame (top frame when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// The assertions to evaluate.
     pub set: crate::cls::AssertionSet,
     /// Selectors the `chat.*` / `form.*` collectors use.
@@ -474,7 +478,7 @@ pub struct SelectParams {
     pub target: String,
     /// Frame (top frame when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// The picker: a `<select>`, or the control that opens the option list.
     pub selector: String,
     /// The option's visible text (case-insensitive; an exact match wins over a partial one).
@@ -489,7 +493,7 @@ pub struct ActParams {
     pub target: String,
     /// Frame (top frame when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// What to do.
     pub action: PageAction,
     /// What to watch for.
@@ -509,7 +513,7 @@ pub struct WatchParams {
     pub target: String,
     /// Frame (top frame when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// What to watch for (used when no watch with this id is armed in the document).
     pub watch: WatchSpec,
     /// The watch armed by `page.act`.
@@ -581,7 +585,7 @@ pub struct UploadParams {
     pub target: String,
     /// Frame to work in; the top frame when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<i32>,
+    pub frame_id: Option<FrameId>,
     /// The `<input type=file>`.
     pub selector: String,
     /// Files.

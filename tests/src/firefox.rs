@@ -43,6 +43,9 @@ user_pref("extensions.autoDisableScopes", 0);
 user_pref("browser.newtabpage.enabled", false);
 user_pref("network.captive-portal-service.enabled", false);
 user_pref("dom.disable_open_during_load", false);
+user_pref("devtools.console.stdout.chrome", true);
+user_pref("devtools.console.stdout.content", true);
+user_pref("browser.dom.window.dump.enabled", true);
 "#;
 
 /// Starts Firefox, installs the extension and returns the browser (stderr in
