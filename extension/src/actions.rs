@@ -6,7 +6,7 @@
 //! inputs and rich editors react to; a value-setter fallback covers inputs that refuse them.
 
 use js_sys::{Object, Reflect};
-use nova_shared::page::ActionReport;
+use nova_shared::page::{ActionReport, TruncationWarning};
 use nova_shared::protocol::{ClickParams, SelectParams, TypeParams};
 use nova_shared::reason;
 use wasm_bindgen::{JsCast, JsValue};
@@ -16,6 +16,7 @@ use web_sys::{
     PointerEventInit,
 };
 
+use crate::aware;
 use crate::dom::{self, Failure, fail};
 
 fn href() -> String {
@@ -159,10 +160,22 @@ fn refuse_unguarded(el: &Element, guarded: bool, why: Option<String>) -> Result<
 /// `page.click`.
 pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
     let el = dom::resolve(&p.selector)?;
+    // Before visibility: file inputs are usually hidden behind a styled label, and the agent
+    // needs the way to nova.file_upload, not `element_not_visible`.
+    let file_risk = aware::file_input_risk(&el);
+    if let Some(risk) = file_risk.as_ref().filter(|r| r.high) {
+        return Err(fail(
+            reason::FILE_INPUT_CLICK,
+            nova_shared::page::file_input_click_message(&dom::describe(&el), &risk.reason, &risk.hint),
+        ));
+    }
     refuse_unguarded(&el, p.guarded, commit_point(&el))?;
     let (x, y) = actionable(&el)?;
     let element = dom::describe(&el);
     let url_before = href();
+    // Read before dispatch: the click may navigate or remove the element.
+    let autofill = aware::autofill_popup(&el);
+    let dialog = aware::native_dialog_risk(&el, true);
     pointer(&el, "pointerover", x, y, 0);
     mouse(&el, "mouseover", x, y, 0);
     pointer(&el, "pointermove", x, y, 0);
@@ -174,6 +187,7 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
     pointer(&el, "pointerup", x, y, 0);
     mouse(&el, "mouseup", x, y, 0);
     mouse(&el, "click", x, y, 0);
+    let (autofill_popup_warning, autofill_field_role) = split(autofill);
     Ok(ActionReport {
         action_dispatched: true,
         url_before,
@@ -183,7 +197,18 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
         sensitive: false,
         method: "click".into(),
         warnings: Vec::new(),
+        autofill_popup_warning,
+        autofill_field_role,
+        file_input_risk: file_risk.as_ref().map(|_| "medium".to_owned()),
+        file_input_risk_reason: file_risk.as_ref().map(|r| r.reason.clone()),
+        file_upload_selector_hint: file_risk.map(|r| r.hint),
+        native_dialog_warning: dialog,
+        ..Default::default()
     })
+}
+
+fn split(autofill: Option<(String, &'static str)>) -> (Option<String>, Option<String>) {
+    autofill.map(|(w, role)| (Some(w), Some(role.to_owned()))).unwrap_or_default()
 }
 
 enum Field {
@@ -325,6 +350,8 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     actionable(&el)?;
     let sensitive = matches!(&field, Field::Input(_)) && dom::input_type(&el) == "password";
     let url_before = href();
+    let autofill = aware::autofill_popup(&el);
+    let dialog = aware::native_dialog_risk(&el, false);
     focus(&el);
     let before = value_of(&field);
     match &field {
@@ -374,6 +401,8 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     if !keep && !matches!(field, Field::Editable(_)) {
         fire(&el, "change");
     }
+    // What the field kept, before Enter may submit and clear it.
+    let stored = value_of(&field).chars().count();
     if p.press_enter {
         let proceed = key(&el, "keydown");
         key(&el, "keypress");
@@ -400,18 +429,26 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     }
     let after = value_of(&field);
     let mut warnings = Vec::new();
-    if !sensitive
-        && p.clear
-        && !p.text.is_empty()
-        && after.chars().count() < p.text.chars().count()
-        && !matches!(field, Field::Editable(_))
-    {
-        warnings.push(format!(
-            "value is {} characters, shorter than the {} typed (maxlength?)",
-            after.chars().count(),
-            p.text.chars().count()
-        ));
-    }
+    let requested = expected.chars().count();
+    // Password fields are left out: their lengths are not reported either.
+    let truncation_warning =
+        (!sensitive && !p.text.is_empty() && stored < requested && !matches!(field, Field::Editable(_)))
+            .then(|| {
+                warnings.push(format!(
+                    "value is {stored} characters, shorter than the {requested} typed (maxlength?)"
+                ));
+                let max = match &field {
+                    Field::Input(i) => i.max_length(),
+                    Field::Area(a) => a.max_length(),
+                    Field::Editable(_) => -1,
+                };
+                TruncationWarning {
+                    requested: u32::try_from(requested).unwrap_or(u32::MAX),
+                    stored: u32::try_from(stored).unwrap_or(u32::MAX),
+                    max_length: u32::try_from(max).ok(),
+                }
+            });
+    let (autofill_popup_warning, autofill_field_role) = split(autofill);
     Ok(ActionReport {
         action_dispatched: true,
         url_before,
@@ -421,6 +458,11 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         sensitive,
         method: method.into(),
         warnings,
+        autofill_popup_warning,
+        autofill_field_role,
+        truncation_warning,
+        native_dialog_warning: dialog,
+        ..Default::default()
     })
 }
 
@@ -466,6 +508,7 @@ pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
             sensitive: false,
             method: "select".into(),
             warnings: Vec::new(),
+            ..Default::default()
         });
     }
     // A listbox picker: open it, then click the option.
@@ -513,6 +556,7 @@ pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
         sensitive: false,
         method: "select".into(),
         warnings: Vec::new(),
+        ..Default::default()
     })
 }
 

@@ -8,6 +8,8 @@
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
 //! - [`perceive`]: the compact page model and visible text.
 //! - [`actions`]: click and type with pre-dispatch checks.
+//! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
+//!   native dialogs, frameworks, file-chooser clicks, challenge and geo-block texts.
 //! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines.
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
 //! - [`ui`]: the person's pages: popup (STOP, agents, activity), options, permission prompt.
@@ -15,6 +17,7 @@
 //! The JavaScript in `extension/static/` only loads this module and forwards browser events.
 
 pub mod actions;
+pub mod aware;
 pub mod background;
 pub mod bindings;
 pub mod collect;

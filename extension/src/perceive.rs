@@ -10,6 +10,7 @@ use nova_shared::selector::format_ref;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, Node};
 
+use crate::aware;
 use crate::dom::{self, Failure};
 
 const INTERACTIVE_ROLES: &[&str] = &[
@@ -86,10 +87,15 @@ const BLOCK_TAGS: &[&str] = &[
 const SKIP_TAGS: &[&str] =
     &["script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "canvas"];
 
+/// Visible text kept for recognising challenge and geo-block pages, whatever `maxTextChars` is.
+const HEAD_CHARS: usize = 3000;
+
 #[derive(Default)]
 struct Walk {
     text: String,
     text_total: usize,
+    /// The start of the visible text (about [`HEAD_CHARS`] bytes), kept whatever `text_max` is.
+    head: String,
     text_max: usize,
     elements: Vec<String>,
     elements_total: usize,
@@ -106,6 +112,10 @@ impl Walk {
         for word in s.split_whitespace() {
             let needs_space = !self.text.is_empty() && !self.text.ends_with(['\n', ' ']);
             let piece_len = word.chars().count() + usize::from(needs_space);
+            if self.head.len() < HEAD_CHARS {
+                self.head.push(' ');
+                self.head.push_str(word);
+            }
             self.text_total += piece_len;
             if self.text_total <= self.text_max {
                 if needs_space {
@@ -372,15 +382,28 @@ fn scroll() -> (f64, f64) {
     dom::window().map(|w| (w.scroll_x().unwrap_or(0.0), w.scroll_y().unwrap_or(0.0))).unwrap_or((0.0, 0.0))
 }
 
+/// Bot-challenge widgets and interstitials (reCAPTCHA's invisible badge is not a challenge).
+const CHALLENGE: &str = "iframe[src*='recaptcha']:not([src*='size=invisible']), iframe[src*='hcaptcha'], iframe[src*='challenges.cloudflare.com'], #challenge-form, #challenge-running, #cf-challenge-running, #challenge-stage, .cf-turnstile, .h-captcha, #px-captcha";
+/// Consent banners with something to answer.
+const CONSENT: &str = "[id*='consent' i] button, [class*='consent' i] button, [id*='cookie' i] button, [class*='cookie-banner' i] button";
+
+/// `pageState`, most constraining first: bot_challenge, geo_blocked, consent_required,
+/// login_required, ok.
 fn page_state(doc: &web_sys::Document, w: &Walk) -> &'static str {
-    let has = |css: &str| doc.query_selector(css).ok().flatten().is_some_and(|e| dom::is_visible(&e));
-    if has(
-        "iframe[src*='recaptcha'], iframe[src*='hcaptcha'], iframe[src*='challenges.cloudflare.com'], #challenge-form",
-    ) {
+    let has = |css: &str| {
+        doc.query_selector_all(css).is_ok_and(|l| {
+            (0..l.length())
+                .filter_map(|i| l.item(i))
+                .filter_map(|n| dom::as_element(&n).cloned())
+                .any(|e| dom::is_visible(&e))
+        })
+    };
+    let title = doc.title();
+    if has(CHALLENGE) || aware::challenge_text(&title, &w.head, w.text_total) {
         "bot_challenge"
-    } else if has(
-        "[id*='consent' i] button, [class*='consent' i] button, [id*='cookie' i] button, [class*='cookie-banner' i] button",
-    ) {
+    } else if aware::geo_blocked_text(&title, &w.head) {
+        "geo_blocked"
+    } else if has(CONSENT) {
         "consent_required"
     } else if w.password_visible && looks_like_login(doc) {
         "login_required"
@@ -418,14 +441,19 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
     let doc_height = doc.document_element().map(|e| e.scroll_height().max(0) as u32).unwrap_or(0);
     let truncated_elements = w.elements_total > w.elements.len();
     let truncated_text = w.text_total > w.text_max;
+    let (vw, vh) = (dim(win.inner_width()), dim(win.inner_height()));
     Ok(PageModel {
         url: doc.url().unwrap_or_default(),
         title: doc.title(),
         ready_state: doc.ready_state(),
         page_state: page_state(&doc, &w).to_owned(),
+        identity_overlay_warning: aware::identity_overlays(&doc, f64::from(vw), f64::from(vh)),
+        autofill_warning: aware::autofill_fields(&doc),
+        native_dialog_warning: aware::native_dialogs(&doc),
+        framework_hints: aware::frameworks(&doc),
         viewport: Viewport {
-            width: dim(win.inner_width()),
-            height: dim(win.inner_height()),
+            width: vw,
+            height: vh,
             scroll_y: w.scroll.1.max(0.0) as u32,
             document_height: doc_height,
         },

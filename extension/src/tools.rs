@@ -94,6 +94,7 @@ pub fn upload(p: &UploadParams) -> Result<ActionReport, Failure> {
         sensitive: false,
         method: "file_upload".into(),
         warnings: Vec::new(),
+        ..Default::default()
     })
 }
 

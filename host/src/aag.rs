@@ -134,10 +134,10 @@ pub const GATES: &[GateSpec] = &[
     },
     GateSpec {
         id: gate::IDENTITY_OVERLAY,
-        default: GateMode::Warn,
+        default: GateMode::Block,
         bypass: true,
-        trigger: "an SSO, payment or consent overlay was visible at the last perceive",
-        clear: "ask the person (`nova.permission_prompt`) or dismiss the overlay",
+        trigger: "click / type / upload / guarded action while the last perceive of the tab saw a sign-in (SSO), payment or modal sign-in overlay",
+        clear: "a perceive that no longer sees it (the person completed or closed it), a new navigation, or the person approving `nova.permission_prompt`",
     },
     GateSpec {
         id: gate::SCREENSHOT_BUDGET,
@@ -482,6 +482,46 @@ impl Hub {
         {
             return out;
         }
+        // 6b. A sign-in, payment or identity overlay is the person's to complete.
+        if MUTATING.contains(&tool)
+            && let Some(t) = &tab
+            && let Some(overlay) = self.control.overlay(&t.target_id)
+        {
+            let providers: Vec<String> = overlay["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|i| i["kind"] != "consent")
+                .map(|i| {
+                    format!(
+                        "{} {}",
+                        i["kind"].as_str().unwrap_or_default(),
+                        i["provider"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect();
+            let details = json!({
+                "targetId": t.target_id, "pageUrl": t.url,
+                "items": overlay["items"], "recommendedAction": overlay["recommendedAction"],
+                "clearWith": ["nova.perceive once the overlay is gone", "nova.permission_prompt"],
+            });
+            if fire(
+                &ctx,
+                &mut out,
+                gate::IDENTITY_OVERLAY,
+                "safety.identity_overlay",
+                format!(
+                    "A sign-in, payment or identity overlay is showing on tab {} ({}): it is the person's to complete. Ask them (nova.permission_prompt), then perceive again once it is gone.",
+                    t.target_id,
+                    providers.join(", ")
+                ),
+                None,
+                details,
+                true,
+            ) {
+                return out;
+            }
+        }
         // 7. Loops.
         if !setup {
             let now = now_ms();
@@ -564,22 +604,6 @@ impl Hub {
                 true,
             );
         }
-        if MUTATING.contains(&tool)
-            && let Some(t) = &tab
-            && let Some(overlay) = self.control.overlay(&t.target_id)
-        {
-            fire(
-                &ctx,
-                &mut out,
-                gate::IDENTITY_OVERLAY,
-                "safety.identity_overlay",
-                "An identity, payment or consent overlay is showing: ask the person before continuing."
-                    .into(),
-                None,
-                overlay,
-                true,
-            );
-        }
         out
     }
 
@@ -607,6 +631,10 @@ impl Hub {
         }
         if matches!(tool, "nova.navigate" | "nova.route") {
             state.perceived.remove(&target);
+        }
+        // A new document: the overlay seen on the old one is gone (a perceive sees it again if not).
+        if ok && tool == "nova.navigate" {
+            self.control.set_overlay(&target, None);
         }
         if ok && matches!(tool, "nova.perceive" | "nova.navigate") {
             state.last_active =
@@ -742,6 +770,7 @@ mod tests {
         let mut s = Settings::default();
         assert_eq!(mode_of(&s, gate::BOOTSTRAP), GateMode::Block);
         assert_eq!(mode_of(&s, gate::TAB_AWARENESS), GateMode::Warn);
+        assert_eq!(mode_of(&s, gate::IDENTITY_OVERLAY), GateMode::Block, "the person's overlays block");
         s.gate_modes.insert(gate::BOOTSTRAP.into(), GateMode::Off);
         assert_eq!(mode_of(&s, gate::BOOTSTRAP), GateMode::Off);
     }

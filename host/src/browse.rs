@@ -38,6 +38,8 @@ pub const TYPE_MAX_CHARS: usize = 100_000;
 pub const SCREENSHOT_QUALITY: (u32, u32, u32) = (1, 100, 80);
 /// Longest selector accepted.
 pub const MAX_SELECTOR_LEN: usize = 4096;
+/// `nativeDialogWarning` on a click or type that timed out.
+pub const NATIVE_DIALOG_TIMEOUT: &str = "the page stopped answering after the action; a native dialog (alert, confirm, beforeunload) may be waiting for the person";
 
 fn active() -> String {
     "active".to_owned()
@@ -355,6 +357,7 @@ impl Hub {
         };
         rec.executed();
         rec.obs.url_after = Some(page.url.clone());
+        self.note_overlay(&tab.target_id, frame_id, &page);
         let frames = self.child_frames(&tab.target_id, frame_id.unwrap_or(0)).await;
         let text = render_page(&page, &frames);
         let mut structured = ok_body(&tab.target_id);
@@ -369,6 +372,21 @@ impl Hub {
             structured["pendingTransition"] = p;
         }
         Ok(ToolReply::ok(structured).with_text(text))
+    }
+
+    /// Feeds `safety.identity_overlay`: a sign-in, payment or identity overlay seen on the tab
+    /// holds mutating calls until a perceive no longer sees it. A perceive of a child frame can
+    /// add an overlay but never clear the top frame's.
+    fn note_overlay(&self, target: &str, frame_id: Option<i32>, page: &PageModel) {
+        let gating = page
+            .identity_overlay_warning
+            .as_ref()
+            .filter(|w| w.items.iter().any(|i| matches!(i.kind.as_str(), "sso" | "payment" | "identity")));
+        match gating {
+            Some(w) => self.control.set_overlay(target, serde_json::to_value(w).ok()),
+            None if frame_id.unwrap_or(0) == 0 => self.control.set_overlay(target, None),
+            None => {}
+        }
     }
 
     /// The frames inside `parent`, one line each (`frame 12 http://…`): their ids are what
@@ -588,6 +606,18 @@ impl Hub {
                 };
                 reply.structured["actionDispatched"] = dispatched;
                 reply.structured["targetId"] = json!(tab.target_id);
+                match &e {
+                    BridgeError::Remote { code, message }
+                        if code == nova_shared::reason::FILE_INPUT_CLICK =>
+                    {
+                        note_file_input_refusal(&mut reply.structured, message);
+                    }
+                    // A page blocked in alert() / confirm() / beforeunload answers nothing.
+                    BridgeError::Timeout { .. } => {
+                        reply.structured["nativeDialogWarning"] = json!(NATIVE_DIALOG_TIMEOUT);
+                    }
+                    _ => {}
+                }
                 reply
             }
         }
@@ -704,6 +734,36 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     Some((w, h))
 }
 
+/// `fileInputRisk: high`, its reason and the `nova.file_upload` selector of a click refused with
+/// `file_input_click`.
+pub(crate) fn note_file_input_refusal(structured: &mut Value, message: &str) {
+    structured["fileInputRisk"] = json!("high");
+    structured["fileInputRiskReason"] = json!(message);
+    structured["fileUploadSelectorHint"] = json!(nova_shared::page::file_upload_hint(message));
+}
+
+/// The awareness fields of an action report (autofill, truncation, file input, native
+/// dialog), for replies that do not carry the whole report.
+pub(crate) fn awareness_fields(report: &ActionReport) -> serde_json::Map<String, Value> {
+    const KEYS: &[&str] = &[
+        "autofillPopupWarning",
+        "autofillFieldRole",
+        "truncationWarning",
+        "fileInputRisk",
+        "fileInputRiskReason",
+        "fileUploadSelectorHint",
+        "nativeDialogWarning",
+        "warnings",
+    ];
+    match serde_json::to_value(report) {
+        Ok(Value::Object(mut all)) => {
+            all.retain(|k, _| KEYS.contains(&k.as_str()));
+            all
+        }
+        _ => serde_json::Map::new(),
+    }
+}
+
 pub(crate) fn ok_body(target_id: &str) -> Value {
     json!({"ok": true, "status": "ok", "targetId": target_id})
 }
@@ -717,6 +777,26 @@ pub(crate) fn merge(into: &mut Value, from: Value) {
 /// The text rendering of a page model agents read: short lines, refs first.
 fn render_page(p: &PageModel, frames: &[String]) -> String {
     let mut out = format!("{} — {}\nstate: {}\n", p.title, p.url, p.page_state);
+    if let Some(w) = &p.identity_overlay_warning {
+        let items: Vec<String> = w
+            .items
+            .iter()
+            .map(|i| format!("{} {}{}", i.kind, i.provider, if i.blocking { " (blocking)" } else { "" }))
+            .collect();
+        out.push_str(&format!("overlay: {} — {}: {}\n", items.join(", "), w.recommended_action, w.message));
+    }
+    if let Some(w) = &p.autofill_warning {
+        let fields: Vec<String> =
+            w.fields.iter().map(|f| format!("{} {}", f.selector, f.autofill_field_role)).collect();
+        out.push_str(&format!("autofill: {} — {}\n", fields.join(", "), w.message));
+    }
+    if let Some(w) = &p.native_dialog_warning {
+        let on = if w.elements.is_empty() { String::new() } else { format!("{} — ", w.elements.join(" ")) };
+        out.push_str(&format!("native dialogs: {on}{}\n", w.message));
+    }
+    for h in &p.framework_hints {
+        out.push_str(&format!("framework: {} ({}) — {}\n", h.framework, h.evidence, h.hint));
+    }
     for f in frames {
         out.push_str(f);
         out.push('\n');

@@ -197,6 +197,8 @@ struct Report {
     success_seen: bool,
     page_reason: Option<String>,
     active: Option<Value>,
+    /// The page did not answer the dispatch: a native dialog may hold it.
+    dispatch_timed_out: bool,
 }
 
 fn verdict_str(v: Verdict) -> &'static str {
@@ -258,6 +260,16 @@ impl Report {
             if a.readback.is_some() {
                 structured["readback"] = json!(a.readback);
             }
+            crate::browse::merge(&mut structured, Value::Object(crate::browse::awareness_fields(a)));
+        }
+        if self.page_reason.as_deref() == Some(nova_shared::reason::FILE_INPUT_CLICK) {
+            crate::browse::note_file_input_refusal(
+                &mut structured,
+                self.message.as_deref().unwrap_or_default(),
+            );
+        }
+        if self.dispatch_timed_out {
+            structured["nativeDialogWarning"] = json!(crate::browse::NATIVE_DIALOG_TIMEOUT);
         }
         if let Some(m) = self.message {
             structured["message"] = json!(m);
@@ -281,6 +293,7 @@ impl Report {
 fn refused_before_dispatch(code: &str) -> bool {
     code.starts_with("element_")
         || code == nova_shared::reason::INVALID_SELECTOR
+        || code == nova_shared::reason::FILE_INPUT_CLICK
         || code == reason::MISSING_CONTRACT
 }
 
@@ -327,6 +340,7 @@ impl Hub {
             adjustments: effective.adjustments.clone(),
             success_seen: false,
             page_reason: None,
+            dispatch_timed_out: false,
             active: None,
         };
         let target = tab.target_id.clone();
@@ -487,8 +501,9 @@ impl Hub {
             Err(e) => {
                 // The page may or may not have been touched: in doubt.
                 report.verification_status = "indeterminate";
+                report.dispatch_timed_out = matches!(e, BridgeError::Timeout { .. });
                 report.indeterminate_reason =
-                    Some(if matches!(e, BridgeError::Timeout { .. }) { "timeout" } else { "eval_error" });
+                    Some(if report.dispatch_timed_out { "timeout" } else { "eval_error" });
                 report.reason_code =
                     Some(format!("guarded_commit.{}", report.indeterminate_reason.unwrap_or("timeout")));
                 report.retry = RetryAdvice::CheckPostconditionFirst;

@@ -32,6 +32,99 @@ pub struct PageModel {
     pub text: String,
     /// What was cut to respect the size bounds.
     pub truncated: Truncation,
+    /// Visible identity, SSO, payment or consent overlays (absent when none is showing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_overlay_warning: Option<IdentityOverlayWarning>,
+    /// Visible fields the browser's password manager or autofill may fill (absent when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autofill_warning: Option<AutofillWarning>,
+    /// Inline handlers that open native dialogs, or an inline `onbeforeunload` (absent when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_dialog_warning: Option<NativeDialogWarning>,
+    /// Front-end frameworks recognised by their DOM markers, with how to type into their inputs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub framework_hints: Vec<FrameworkHint>,
+}
+
+/// `identityOverlayWarning`: overlays that belong to the person (sign-in, payment, consent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IdentityOverlayWarning {
+    /// What was detected, strongest evidence first.
+    pub items: Vec<OverlayItem>,
+    /// `ask_user` when any item is `sso`, `payment` or `identity`; `dismiss_or_ask` for consent
+    /// banners only.
+    pub recommended_action: String,
+    /// What the agent should do, in one sentence.
+    pub message: String,
+}
+
+/// One detected overlay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OverlayItem {
+    /// `sso`, `payment`, `consent` or `identity` (a site's own modal sign-in).
+    pub kind: String,
+    /// Who runs it: `Google`, `Stripe`, `OneTrust`, ... or `site` for the page's own.
+    pub provider: String,
+    /// The provider's origin (`https://accounts.google.com`), else the page's origin.
+    pub origin: String,
+    /// 0..1: about 0.9 for a known provider origin or consent platform, lower for text and
+    /// shape heuristics.
+    pub confidence: f64,
+    /// Whether it blocks the page: `aria-modal`, a modal dialog, or it covers the viewport centre.
+    pub blocking: bool,
+    /// The observation it rests on, e.g. `iframe src accounts.google.com`.
+    pub evidence: String,
+}
+
+/// `autofillWarning`: fields a password manager or autofill may fill or decorate with
+/// suggestion popups that page scripts (and so MCP tools) cannot see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AutofillWarning {
+    /// The fields, in document order.
+    pub fields: Vec<AutofillField>,
+    /// What to expect.
+    pub message: String,
+}
+
+/// One autofill-sensitive field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AutofillField {
+    /// The field's perceive ref (`e12`), usable as a selector.
+    pub selector: String,
+    /// `login_identifier`, `password`, `new_password`, `one_time_code`, `cc_number`, `cc_exp`,
+    /// `cc_csc` or `address`.
+    pub autofill_field_role: String,
+}
+
+/// `nativeDialogWarning` on `nova.perceive`: the page can open alert / confirm / prompt or a
+/// leave-page dialog, which the person has to answer outside MCP visibility.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NativeDialogWarning {
+    /// What may happen and what to do.
+    pub message: String,
+    /// The body has an inline `onbeforeunload`: leaving the page may ask for confirmation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub before_unload: bool,
+    /// Refs of visible elements (at most 5) whose inline handlers call alert, confirm or prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<String>,
+}
+
+/// One `frameworkHints[]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FrameworkHint {
+    /// `react`, `next`, `vue`, `nuxt`, `angular` or `svelte`.
+    pub framework: String,
+    /// The DOM marker seen, e.g. `#__next` or `[ng-version=17.3.0]`.
+    pub evidence: String,
+    /// How to interact with its controlled inputs.
+    pub hint: String,
 }
 
 /// Viewport geometry in CSS pixels.
@@ -77,7 +170,7 @@ pub struct TextRead {
 }
 
 /// Result of `page.click` and `page.type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ActionReport {
     /// True only once the page was touched (events dispatched to the element).
@@ -99,4 +192,93 @@ pub struct ActionReport {
     /// Non-fatal observations, e.g. `value shorter than typed (maxlength)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The field acted on is one the browser's autofill or password manager decorates: a
+    /// suggestion popup may have opened outside the page DOM, invisible to MCP tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autofill_popup_warning: Option<String>,
+    /// The autofill role of that field (`login_identifier`, `password`, `cc_number`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autofill_field_role: Option<String>,
+    /// The field kept less than was typed (never reported for password fields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation_warning: Option<TruncationWarning>,
+    /// `medium` when the clicked element contains or operates a file input, so the click may
+    /// open a native file chooser. (`high`, a file input or its label, is refused before
+    /// dispatch with `file_input_click`.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_input_risk: Option<String>,
+    /// Why the click was classified as a file-input risk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_input_risk_reason: Option<String>,
+    /// A selector for the file input, to use with `nova.file_upload` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_upload_selector_hint: Option<String>,
+    /// The element (or an ancestor) has an inline handler calling alert / confirm / prompt, or a
+    /// link was clicked on a page with an inline `onbeforeunload`: a native dialog may be
+    /// waiting for the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_dialog_warning: Option<String>,
+}
+
+/// `truncationWarning`: the field stored fewer characters than were typed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TruncationWarning {
+    /// Characters the value should have had.
+    pub requested: u32,
+    /// Characters it has.
+    pub stored: u32,
+    /// The field's `maxlength`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+}
+
+/// The message of a refused click on a file input (`file_input_click`); it names the selector
+/// for `nova.file_upload`, which [`file_upload_hint`] reads back on the host.
+pub fn file_input_click_message(what: &str, why: &str, hint: &str) -> String {
+    format!(
+        "{what} {why}: clicking it would open a native file chooser outside MCP visibility, so nothing was clicked; use nova.file_upload with selector `{hint}`"
+    )
+}
+
+/// The selector named by a [`file_input_click_message`].
+pub fn file_upload_hint(message: &str) -> Option<&str> {
+    let (_, rest) = message.rsplit_once("nova.file_upload with selector `")?;
+    rest.strip_suffix('`')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_upload_hint_survives_the_refusal_message() {
+        let m = file_input_click_message("file \"Photo\"", "is a file input", "#photo");
+        assert_eq!(file_upload_hint(&m), Some("#photo"));
+        let odd = file_input_click_message("file", "is a file input", "input[name=\"a`b\"]");
+        assert_eq!(file_upload_hint(&odd), Some("input[name=\"a`b\"]"));
+        assert_eq!(file_upload_hint("element_not_found"), None);
+    }
+
+    #[test]
+    fn awareness_fields_are_optional_and_camel_case() {
+        let golden = r#"{"actionDispatched":true,"urlBefore":"u","urlAfter":"u","element":"textbox","readback":"abc","sensitive":false,"method":"native_input","autofillPopupWarning":"w","autofillFieldRole":"login_identifier","truncationWarning":{"requested":5,"stored":3,"maxLength":3}}"#;
+        let r: ActionReport = serde_json::from_str(golden).expect("parse");
+        assert_eq!(
+            r.truncation_warning,
+            Some(TruncationWarning { requested: 5, stored: 3, max_length: Some(3) })
+        );
+        assert_eq!(serde_json::to_string(&r).expect("serialise"), golden);
+        let plain = r#"{"actionDispatched":false,"urlBefore":"","urlAfter":"","element":"","sensitive":false,"method":"click"}"#;
+        let r: ActionReport = serde_json::from_str(plain).expect("parse");
+        assert_eq!(serde_json::to_string(&r).expect("serialise"), plain);
+        assert!(serde_json::from_str::<ActionReport>(&plain.replace("}", r#","bogus":1}"#)).is_err());
+    }
+
+    #[test]
+    fn an_overlay_warning_has_the_seed_shape() {
+        let golden = r#"{"items":[{"kind":"sso","provider":"Google","origin":"https://accounts.google.com","confidence":0.9,"blocking":true,"evidence":"link accounts.google.com"}],"recommendedAction":"ask_user","message":"m"}"#;
+        let w: IdentityOverlayWarning = serde_json::from_str(golden).expect("parse");
+        assert_eq!(serde_json::to_string(&w).expect("serialise"), golden);
+    }
 }

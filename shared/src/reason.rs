@@ -36,3 +36,6 @@ pub const CAPTURE_FAILED: &str = "capture_failed";
 pub const MISSING_CONTRACT: &str = "guarded_commit.missing_contract";
 /// The document or frame being watched went away without a navigation to follow.
 pub const FRAME_DESTROYED: &str = "frame_destroyed";
+/// A click on a file input (or its label) was refused before dispatch: it would open a native
+/// file chooser outside MCP visibility; `nova.file_upload` puts the files in instead.
+pub const FILE_INPUT_CLICK: &str = "file_input_click";

@@ -116,8 +116,11 @@ const QUICKSTART: &str = "Nova drives the person's own browser and proves what y
 3. Act with nova.click_selector / nova.type_selector. State-changing actions (send, submit, login,
    pay, delete) need a transitionContract or a guarded_* tool; the result says verified_success,
    verified_fail or indeterminate with retry advice. Never repeat a non-idempotent action blindly.
-4. The person can press STOP at any time (safety.emergency_stop): wait until they release it.
-5. Blocks come with _meta[\"io.nova/aag\"]: gateId, reasonCode, details and how to clear the gate.";
+4. Sign-in, payment and identity overlays are the person's (perceive: identityOverlayWarning);
+   ask them, then perceive again: until then clicks and typing are blocked (safety.identity_overlay).
+   Native dialogs and autofill popups are outside the page: perceive and action results say so.
+5. The person can press STOP at any time (safety.emergency_stop): wait until they release it.
+6. Blocks come with _meta[\"io.nova/aag\"]: gateId, reasonCode, details and how to clear the gate.";
 
 const TASK: &str =
     "Task runs: nova.task_search / task_match first; nova.task_instance_create starts a run (the tab's calls

@@ -29,7 +29,9 @@ pub fn tools() -> &'static [Tool] {
             tool::<PerceiveArgs>(
                 "nova.perceive",
                 "Understand the visible page: URL, title, page state, interactive elements with \
-                 refs (e12) usable as selectors, landmarks, forms and visible text.",
+                 refs (e12) usable as selectors, landmarks, forms and visible text, plus awareness \
+                 signals: sign-in / payment / consent overlays, autofill fields, native dialogs \
+                 and framework hints.",
                 true,
             ),
             tool::<ReadTextArgs>(
@@ -41,7 +43,8 @@ pub fn tools() -> &'static [Tool] {
             tool::<ClickArgs>(
                 "nova.click_selector",
                 "Click an element after checking it is visible, enabled and not covered. \
-                 Reports actionDispatched: true only once the page was touched.",
+                 Reports actionDispatched: true only once the page was touched. File inputs and \
+                 their labels are refused (file_input_click): use nova.file_upload.",
                 false,
             ),
             tool::<TypeArgs>(
