@@ -377,7 +377,7 @@ impl Hub {
     /// Feeds `safety.identity_overlay`: a sign-in, payment or identity overlay seen on the tab
     /// holds mutating calls until a perceive no longer sees it. A perceive of a child frame can
     /// add an overlay but never clear the top frame's.
-    fn note_overlay(&self, target: &str, frame_id: Option<i32>, page: &PageModel) {
+    fn note_overlay(&self, target: &str, frame_id: Option<nova_shared::protocol::FrameId>, page: &PageModel) {
         let gating = page
             .identity_overlay_warning
             .as_ref()

@@ -126,8 +126,12 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
     let nova = Nova::start_with_ui().await?;
     let c = Arc::new(nova.client().await?);
     ready(&c).await?;
-    let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    let nav = c.structured("nova.navigate", json!({"url": nova.url("aware/sso.html")})).await?;
     let tab = nav["targetId"].as_str().unwrap_or_default().to_owned();
+    // A sign-in overlay holds clicks until the person is asked.
+    c.structured("nova.perceive", json!({})).await?;
+    let held = c.call("nova.click_selector", json!({"selector": "#behind"})).await?;
+    assert_eq!(aag(&held)["gateId"], "safety.identity_overlay", "{:?}", held.structured_content);
 
     // Bad arguments are refused by name, and nobody is asked.
     let e = c.call_err("nova.permission_prompt", json!({"message": " "})).await?;
@@ -142,7 +146,7 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
         tokio::spawn(async move {
             c.structured(
                 "nova.permission_prompt",
-                json!({"title": "Submit the order", "message": "May I submit the order form on basic.html?",
+                json!({"title": "Submit the order", "message": "May I continue past the sign-in dialog and submit the order form?",
                        "targetId": tab, "timeoutMs": 60000}),
             )
             .await
@@ -167,6 +171,8 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
         ),
     )?;
     assert_eq!(stored, 1, "the decision is stored");
+    let after = c.call("nova.click_selector", json!({"selector": "#behind"})).await?;
+    assert_ne!(aag(&after)["gateId"], "safety.identity_overlay", "the approval cleared the overlay gate");
 
     // 2. Denied from the popup's list of waiting prompts.
     let ask = {
