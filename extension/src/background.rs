@@ -41,6 +41,8 @@ struct State {
     chunks: protocol::Reassembler,
     /// Navigation waiters: tab, the tab's nav epoch when the wait began, resolver.
     nav_waiters: Vec<(i32, u32, Function)>,
+    /// Waiters for the next top-level commit: tab, epoch when the wait began, resolver.
+    commit_waiters: Vec<(i32, u32, Function)>,
     /// Watches armed by `page.act`: watch id -> (tab, nav epoch at dispatch, start ms).
     watches: HashMap<String, (i32, u32, f64)>,
     /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
@@ -85,7 +87,16 @@ pub fn bg_event(name: String, detail: JsValue) {
     match name.as_str() {
         "committed" if top_frame => {
             if let Some(tab) = tab_id {
-                STATE.with(|s| *s.borrow_mut().epochs.entry(tab).or_insert(0) += 1);
+                let woken: Vec<Function> = STATE.with(|s| {
+                    let mut s = s.borrow_mut();
+                    *s.epochs.entry(tab).or_insert(0) += 1;
+                    let (mine, rest) = s.commit_waiters.drain(..).partition(|(t, _, _)| *t == tab);
+                    s.commit_waiters = rest;
+                    mine.into_iter().map(|(_, _, f)| f).collect()
+                });
+                for f in woken {
+                    let _ = f.call1(&JsValue::NULL, &"committed".into());
+                }
             }
             spawn_local(send_tabs());
         }
@@ -602,7 +613,7 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
         let remaining = (window - (js_sys::Date::now() - started)).max(0.0);
         params["navEpoch"] = epoch_of(tab).into();
         params["watch"]["windowMs"] = (remaining.max(1.0) as u32).into();
-        match to_page(tab, method::WATCH, params.clone()).await {
+        match to_page_within(tab, method::WATCH, params.clone(), remaining + 2_000.0).await {
             Ok(mut v) => {
                 // The commit event of a navigation may be processed while the watch runs.
                 navigated |= epoch_of(tab) != epoch0;
@@ -657,6 +668,44 @@ async fn frames(tab: i32) -> Result<Vec<FrameInfo>, Failure> {
 
 /// Sends page work to the content script of one frame (the top frame unless `frameId` says
 /// otherwise), injecting it first on pages that were open before the extension loaded.
+/// [`to_page`] for a watch: gives up when the tab commits a new document meanwhile (Firefox may
+/// leave a message to a document being replaced unanswered, neither a reply nor an error; the
+/// caller then watches the new document) or after `ms` (a page that stopped answering).
+async fn to_page_within(tab: i32, name: &str, params: Value, ms: f64) -> Result<Value, Failure> {
+    let method = name.to_owned();
+    let since = epoch_of(tab);
+    let committed = Promise::new(&mut |resolve, _| {
+        STATE.with(|s| s.borrow_mut().commit_waiters.push((tab, since, resolve)));
+    });
+    let work = wasm_bindgen_futures::future_to_promise(async move {
+        Ok(to_js(&match to_page(tab, &method, params).await {
+            Ok(v) => serde_json::json!({"ok": v}),
+            Err((code, message)) => serde_json::json!({"err": [code, message]}),
+        }))
+    });
+    let timer = Promise::new(&mut |resolve, _| {
+        bindings::set_timeout(&resolve, ms.min(f64::from(i32::MAX)) as i32);
+    });
+    let raced = JsFuture::from(Promise::race(&js_sys::Array::of3(&work, &timer, &committed)))
+        .await
+        .unwrap_or(JsValue::UNDEFINED);
+    STATE.with(|s| s.borrow_mut().commit_waiters.retain(|(t, e, _)| !(*t == tab && *e == since)));
+    if raced.as_string().as_deref() == Some("committed") {
+        return Err(fail(reason::INTERNAL, "the watched document was replaced (channel closed)"));
+    }
+    let v: Value = from_js(raced).unwrap_or(Value::Null);
+    if let Some(ok) = v.get("ok") {
+        return Ok(ok.clone());
+    }
+    match v.get("err").and_then(Value::as_array).map(Vec::as_slice) {
+        Some([code, message]) => Err((
+            code.as_str().unwrap_or(reason::INTERNAL).to_owned(),
+            message.as_str().unwrap_or_default().to_owned(),
+        )),
+        _ => Err(fail(reason::TIMEOUT, format!("the page did not answer `{name}` within {} ms", ms as i64))),
+    }
+}
+
 async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
     let frame = params.get("frameId").and_then(Value::as_i64).unwrap_or(0);
     if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {

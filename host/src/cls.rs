@@ -546,6 +546,10 @@ impl Hub {
                 }
             }
             Err(BridgeError::Timeout { .. }) => (End::Indeterminate, Some("timeout")),
+            // The extension gave up on a page that stopped answering within the window.
+            Err(BridgeError::Remote { code, .. }) if code == nova_shared::reason::TIMEOUT => {
+                (End::Indeterminate, Some("timeout"))
+            }
             Err(BridgeError::Remote { code, .. }) if code == nova_shared::reason::FRAME_DESTROYED => {
                 (End::Indeterminate, Some("frame_destroyed"))
             }
