@@ -7,7 +7,11 @@ const ready = init({ module_or_path: chrome.runtime.getURL('pkg/nova_extension_b
 const forward = (name) => (detail) => { ready.then(() => bg_event(name, detail ?? {})); };
 
 chrome.runtime.onStartup.addListener(() => {});
-chrome.runtime.onInstalled.addListener(() => {});
+// First install: the settings page says whether the host is connected and how to connect an
+// agent. Opened in the background so it does not take the person's current tab.
+chrome.runtime.onInstalled.addListener((details) => {
+  if (details.reason === 'install') chrome.tabs.create({ url: 'options.html#welcome', active: false });
+});
 chrome.tabs.onCreated.addListener((tab) => forward('tabs')({ tabId: tab.id }));
 chrome.tabs.onUpdated.addListener((tabId, info) => {
   if (info.url || info.title || info.status === 'complete') forward('tabs')({ tabId });

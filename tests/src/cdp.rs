@@ -129,34 +129,6 @@ impl Page<'_> {
         Ok(r["result"].get("value").cloned().unwrap_or(Value::Null))
     }
 
-    /// Waits until `expression` is truthy; its last value on timeout is in the error.
-    pub async fn wait_for(&self, expression: &str, timeout: Duration) -> anyhow::Result<Value> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let v = self.eval(expression).await.unwrap_or(Value::Null);
-            let truthy = !matches!(&v, Value::Null | Value::Bool(false))
-                && v.as_str() != Some("")
-                && v.as_f64() != Some(0.0);
-            if truthy {
-                return Ok(v);
-            }
-            if Instant::now() > deadline {
-                bail!("`{expression}` still not true after {timeout:?} (last value {v})");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Clicks the element matching `selector` (a real click event through the DOM).
-    pub async fn click(&self, selector: &str) -> anyhow::Result<()> {
-        let sel = serde_json::to_string(selector)?;
-        let ok = self.eval(&format!("(() => {{ const e = document.querySelector({sel}); if (!e) return false; e.click(); return true; }})()")).await?;
-        if ok != json!(true) {
-            bail!("nothing matches `{selector}`");
-        }
-        Ok(())
-    }
-
     /// Sets the size the page is laid out and captured at.
     pub async fn viewport(&self, width: u32, height: u32) -> anyhow::Result<()> {
         self.cdp

@@ -54,19 +54,25 @@ pub struct LaunchOptions {
 /// A running browser; killed with its whole process group on drop.
 pub struct BrowserProcess {
     child: Child,
-    /// A connection the browser needs for as long as it runs (Firefox's BiDi session).
-    keep: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// Firefox's WebDriver BiDi session (it installed the extension; the UI tests drive pages
+    /// through it, Firefox allowing one session at a time).
+    bidi: Option<std::sync::Arc<crate::bidi::Bidi>>,
 }
 
 impl BrowserProcess {
     /// Wraps a spawned browser (its own process group).
     pub fn from_child(child: Child) -> Self {
-        Self { child, keep: None }
+        Self { child, bidi: None }
     }
 
-    /// Keeps `value` alive as long as the browser.
-    pub fn keep(&mut self, value: impl std::any::Any + Send + Sync) {
-        self.keep = Some(Box::new(value));
+    /// Keeps the BiDi session of this browser.
+    pub fn set_bidi(&mut self, bidi: std::sync::Arc<crate::bidi::Bidi>) {
+        self.bidi = Some(bidi);
+    }
+
+    /// The BiDi session (Firefox).
+    pub fn bidi(&self) -> Option<std::sync::Arc<crate::bidi::Bidi>> {
+        self.bidi.clone()
     }
 
     /// The browser's process id (and process group id).

@@ -90,7 +90,7 @@ pub async fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     let port = bidi_port(&log_path, Duration::from_secs(60))?;
     let bidi = crate::bidi::Bidi::connect(port).await?;
     bidi.install_extension(&o.extension).await.context("installing the extension")?;
-    browser.keep(bidi);
+    browser.set_bidi(std::sync::Arc::new(bidi));
     Ok(browser)
 }
 

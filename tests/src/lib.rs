@@ -18,6 +18,7 @@ pub mod firefox;
 pub mod fixtures;
 pub mod site;
 pub mod store;
+pub mod ui;
 pub mod ws;
 
 use std::path::{Path, PathBuf};
@@ -83,6 +84,14 @@ impl Dist {
             bail!("nova install failed: {}", String::from_utf8_lossy(&out.stderr));
         }
         Ok(())
+    }
+}
+
+/// Where [`Dist::register_host`] puts the host manifest for the tests' browser.
+pub fn host_manifest_dir(profile: &Path) -> PathBuf {
+    match BrowserKind::from_env() {
+        BrowserKind::Chromium => profile.join("NativeMessagingHosts"),
+        BrowserKind::Firefox => firefox::home_of(profile).join(".mozilla/native-messaging-hosts"),
     }
 }
 
@@ -236,20 +245,38 @@ impl Nova {
         Ok(nova)
     }
 
-    /// A DevTools connection to the browser (started by [`Nova::start_with_ui`]).
-    pub async fn devtools(&self) -> anyhow::Result<cdp::Cdp> {
-        anyhow::ensure!(self.devtools, "start with Nova::start_with_ui to use DevTools");
-        cdp::Cdp::connect(&self.profile, Duration::from_secs(30)).await
+    /// A driver for the extension's pages (started by [`Nova::start_with_ui`]): DevTools in
+    /// Chromium, the browser's BiDi session in Firefox.
+    pub async fn ui(&self) -> anyhow::Result<ui::Ui> {
+        match BrowserKind::from_env() {
+            BrowserKind::Chromium => {
+                anyhow::ensure!(self.devtools, "start with Nova::start_with_ui to use DevTools");
+                Ok(ui::Ui::Cdp(cdp::Cdp::connect(&self.profile, Duration::from_secs(30)).await?))
+            }
+            BrowserKind::Firefox => {
+                let bidi = self.browser.as_ref().and_then(|b| b.bidi()).context("Firefox is not running")?;
+                Ok(ui::Ui::Bidi(bidi))
+            }
+        }
     }
 
-    /// `chrome-extension://<id>/<page>`.
+    /// The URL of one of the extension's pages: `chrome-extension://<id>/<page>` or
+    /// `moz-extension://<pinned uuid>/<page>`.
     pub fn extension_page(&self, page: &str) -> String {
-        format!("chrome-extension://{}/{page}", nova_shared::CHROMIUM_EXTENSION_ID)
+        match BrowserKind::from_env() {
+            BrowserKind::Chromium => {
+                format!("chrome-extension://{}/{page}", nova_shared::CHROMIUM_EXTENSION_ID)
+            }
+            BrowserKind::Firefox => format!("moz-extension://{}/{page}", firefox::EXTENSION_UUID),
+        }
     }
 
-    /// Where UI screenshots go: `target/artifacts/ui/<name>.png` (kept after the run).
+    /// Where UI screenshots go: `target/artifacts/ui/<browser>/<name>.png` (kept after the run).
     pub fn artifact(&self, name: &str) -> PathBuf {
-        workspace_root().join("target/artifacts/ui").join(format!("{name}.png"))
+        workspace_root()
+            .join("target/artifacts/ui")
+            .join(BrowserKind::from_env().name())
+            .join(format!("{name}.png"))
     }
 
     /// Everything but the browser (for tests of `nova mcp` with no browser).

@@ -47,8 +47,8 @@ async fn stop_in_the_popup_blocks_survives_hub_and_browser_restarts_and_releases
         .await?;
     assert_eq!(sent["guardedCommit"]["verificationStatus"], "verified_success", "{sent}");
 
-    let cdp = nova.devtools().await?;
-    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    let ui = nova.ui().await?;
+    let popup = ui.open(&nova.extension_page("popup.html")).await?;
     popup.viewport(380, 640).await?;
     popup.wait_for("document.body.dataset.connected === 'true'", WAIT).await?;
     // The agent, the tab it holds, and the feed with the verified send.
@@ -92,7 +92,7 @@ async fn stop_in_the_popup_blocks_survives_hub_and_browser_restarts_and_releases
         .await?;
     assert!(popup.eval(&text_of("#stopped-text")).await?.as_str().unwrap_or_default().contains("by you"));
     drop(popup);
-    drop(cdp);
+    drop(ui);
 
     // And after the browser itself restarts (same profile and data dir).
     nova.restart_browser().await?;
@@ -102,8 +102,8 @@ async fn stop_in_the_popup_blocks_survives_hub_and_browser_restarts_and_releases
         "safety.emergency_stop",
         "the stop survived the browser restart"
     );
-    let cdp = nova.devtools().await?;
-    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    let ui = nova.ui().await?;
+    let popup = ui.open(&nova.extension_page("popup.html")).await?;
     popup.viewport(380, 640).await?;
     popup
         .wait_for(
@@ -152,9 +152,8 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
             .await
         })
     };
-    let cdp = nova.devtools().await?;
-    let window = cdp.wait_target("prompt.html", WAIT).await?;
-    let prompt = cdp.attach(&window).await?;
+    let ui = nova.ui().await?;
+    let prompt = ui.wait_window("prompt.html", WAIT).await?;
     prompt.wait_for(&format!("{}.includes('Submit the order')", text_of(".prompt-title")), WAIT).await?;
     assert!(
         prompt.eval(&text_of(".prompt-message")).await?.as_str().unwrap_or_default().contains("order form")
@@ -185,7 +184,7 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
             .await
         })
     };
-    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    let popup = ui.open(&nova.extension_page("popup.html")).await?;
     popup.viewport(380, 640).await?;
     popup.wait_for("document.querySelectorAll('#prompts .prompt').length === 1", WAIT).await?;
     popup.screenshot(&nova.artifact("popup-prompt")).await?;
@@ -195,7 +194,7 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
     let denied_id = r["promptId"].as_str().unwrap_or_default().to_owned();
     // Its prompt window is closed by the extension once answered elsewhere.
     let deadline = std::time::Instant::now() + WAIT;
-    while cdp.has_target(&denied_id).await? {
+    while ui.has_window(&denied_id).await? {
         anyhow::ensure!(std::time::Instant::now() < deadline, "the answered prompt's window stayed open");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -207,7 +206,7 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
     assert_eq!(r["decision"], "timed_out", "{r}");
 
     // The options page lists all three decisions.
-    let options = cdp.open(&nova.extension_page("options.html")).await?;
+    let options = ui.open(&nova.extension_page("options.html")).await?;
     options.viewport(1000, 900).await?;
     options.wait_for("document.querySelectorAll('#approvals tr').length === 3", WAIT).await?;
     let decisions = options
@@ -226,8 +225,8 @@ async fn the_options_page_sets_domain_policy_and_gate_modes_checked_by_the_host(
     c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     c.structured("nova.perceive", json!({})).await?;
 
-    let cdp = nova.devtools().await?;
-    let options = cdp.open(&nova.extension_page("options.html")).await?;
+    let ui = nova.ui().await?;
+    let options = ui.open(&nova.extension_page("options.html")).await?;
     options.viewport(1000, 1100).await?;
     options.wait_for("document.body.dataset.loaded === 'true'", WAIT).await?;
     // Every gate is listed with its mode.
@@ -286,11 +285,11 @@ async fn the_options_page_sets_domain_policy_and_gate_modes_checked_by_the_host(
 async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
     let mut nova = Nova::without_browser().await?;
     // No host manifest in this profile: the browser cannot start the host.
-    std::fs::remove_dir_all(nova.profile.join("NativeMessagingHosts"))?;
+    std::fs::remove_dir_all(nova_e2e::host_manifest_dir(&nova.profile))?;
     nova.devtools = true;
     nova.spawn_browser().await?;
-    let cdp = nova.devtools().await?;
-    let popup = cdp.open(&nova.extension_page("popup.html")).await?;
+    let ui = nova.ui().await?;
+    let popup = ui.open(&nova.extension_page("popup.html")).await?;
     popup.viewport(380, 400).await?;
     popup.wait_for("document.body.dataset.connected === 'false'", WAIT).await?;
     let why = popup.wait_for(&format!("{}.includes('nova install')", text_of("#conn-why")), WAIT).await;
