@@ -18,7 +18,7 @@ use crate::{root, run_cmd, step};
 /// binaryen from npm (Debian's 108 lacks the lowering passes) and terser, pinned.
 /// Also the Hunspell dictionaries of the spell-check scan (wooorm/dictionaries, UTF-8).
 const NPM_TOOLS: &[&str] =
-    &["binaryen@132.0.0", "terser@5.51.2", "dictionary-en@4.0.0", "dictionary-de@3.0.0"];
+    &["binaryen@132.0.0", "terser@5.51.2", "dictionary-en@4.0.0", "dictionary-de@3.0.0", "web-ext@10.7.0"];
 
 /// Dictionaries shipped next to the host: (npm package, language).
 pub const DICTIONARIES: &[(&str, &str)] = &[("dictionary-en", "en"), ("dictionary-de", "de")];

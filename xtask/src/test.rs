@@ -17,6 +17,7 @@ pub struct TestArgs {
 pub fn test(args: TestArgs) -> anyhow::Result<()> {
     ensure_wasm_target()?;
     ensure_chromium()?;
+    ensure_firefox()?;
     if args.filter.is_none() {
         step("cargo fmt --check");
         run_cmd(cargo().args(["fmt", "--all", "--check"]))?;
@@ -35,13 +36,60 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
         ]))?;
     }
     let built = build::build()?;
-    step("unit, integration and end-to-end tests");
+    if args.filter.is_none() {
+        step("web-ext lint (the same extension for Firefox)");
+        web_ext_lint(&built.extension)?;
+    }
+    step("unit, integration and end-to-end tests (Chromium)");
     let mut cmd = cargo();
-    cmd.args(["test", "--workspace"]).env("NOVA_DIST", &built.dist);
+    cmd.args(["test", "--workspace"]).env("NOVA_DIST", &built.dist).env("NOVA_BROWSER", "chromium");
+    if let Some(f) = &args.filter {
+        cmd.arg(f);
+    }
+    run_cmd(&mut cmd)?;
+    step("end-to-end tests (Firefox)");
+    let mut cmd = cargo();
+    cmd.args(["test", "--package", "nova-e2e"]).env("NOVA_DIST", &built.dist).env("NOVA_BROWSER", "firefox");
     if let Some(f) = &args.filter {
         cmd.arg(f);
     }
     run_cmd(&mut cmd)
+}
+
+/// `web-ext lint` on the built extension: errors fail the run, warnings are listed.
+pub fn web_ext_lint(extension: &std::path::Path) -> anyhow::Result<()> {
+    let bin = crate::jsbuild::ensure_npm_tools()?;
+    let out = Command::new(bin.join("web-ext"))
+        .args(["lint", "--no-input", "--output", "json", "--source-dir"])
+        .arg(extension)
+        .output()?;
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        anyhow::anyhow!("web-ext lint gave no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr))
+    })?;
+    let list = |kind: &str| report[kind].as_array().cloned().unwrap_or_default();
+    for w in list("warnings") {
+        step(&format!(
+            "web-ext warning {}: {}",
+            w["code"].as_str().unwrap_or(""),
+            w["message"].as_str().unwrap_or("")
+        ));
+    }
+    let errors = list("errors");
+    if !errors.is_empty() {
+        for e in &errors {
+            step(&format!("web-ext ERROR {}: {} ({})", e["code"], e["message"], e["file"]));
+        }
+        bail!("web-ext lint found {} error(s) in {}", errors.len(), extension.display());
+    }
+    Ok(())
+}
+
+/// Installs Firefox ESR with apt-get when it is missing and we are root; otherwise says how.
+pub fn ensure_firefox() -> anyhow::Result<()> {
+    if nova_e2e::firefox::find_binary().is_ok() {
+        return Ok(());
+    }
+    install_package("firefox-esr", "Firefox")
 }
 
 /// Adds the wasm32 target when the toolchain lacks it.
@@ -64,18 +112,22 @@ pub fn ensure_chromium() -> anyhow::Result<()> {
     if nova_e2e::chromium::find_binary().is_ok() {
         return Ok(());
     }
+    install_package("chromium", "Chromium")
+}
+
+fn install_package(package: &str, what: &str) -> anyhow::Result<()> {
     let root =
         Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     if !root {
         bail!(
-            "Chromium is missing. Install it with:\n    sudo apt-get install -y chromium\nthen run `cargo xtask test` again"
+            "{what} is missing. Install it with:\n    sudo apt-get install -y {package}\nthen run `cargo xtask test` again"
         );
     }
-    step("installing Chromium with apt-get");
+    step(&format!("installing {what} with apt-get"));
     run_cmd(Command::new("apt-get").arg("update"))?;
     run_cmd(
         Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", "chromium"])
+            .args(["install", "-y", "--no-install-recommends", package])
             .env("DEBIAN_FRONTEND", "noninteractive"),
     )
 }
