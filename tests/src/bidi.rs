@@ -41,11 +41,12 @@ impl Bidi {
         }
     }
 
-    /// Installs an unpacked extension directory as a temporary add-on; its id.
-    pub async fn install_extension(&self, dir: &std::path::Path) -> anyhow::Result<String> {
-        let r = self
-            .call("webExtension.install", json!({"extensionData": {"type": "path", "path": dir}}))
-            .await?;
+    /// Installs an extension as a temporary add-on: an unpacked directory or a packed `.xpi`;
+    /// its id.
+    pub async fn install_extension(&self, path: &std::path::Path) -> anyhow::Result<String> {
+        let kind = if path.is_dir() { "path" } else { "archivePath" };
+        let r =
+            self.call("webExtension.install", json!({"extensionData": {"type": kind, "path": path}})).await?;
         Ok(r["extension"].as_str().unwrap_or_default().to_owned())
     }
 

@@ -13,6 +13,7 @@ mod bench_tasks;
 mod build;
 mod demo;
 mod jsbuild;
+mod package;
 mod peer;
 mod run;
 mod test;
@@ -36,6 +37,8 @@ enum Cmd {
     Build,
     /// Build, install the host, start a browser with the extension, print how agents connect.
     Run(run::RunArgs),
+    /// Store-ready archives: a Chrome Web Store zip and an unsigned Firefox .xpi in dist/packages.
+    Package,
     /// Install missing tools, then run fmt, clippy, unit, integration and end-to-end tests.
     Test(test::TestArgs),
     /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP.
@@ -55,6 +58,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Cmd::Build => build::build().map(|_| ()),
         Cmd::Run(args) => run::run(args),
+        Cmd::Package => package::package().map(|_| ()),
         Cmd::Test(args) => test::test(args),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Soak { runs, seed } => {

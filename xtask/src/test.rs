@@ -40,6 +40,8 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
         step("web-ext lint (the same extension for Firefox)");
         web_ext_lint(&built.extension)?;
     }
+    step("store packages (tests/tests/test_package.rs checks them)");
+    crate::package::package()?;
     step("unit, integration and end-to-end tests (Chromium)");
     let mut cmd = cargo();
     cmd.args(["test", "--workspace"]).env("NOVA_DIST", &built.dist).env("NOVA_BROWSER", "chromium");
