@@ -67,11 +67,11 @@ impl Dist {
         Ok(dist)
     }
 
-    /// Registers the native host for the browser the tests use: inside the Chromium profile,
-    /// or in the home directory Firefox is given ([`firefox::home_of`]).
-    pub fn register_host(&self, profile: &Path) -> anyhow::Result<()> {
+    /// Registers the native host for `kind`: inside the Chromium profile, or in the home
+    /// directory Firefox is given ([`firefox::home_of`]).
+    pub fn register_host(&self, profile: &Path, kind: BrowserKind) -> anyhow::Result<()> {
         let mut cmd = Command::new(&self.host);
-        match BrowserKind::from_env() {
+        match kind {
             BrowserKind::Chromium => cmd.args(["install", "--chromium-profile"]).arg(profile),
             BrowserKind::Firefox => {
                 let home = firefox::home_of(profile);
@@ -87,9 +87,9 @@ impl Dist {
     }
 }
 
-/// Where [`Dist::register_host`] puts the host manifest for the tests' browser.
-pub fn host_manifest_dir(profile: &Path) -> PathBuf {
-    match BrowserKind::from_env() {
+/// Where [`Dist::register_host`] puts the host manifest for `kind`.
+pub fn host_manifest_dir(profile: &Path, kind: BrowserKind) -> PathBuf {
+    match kind {
         BrowserKind::Chromium => profile.join("NativeMessagingHosts"),
         BrowserKind::Firefox => firefox::home_of(profile).join(".mozilla/native-messaging-hosts"),
     }
@@ -210,6 +210,8 @@ pub struct Nova {
     pub browser: Option<chromium::BrowserProcess>,
     /// Launch the browser with the DevTools protocol open (UI tests).
     pub devtools: bool,
+    /// Which browser (default: `NOVA_BROWSER`).
+    pub kind: BrowserKind,
     _tmp: tempfile::TempDir,
 }
 
@@ -223,7 +225,12 @@ pub const FEATURE_TEST_SETTINGS: &str = r#"{"gateModes": {
 impl Nova {
     /// Starts everything (with [`FEATURE_TEST_SETTINGS`]) and waits for the hub to come up.
     pub async fn start() -> anyhow::Result<Self> {
-        let mut nova = Self::without_browser().await?;
+        Self::start_in(BrowserKind::from_env()).await
+    }
+
+    /// [`Nova::start`] in a given browser (benchmarks run both).
+    pub async fn start_in(kind: BrowserKind) -> anyhow::Result<Self> {
+        let mut nova = Self::without_browser_in(kind).await?;
         std::fs::write(nova.data.join("settings.json"), FEATURE_TEST_SETTINGS)?;
         nova.launch_browser().await?;
         Ok(nova)
@@ -248,7 +255,7 @@ impl Nova {
     /// A driver for the extension's pages (started by [`Nova::start_with_ui`]): DevTools in
     /// Chromium, the browser's BiDi session in Firefox.
     pub async fn ui(&self) -> anyhow::Result<ui::Ui> {
-        match BrowserKind::from_env() {
+        match self.kind {
             BrowserKind::Chromium => {
                 anyhow::ensure!(self.devtools, "start with Nova::start_with_ui to use DevTools");
                 Ok(ui::Ui::Cdp(cdp::Cdp::connect(&self.profile, Duration::from_secs(30)).await?))
@@ -263,7 +270,7 @@ impl Nova {
     /// The URL of one of the extension's pages: `chrome-extension://<id>/<page>` or
     /// `moz-extension://<pinned uuid>/<page>`.
     pub fn extension_page(&self, page: &str) -> String {
-        match BrowserKind::from_env() {
+        match self.kind {
             BrowserKind::Chromium => {
                 format!("chrome-extension://{}/{page}", nova_shared::CHROMIUM_EXTENSION_ID)
             }
@@ -273,22 +280,24 @@ impl Nova {
 
     /// Where UI screenshots go: `target/artifacts/ui/<browser>/<name>.png` (kept after the run).
     pub fn artifact(&self, name: &str) -> PathBuf {
-        workspace_root()
-            .join("target/artifacts/ui")
-            .join(BrowserKind::from_env().name())
-            .join(format!("{name}.png"))
+        workspace_root().join("target/artifacts/ui").join(self.kind.name()).join(format!("{name}.png"))
     }
 
     /// Everything but the browser (for tests of `nova mcp` with no browser).
     pub async fn without_browser() -> anyhow::Result<Self> {
+        Self::without_browser_in(BrowserKind::from_env()).await
+    }
+
+    /// [`Nova::without_browser`] for a given browser.
+    pub async fn without_browser_in(kind: BrowserKind) -> anyhow::Result<Self> {
         let dist = Dist::locate()?;
         let tmp = tempfile::Builder::new().prefix("nova-e2e-").tempdir()?;
         let data = tmp.path().join("data");
         let profile = tmp.path().join("profile");
         std::fs::create_dir_all(&data)?;
-        dist.register_host(&profile)?;
+        dist.register_host(&profile, kind)?;
         let fixtures = fixtures::FixtureServer::start(&workspace_root().join("tests/fixtures")).await?;
-        Ok(Self { dist, data, profile, fixtures, browser: None, devtools: false, _tmp: tmp })
+        Ok(Self { dist, data, profile, fixtures, browser: None, devtools: false, kind, _tmp: tmp })
     }
 
     /// Launches the browser on about:blank and waits for the hub.
@@ -320,7 +329,7 @@ impl Nova {
 
     /// Launches the browser on about:blank without waiting for the hub.
     pub async fn spawn_browser(&mut self) -> anyhow::Result<()> {
-        let kind = BrowserKind::from_env();
+        let kind = self.kind;
         let opts = chromium::LaunchOptions {
             binary: match kind {
                 BrowserKind::Chromium => chromium::find_binary()?,

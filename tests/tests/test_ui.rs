@@ -285,7 +285,7 @@ async fn the_options_page_sets_domain_policy_and_gate_modes_checked_by_the_host(
 async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
     let mut nova = Nova::without_browser().await?;
     // No host manifest in this profile: the browser cannot start the host.
-    std::fs::remove_dir_all(nova_e2e::host_manifest_dir(&nova.profile))?;
+    std::fs::remove_dir_all(nova_e2e::host_manifest_dir(&nova.profile, nova.kind))?;
     nova.devtools = true;
     nova.spawn_browser().await?;
     let ui = nova.ui().await?;
@@ -303,7 +303,7 @@ async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
 
     // Once the host is installed, the extension's next reconnect starts it and delivers the
     // STOP before any agent can act.
-    nova.dist.register_host(&nova.profile)?;
+    nova.dist.register_host(&nova.profile, nova.kind)?;
     nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(30))?;
     popup
         .wait_for(

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use nova_e2e::Nova;
+use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
 
 use crate::{build, step};
@@ -62,13 +62,19 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["hostColdStartMs"] = cold_start(&built.host, 10)?;
         report["wasm"] = sizes(&built.extension)?;
     }
+    // The browser groups run in Chromium (`browser`, `guarded`) and again in Firefox
+    // (`firefox.browser`, `firefox.guarded`), on the same pages.
     if run("browser") {
-        step("browser: perceive on 5,000 nodes, click round trip, navigate");
-        report["browser"] = runtime.block_on(browser(args.iterations))?;
+        step("browser: perceive on 5,000 nodes, click round trip, navigate (Chromium)");
+        report["browser"] = runtime.block_on(browser(BrowserKind::Chromium, args.iterations))?;
+        step("browser: the same in Firefox");
+        report["firefox"]["browser"] = runtime.block_on(browser(BrowserKind::Firefox, args.iterations))?;
     }
     if run("guarded") {
-        step("browser: guarded click overhead and verdict latency");
-        report["guarded"] = runtime.block_on(guarded(args.iterations))?;
+        step("browser: guarded click overhead and verdict latency (Chromium)");
+        report["guarded"] = runtime.block_on(guarded(BrowserKind::Chromium, args.iterations))?;
+        step("browser: the same in Firefox");
+        report["firefox"]["guarded"] = runtime.block_on(guarded(BrowserKind::Firefox, args.iterations))?;
     }
     if run("evidence") {
         step("evidence: observation ingestion, correlation of 10,000 units x 100,000 observations");
@@ -98,18 +104,25 @@ fn render(r: &Value) -> String {
         if v.is_null() {
             return String::new();
         }
-        format!("{name:<34} p50 {:>9} ms   p95 {:>9} ms   {aim}\n", v["p50"], v["p95"])
+        format!("{name:<42} p50 {:>9} ms   p95 {:>9} ms   {aim}\n", v["p50"], v["p95"])
     };
     let mut s = String::from("\nNova benchmarks\n");
     s += &line("native round trip (host, piped)", &r["nativeRoundTripMs"], "aim p50 <= 1 ms");
     s += &line("host cold start (to ready)", &r["hostColdStartMs"], "aim <= 30 ms");
-    s += &line("nova.perceive, 5,000 nodes", &r["browser"]["perceive5000Ms"], "aim p50 <= 30 ms");
-    s += &line("nova.click_selector round trip", &r["browser"]["clickMs"], "");
-    s += &line("nova.navigate", &r["browser"]["navigateMs"], "");
-    s += &line("raw click (bench-cls)", &r["guarded"]["rawClickMs"], "");
-    s += &line("guarded click, signal at once", &r["guarded"]["guardedClickMs"], "");
-    s += &line("guarded overhead over raw", &r["guarded"]["guardedOverheadMs"], "");
-    s += &line("verdict latency after hold", &r["guarded"]["verdictLatencyAfterHoldMs"], "aim <= 25 ms");
+    for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
+        let name = |n: &str| format!("{n}{label}");
+        s += &line(&name("nova.perceive, 5,000 nodes"), &b["browser"]["perceive5000Ms"], "aim p50 <= 30 ms");
+        s += &line(&name("nova.click_selector round trip"), &b["browser"]["clickMs"], "");
+        s += &line(&name("nova.navigate"), &b["browser"]["navigateMs"], "");
+        s += &line(&name("raw click (bench-cls)"), &b["guarded"]["rawClickMs"], "");
+        s += &line(&name("guarded click, signal at once"), &b["guarded"]["guardedClickMs"], "");
+        s += &line(&name("guarded overhead over raw"), &b["guarded"]["guardedOverheadMs"], "");
+        s += &line(
+            &name("verdict latency after hold"),
+            &b["guarded"]["verdictLatencyAfterHoldMs"],
+            "aim <= 25 ms",
+        );
+    }
     if r.get("ingestion").is_some() {
         s += &format!(
             "{:<34} p50 {:>9} rows/s best {:>9} rows/s   aim >= 50,000 rows/s\n",
@@ -238,8 +251,8 @@ where
     Ok((ms(start.elapsed()), v))
 }
 
-async fn browser(iterations: usize) -> anyhow::Result<Value> {
-    let nova = Nova::start().await?;
+async fn browser(kind: BrowserKind, iterations: usize) -> anyhow::Result<Value> {
+    let nova = Nova::start_in(kind).await?;
     let c = nova.client().await?;
     let mut navigate = Vec::new();
     for _ in 0..iterations.min(10) {
@@ -294,9 +307,9 @@ fn press_contract(n: usize, hold_ms: u32) -> Value {
 /// A guarded click against a raw one on the same control, and the time from the success
 /// signal appearing in the page to the verdict reaching the agent, minus the hold (CLS aim:
 /// at most stabilityMs + 25 ms, so this figure should stay under 25).
-async fn guarded(iterations: usize) -> anyhow::Result<Value> {
+async fn guarded(kind: BrowserKind, iterations: usize) -> anyhow::Result<Value> {
     const HOLD_MS: u32 = 100;
-    let nova = Nova::start().await?;
+    let nova = Nova::start_in(kind).await?;
     let c = nova.client().await?;
     c.structured("nova.navigate", json!({"url": nova.url("bench-cls.html")})).await?;
     let mut presses = 0;
