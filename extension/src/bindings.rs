@@ -1,6 +1,14 @@
 //! Every `chrome.*` binding the extension uses, in one place. Firefox exposes the same
-//! promise-based APIs under `chrome` in Manifest V3; where the two differ (port errors), the
-//! difference is handled here.
+//! promise-based APIs under `chrome` in Manifest V3; where Chromium and Firefox differ, the
+//! difference is handled here (docs/browsers.md lists them all):
+//! - a native port's error: `port.error` (Firefox) vs `chrome.runtime.lastError` (Chromium),
+//!   [`port_error`]; a missing host: "No such native application" vs "Specified native
+//!   messaging host not found", [`host_missing`];
+//! - a load replaced by a newer navigation: Firefox reports NS_BINDING_ABORTED, also for a new
+//!   tab's initial about:blank, [`superseded_load`];
+//! - a document that went away under a message: different wordings, and Firefox may leave the
+//!   message unanswered or refuse injection between two documents, [`document_gone`];
+//! - frame ids: Firefox's do not fit 32 bits (`protocol::FrameId` is 64-bit), passed as numbers.
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -207,6 +215,12 @@ pub fn port_error(port: &Port) -> Option<String> {
 pub fn superseded_load(detail: &JsValue) -> bool {
     let error = Reflect::get(detail, &"error".into()).ok().and_then(|e| e.as_string()).unwrap_or_default();
     error.contains("2152398850")
+}
+
+/// Whether a native port error means the host is not registered for this browser.
+pub fn host_missing(error: &str) -> bool {
+    let e = error.to_lowercase();
+    e.contains("native messaging host not found") || e.contains("no such native application")
 }
 
 /// Whether a messaging error means the document went away (unloaded, navigating) rather than

@@ -154,8 +154,7 @@ async fn refresh_badge() {
 fn not_connected_reason() -> String {
     let last = STATE.with(|s| s.borrow().last_error.clone()).unwrap_or_default();
     let l = last.to_lowercase();
-    // Chromium: "Specified native messaging host not found."; Firefox: "No such native application".
-    if l.contains("not found") || l.contains("no such native application") {
+    if bindings::host_missing(&last) {
         "The Nova host is not installed for this browser: run `nova install` (or `cargo xtask run`)."
             .to_owned()
     } else if l.contains("forbidden") {
