@@ -159,7 +159,20 @@ impl Hub {
             Err(reply) => return Ok(reply),
         };
         rec.obs.signal_flags |= flags::NAVIGATION_INTENT;
-        let Some(url) = sources::resolve(&tab.url, &a.path) else {
+        // The tab list the hub keeps follows browser events and may trail a navigation that just
+        // ended: resolve against the tab's URL as the browser has it now.
+        let fresh: Vec<nova_shared::protocol::TabInfo> = self
+            .bridge
+            .call(
+                nova_shared::protocol::method::TABS_LIST,
+                serde_json::json!({}),
+                crate::bridge::DEFAULT_TIMEOUT,
+            )
+            .await
+            .unwrap_or_default();
+        let current =
+            fresh.into_iter().find(|t| t.target_id == tab.target_id).map_or(tab.url.clone(), |t| t.url);
+        let Some(url) = sources::resolve(&current, &a.path) else {
             return Err(CallError::invalid("path", format!("`{}` is not a route", a.path)));
         };
         if crate::tuc::normalize::origin(&url) != crate::tuc::normalize::origin(&tab.url) {

@@ -43,6 +43,15 @@ impl Ui {
                     .wait_context(&format!("{origin}/options.html#welcome"), Duration::from_secs(30))
                     .await?;
                 let target = serde_json::to_string(&unique)?;
+                // The page may still be loading (its extension APIs not there yet).
+                let deadline = Instant::now() + Duration::from_secs(15);
+                while home.eval("typeof chrome === 'object' && !!chrome.tabs").await.ok() != Some(json!(true))
+                {
+                    if Instant::now() > deadline {
+                        bail!("the extension's settings page never got its APIs");
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
                 home.eval(&format!("chrome.tabs.create({{url: {target}}}).then(() => true)")).await?;
                 Page::Bidi(b.wait_context(&unique, Duration::from_secs(15)).await?)
             }
