@@ -35,6 +35,7 @@ use nova_shared::selector::format_ref;
 use web_sys::{Document, Element};
 
 use crate::dom;
+use crate::perceive::clip;
 
 /// Password fields.
 const PASSWORD: &str = "input[type=\"password\" i]";
@@ -67,14 +68,4 @@ fn first_in(root: &Element, css: &str) -> Option<Element> {
 /// The element's perceive ref (`e12`), assigned if it has none.
 fn ref_of(el: &Element) -> String {
     format_ref(dom::ref_for(el))
-}
-
-/// At most `max` characters, with an ellipsis when cut.
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let mut out: String = s.chars().take(max).collect();
-    out.push('…');
-    out
 }

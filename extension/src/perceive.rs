@@ -369,7 +369,8 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
     line
 }
 
-fn clip(s: &str, max: usize) -> String {
+/// At most `max` characters, with an ellipsis when cut.
+pub(crate) fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_owned();
     }
