@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::hub::HubRecord;
-use crate::install::{self, Browser};
+use crate::install;
 use crate::paths::DataDir;
 
 /// AAG `safety.disk_space_low`: below 500 MB free Nova blocks work.
@@ -20,34 +20,7 @@ pub struct Check {
 
 /// Runs every check.
 pub fn run_checks(data: &DataDir) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let detected = install::detect();
-    let mut any_manifest = false;
-    for browser in Browser::ALL {
-        let Some(target) = install::user_target(browser) else {
-            continue;
-        };
-        let present = target.manifest.exists();
-        if !present && !detected.contains(&browser) {
-            continue;
-        }
-        any_manifest |= present;
-        checks.push(Check {
-            name: format!("{} native-host manifest", browser.name()),
-            result: install::check(&target)
-                .map(|p| format!("{} -> {}", target.manifest.display(), p.display()))
-                .map_err(|problem| (problem, format!("run `nova install --browser {}`", browser.name()))),
-        });
-    }
-    if checks.is_empty() && !any_manifest {
-        checks.push(Check {
-            name: "browsers".into(),
-            result: Err((
-                "no supported browser found for this user".into(),
-                "install Chromium (`apt-get install chromium`) or Firefox, then `nova install`".into(),
-            )),
-        });
-    }
+    let mut checks = manifest_checks();
     let hubs = HubRecord::all(data);
     let live: Vec<&HubRecord> =
         hubs.iter().filter(|h| std::os::unix::net::UnixStream::connect(&h.socket).is_ok()).collect();
@@ -90,6 +63,40 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
         },
     });
     checks
+}
+
+/// One check per detected browser variant or manifest already written; a failure names the
+/// `nova install` that fixes it.
+fn manifest_checks() -> Vec<Check> {
+    let targets = match install::doctor_targets() {
+        Ok(targets) => targets,
+        Err(e) => {
+            return vec![Check {
+                name: "browsers".into(),
+                result: Err((e.to_string(), "run Nova on Linux, macOS or Windows with HOME set".into())),
+            }];
+        }
+    };
+    if targets.is_empty() {
+        return vec![Check {
+            name: "browsers".into(),
+            result: Err((
+                "no supported browser found for this user".into(),
+                "install Chromium, Chrome, Edge, Brave or Firefox, then `nova install`".into(),
+            )),
+        }];
+    }
+    targets
+        .iter()
+        .map(|target| Check {
+            name: format!("{} native-host manifest", target.label()),
+            result: install::check(target, &install::RegExe)
+                .map(|p| format!("{} -> {}", target.manifest.display(), p.display()))
+                .map_err(|problem| {
+                    (problem, format!("run `nova install --browser {}`", target.browser.name()))
+                }),
+        })
+        .collect()
 }
 
 fn settings_check(data: &DataDir) -> Result<String, (String, String)> {

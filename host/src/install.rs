@@ -1,15 +1,21 @@
-//! `nova install` / `nova uninstall`: native-messaging host manifests, per user, for the
-//! browsers the user names or that are detected. The paths per OS live in their own modules;
-//! this module decides what to write.
+//! `nova install` / `nova uninstall` and the manifest half of `nova doctor`: native-messaging
+//! host manifests, per user, for every supported browser on Linux, macOS and Windows.
+//!
+//! # Layout
+//! - this module decides *what* to do: which browsers and variants get a manifest
+//!   ([`select_for_install`], [`select_for_uninstall`], [`select_for_doctor`]), the manifest JSON,
+//!   writing, removing and checking manifests and (Windows) registry keys.
+//! - `linux`, `macos`, `windows` hold *where*: pure tables from [`Env`] to [`Location`]s. All
+//!   three compile on every OS and are picked at run time by [`Env::os`], so each OS's tables
+//!   are unit-tested everywhere; only [`RegExe`] touches the real registry, and only on Windows.
+//!
+//! The functions without a `select_for_` prefix ([`install_targets`], [`uninstall_targets`],
+//! [`doctor_targets`]) read this process's environment and filesystem; the `select_for_`
+//! functions take them as arguments ([`Env`], [`Probe`]) so tests fake both.
 
-#[cfg(target_os = "linux")]
 mod linux;
-#[cfg(target_os = "linux")]
-use linux as os;
-#[cfg(not(target_os = "linux"))]
-mod unsupported;
-#[cfg(not(target_os = "linux"))]
-use unsupported as os;
+mod macos;
+mod windows;
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +41,7 @@ impl Browser {
     /// All browsers.
     pub const ALL: [Browser; 5] = [Self::Chromium, Self::Chrome, Self::Edge, Self::Brave, Self::Firefox];
 
-    /// Lower-case name.
+    /// Lower-case name (as `--browser` takes it).
     pub fn name(self) -> &'static str {
         match self {
             Self::Chromium => "chromium",
@@ -52,38 +58,333 @@ impl Browser {
     }
 }
 
-/// Where a manifest goes.
+/// The operating systems Nova registers on; each has its own table module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    /// Linux (XDG config dirs, Flatpak, Snap).
+    Linux,
+    /// macOS (`~/Library/Application Support`).
+    Macos,
+    /// Windows (manifest files named by HKCU registry keys).
+    Windows,
+}
+
+impl Os {
+    /// The OS this process runs on, if Nova supports it.
+    pub fn current() -> Option<Os> {
+        Self::from_name(std::env::consts::OS)
+    }
+
+    /// The OS named like [`std::env::consts::OS`] names it.
+    pub fn from_name(name: &str) -> Option<Os> {
+        match name {
+            "linux" => Some(Self::Linux),
+            "macos" => Some(Self::Macos),
+            "windows" => Some(Self::Windows),
+            _ => None,
+        }
+    }
+}
+
+/// How a browser is packaged; sandboxed packages read manifests from their own directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// The browser's own package (distribution package, vendor installer, `.app`).
+    Native,
+    /// A Flatpak (Linux).
+    Flatpak,
+    /// A Snap (Linux).
+    Snap,
+}
+
+impl Variant {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Flatpak => "flatpak",
+            Self::Snap => "snap",
+        }
+    }
+}
+
+/// The environment facts the per-OS tables read. [`Env::from_process`] fills it in; tests
+/// build it by hand to describe any OS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Env {
+    /// Which table applies.
+    pub os: Os,
+    /// The user's home directory.
+    pub home: PathBuf,
+    /// `XDG_CONFIG_HOME` (Linux; ignored unless absolute, as the XDG spec says).
+    pub xdg_config_home: Option<PathBuf>,
+    /// `%LOCALAPPDATA%` (Windows; default `<home>\AppData\Local`).
+    pub local_app_data: Option<PathBuf>,
+    /// `%APPDATA%` (Windows; default `<home>\AppData\Roaming`).
+    pub app_data: Option<PathBuf>,
+}
+
+impl Env {
+    /// The facts of this process: its OS and environment variables.
+    pub fn from_process() -> Result<Env, Error> {
+        let os = Os::current().ok_or_else(|| Error::UnsupportedOs(std::env::consts::OS.to_owned()))?;
+        let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        // Windows shells such as Git Bash set HOME too; the profile directory is what browsers use.
+        let home = match os {
+            Os::Windows => var("USERPROFILE").or_else(|| var("HOME")),
+            Os::Linux | Os::Macos => var("HOME"),
+        }
+        .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()))
+        .ok_or(Error::NoHome)?;
+        Ok(Env {
+            os,
+            home,
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            local_app_data: var("LOCALAPPDATA"),
+            app_data: var("APPDATA"),
+        })
+    }
+}
+
+/// Where one manifest goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// Which browser (Chromium format for a custom profile).
     pub browser: Browser,
+    /// Which package of it.
+    pub variant: Variant,
     /// The manifest file path.
     pub manifest: PathBuf,
+    /// Windows: the `HKEY_CURRENT_USER` subkey whose default value names `manifest` (browsers
+    /// there find manifests only through the registry).
+    pub registry_key: Option<String>,
 }
 
-/// The per-user manifest location of `browser`.
-pub fn user_target(browser: Browser) -> Option<Target> {
-    let home = std::env::var_os("HOME").map(PathBuf::from)?;
-    Some(Target { browser, manifest: os::manifest_dir(browser, &home).join(manifest_file()) })
-}
-
-/// The manifest location inside a Chromium `--user-data-dir` profile (read instead of the
-/// per-user location when Chromium runs with that flag).
-pub fn profile_target(profile: &Path) -> Target {
-    Target {
-        browser: Browser::Chromium,
-        manifest: profile.join("NativeMessagingHosts").join(manifest_file()),
+impl Target {
+    /// `chromium`, or `chromium (flatpak)` for a sandboxed variant.
+    pub fn label(&self) -> String {
+        match self.variant {
+            Variant::Native => self.browser.name().to_owned(),
+            v => format!("{} ({})", self.browser.name(), v.name()),
+        }
     }
 }
 
+/// Something that shows a browser variant is installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sign {
+    /// This file or directory exists (an app bundle, a profile or config directory).
+    Exists(PathBuf),
+    /// A program of this name is on `PATH`.
+    OnPath(&'static str),
+}
+
+/// A [`Target`] and the signs that its browser variant is installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Where the manifest goes.
+    pub target: Target,
+    /// Any one of these means the variant is installed.
+    pub signs: Vec<Sign>,
+}
+
+/// How the selection looks at the system: the real filesystem and `PATH`, or fakes in tests.
+pub struct Probe<'a> {
+    /// Whether a path exists.
+    pub exists: Box<dyn Fn(&Path) -> bool + 'a>,
+    /// Whether a program is on `PATH`.
+    pub on_path: Box<dyn Fn(&str) -> bool + 'a>,
+}
+
+impl Probe<'static> {
+    /// The real filesystem and this process's `PATH`.
+    pub fn system() -> Self {
+        Probe {
+            exists: Box::new(|p: &Path| p.exists()),
+            on_path: Box::new(|name: &str| {
+                std::env::var_os("PATH")
+                    .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+            }),
+        }
+    }
+}
+
+impl Probe<'_> {
+    /// Whether any of `signs` is seen.
+    pub fn sees_any(&self, signs: &[Sign]) -> bool {
+        signs.iter().any(|s| match s {
+            Sign::Exists(p) => (self.exists)(p),
+            Sign::OnPath(name) => (self.on_path)(name),
+        })
+    }
+}
+
+/// Why installing, uninstalling or looking up the environment failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Not Linux, macOS or Windows.
+    #[error("nova install supports Linux, macOS and Windows, not {0}")]
+    UnsupportedOs(String),
+    /// Neither HOME (USERPROFILE on Windows) nor the OS names a home directory.
+    #[error("no home directory: set HOME")]
+    NoHome,
+    /// A manifest file or its directory could not be written or removed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// reg.exe failed, or was asked for off Windows.
+    #[error("registry key {key}: {message}")]
+    Registry {
+        /// The key, with its hive (`HKCU\...`).
+        key: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// The registry as [`install`], [`uninstall`] and [`check`] use it: default values of
+/// `HKEY_CURRENT_USER` subkeys. [`RegExe`] is the real one; tests use a map.
+pub trait Registry {
+    /// Sets the default value of `key` (creating it) to `value`.
+    fn set_default(&mut self, key: &str, value: &Path) -> Result<(), Error>;
+    /// The default value of `key`, or `None` if the key does not exist.
+    fn default_value(&self, key: &str) -> Result<Option<String>, Error>;
+    /// Deletes `key`; returns whether it existed.
+    fn delete(&mut self, key: &str) -> Result<bool, Error>;
+}
+
+/// The Windows registry through `reg.exe` (no extra crate, no `unsafe`). Off Windows no
+/// target has a key, so it is never asked; if it is, it fails instead of running anything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RegExe;
+
+impl Registry for RegExe {
+    fn set_default(&mut self, key: &str, value: &Path) -> Result<(), Error> {
+        windows::run_reg(key, &windows::reg_add_args(key, value)).map(drop)
+    }
+
+    fn default_value(&self, key: &str) -> Result<Option<String>, Error> {
+        // reg.exe exits 1 both for a missing key and for other failures; its message is
+        // localized, so a failed query counts as "no key" and a real fault shows up on writing.
+        Ok(windows::run_reg(key, &windows::reg_query_args(key))
+            .ok()
+            .and_then(|out| windows::parse_default_value(&out)))
+    }
+
+    fn delete(&mut self, key: &str) -> Result<bool, Error> {
+        if self.default_value(key)?.is_none() {
+            return Ok(false);
+        }
+        windows::run_reg(key, &windows::reg_delete_args(key)).map(|_| true)
+    }
+}
+
+/// `HKCU\<key>`, as reg.exe takes it and as output names it.
+pub fn registry_path(key: &str) -> String {
+    format!("{}\\{key}", windows::HIVE)
+}
+
+/// Every location Nova knows for `browser` on `env.os`: the native one first, then the
+/// sandboxed variants.
+pub fn locations(env: &Env, browser: Browser) -> Vec<Location> {
+    match env.os {
+        Os::Linux => linux::locations(browser, env),
+        Os::Macos => macos::locations(browser, env),
+        Os::Windows => windows::locations(browser, env),
+    }
+}
+
+/// What `nova install` writes. With browsers named: each one's native location, plus its
+/// sandboxed variants that are installed. With none named: every location that is installed.
+pub fn select_for_install(env: &Env, named: &[Browser], probe: &Probe) -> Vec<Target> {
+    let browsers = if named.is_empty() { Browser::ALL.to_vec() } else { dedup(named) };
+    browsers
+        .into_iter()
+        .flat_map(|b| locations(env, b))
+        .filter(|loc| {
+            let named_native = loc.target.variant == Variant::Native && named.contains(&loc.target.browser);
+            named_native || probe.sees_any(&loc.signs)
+        })
+        .map(|loc| loc.target)
+        .collect()
+}
+
+/// What `nova uninstall` removes: every location of the named browsers (all when none are
+/// named), installed or not, so nothing Nova may have written stays behind.
+pub fn select_for_uninstall(env: &Env, named: &[Browser]) -> Vec<Target> {
+    let browsers = if named.is_empty() { Browser::ALL.to_vec() } else { dedup(named) };
+    browsers.into_iter().flat_map(|b| locations(env, b)).map(|loc| loc.target).collect()
+}
+
+/// What `nova doctor` checks: every location that is installed or already holds a manifest.
+pub fn select_for_doctor(env: &Env, probe: &Probe) -> Vec<Target> {
+    Browser::ALL
+        .into_iter()
+        .flat_map(|b| locations(env, b))
+        .filter(|loc| probe.sees_any(&loc.signs) || (probe.exists)(&loc.target.manifest))
+        .map(|loc| loc.target)
+        .collect()
+}
+
+fn dedup(browsers: &[Browser]) -> Vec<Browser> {
+    let mut out: Vec<Browser> = Vec::new();
+    for b in browsers {
+        if !out.contains(b) {
+            out.push(*b);
+        }
+    }
+    out
+}
+
+/// [`select_for_install`] in this process's environment, plus `profile`'s target. With only a
+/// profile and no browser named, the profile alone (tests and `cargo xtask run` register there
+/// without touching the user's browsers).
+pub fn install_targets(named: &[Browser], profile: Option<&Path>) -> Result<Vec<Target>, Error> {
+    let mut targets = match (named.is_empty(), profile) {
+        (true, Some(_)) => Vec::new(),
+        _ => select_for_install(&Env::from_process()?, named, &Probe::system()),
+    };
+    targets.extend(profile.map(profile_target));
+    Ok(targets)
+}
+
+/// [`select_for_uninstall`] in this process's environment, plus `profile`'s target.
+pub fn uninstall_targets(named: &[Browser], profile: Option<&Path>) -> Result<Vec<Target>, Error> {
+    let mut targets = select_for_uninstall(&Env::from_process()?, named);
+    targets.extend(profile.map(profile_target));
+    Ok(targets)
+}
+
+/// [`select_for_doctor`] in this process's environment.
+pub fn doctor_targets() -> Result<Vec<Target>, Error> {
+    Ok(select_for_doctor(&Env::from_process()?, &Probe::system()))
+}
+
+/// The manifest location inside a Chromium `--user-data-dir` profile (read instead of the
+/// per-user location when Chromium runs with that flag, on Linux and macOS).
+pub fn profile_target(profile: &Path) -> Target {
+    Target {
+        browser: Browser::Chromium,
+        variant: Variant::Native,
+        manifest: profile.join("NativeMessagingHosts").join(manifest_file()),
+        registry_key: None,
+    }
+}
+
+/// `io.nova.host.json`: browsers on Linux and macOS look the manifest up by this name.
 fn manifest_file() -> String {
     format!("{NATIVE_HOST_NAME}.json")
 }
 
-/// Browsers that look installed for this user.
-pub fn detect() -> Vec<Browser> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-    Browser::ALL.into_iter().filter(|b| os::is_installed(*b, &home)).collect()
+/// `base` joined with `parts` one component at a time, so that the tables of every OS build
+/// the same paths whichever OS runs them.
+fn under(base: &Path, parts: &[&str]) -> PathBuf {
+    parts.iter().fold(base.to_path_buf(), |p, part| p.join(part))
 }
 
 /// The manifest JSON for `browser` pointing at `host`.
@@ -102,30 +403,55 @@ pub fn manifest_json(browser: Browser, host: &Path) -> Value {
     m
 }
 
-/// Writes the manifest for `target`.
-pub fn install(target: &Target, host: &Path) -> std::io::Result<()> {
+/// Writes the manifest for `target` and, on Windows, points its registry key at it.
+pub fn install(target: &Target, host: &Path, registry: &mut impl Registry) -> Result<(), Error> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
     if let Some(dir) = target.manifest.parent() {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    let text =
-        serde_json::to_string_pretty(&manifest_json(target.browser, host)).map_err(std::io::Error::other)?;
-    std::fs::write(&target.manifest, text)
+    let text = serde_json::to_string_pretty(&manifest_json(target.browser, host))
+        .map_err(|e| io(&target.manifest)(std::io::Error::other(e)))?;
+    std::fs::write(&target.manifest, text).map_err(io(&target.manifest))?;
+    if let Some(key) = &target.registry_key {
+        registry.set_default(key, &target.manifest)?;
+    }
+    Ok(())
 }
 
-/// Removes the manifest for `target`; returns whether one was there.
-pub fn uninstall(target: &Target) -> std::io::Result<bool> {
-    match std::fs::remove_file(&target.manifest) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e),
-    }
+/// What [`uninstall`] found and removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Removed {
+    /// The manifest file was there.
+    pub manifest: bool,
+    /// The registry key was there (Windows).
+    pub registry_key: bool,
 }
 
-/// What is wrong with an installed manifest, if anything.
-pub fn check(target: &Target) -> Result<PathBuf, String> {
+/// Removes the manifest for `target` and its registry key.
+pub fn uninstall(target: &Target, registry: &mut impl Registry) -> Result<Removed, Error> {
+    let manifest = match std::fs::remove_file(&target.manifest) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(source) => return Err(Error::Io { path: target.manifest.clone(), source }),
+    };
+    let registry_key = match &target.registry_key {
+        Some(key) => registry.delete(key)?,
+        None => false,
+    };
+    Ok(Removed { manifest, registry_key })
+}
+
+/// What is wrong with an installed manifest, if anything; else the host binary it names.
+pub fn check(target: &Target, registry: &impl Registry) -> Result<PathBuf, String> {
     let text = std::fs::read_to_string(&target.manifest)
         .map_err(|e| format!("no manifest at {} ({e})", target.manifest.display()))?;
     let m: Value = serde_json::from_str(&text).map_err(|e| format!("manifest is not JSON: {e}"))?;
+    if m["name"] != NATIVE_HOST_NAME {
+        return Err(format!("manifest names {} instead of {NATIVE_HOST_NAME}", m["name"]));
+    }
     let path = PathBuf::from(m["path"].as_str().unwrap_or_default());
     if !path.is_file() {
         return Err(format!("manifest points at {}, which does not exist", path.display()));
@@ -135,12 +461,51 @@ pub fn check(target: &Target) -> Result<PathBuf, String> {
     if m[key] != expected[key] {
         return Err(format!("manifest does not allow the Nova extension ({key} is {})", m[key]));
     }
+    if let Some(reg_key) = &target.registry_key {
+        let value = registry.default_value(reg_key).map_err(|e| e.to_string())?;
+        windows::check_registry_value(reg_key, value.as_deref(), &target.manifest)?;
+    }
     Ok(path)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
+
+    /// The registry as a map, so that Windows targets round-trip on any OS.
+    #[derive(Default)]
+    pub(super) struct FakeRegistry(pub(super) HashMap<String, String>);
+
+    impl Registry for FakeRegistry {
+        fn set_default(&mut self, key: &str, value: &Path) -> Result<(), Error> {
+            self.0.insert(key.to_owned(), value.display().to_string());
+            Ok(())
+        }
+        fn default_value(&self, key: &str) -> Result<Option<String>, Error> {
+            Ok(self.0.get(key).cloned())
+        }
+        fn delete(&mut self, key: &str) -> Result<bool, Error> {
+            Ok(self.0.remove(key).is_some())
+        }
+    }
+
+    /// A probe that sees exactly these paths and programs.
+    pub(super) fn probe_seeing<'a>(paths: &'a [PathBuf], programs: &'a [&'a str]) -> Probe<'a> {
+        Probe {
+            exists: Box::new(move |p: &Path| paths.iter().any(|q| q == p)),
+            on_path: Box::new(move |name: &str| programs.contains(&name)),
+        }
+    }
+
+    pub(super) fn env(os: Os, home: &Path) -> Env {
+        Env { os, home: home.to_path_buf(), xdg_config_home: None, local_app_data: None, app_data: None }
+    }
+
+    fn labels(targets: &[Target]) -> Vec<String> {
+        targets.iter().map(Target::label).collect()
+    }
 
     #[test]
     fn manifests_pin_our_extension() {
@@ -153,17 +518,139 @@ mod tests {
     }
 
     #[test]
+    fn os_is_chosen_by_its_std_name() {
+        assert_eq!(Os::from_name("linux"), Some(Os::Linux));
+        assert_eq!(Os::from_name("macos"), Some(Os::Macos));
+        assert_eq!(Os::from_name("windows"), Some(Os::Windows));
+        assert_eq!(Os::from_name("freebsd"), None);
+        assert_eq!(Os::current(), Os::from_name(std::env::consts::OS));
+    }
+
+    #[test]
     fn install_check_uninstall_round_trip() {
         let tmp = tempfile::tempdir().expect("tmp");
         let host = tmp.path().join("nova");
         std::fs::write(&host, b"#!/bin/sh\n").expect("host");
+        let mut reg = FakeRegistry::default();
         let target = profile_target(&tmp.path().join("profile"));
-        assert!(check(&target).is_err());
-        install(&target, &host).expect("install");
-        assert_eq!(check(&target).expect("valid"), host);
+        assert!(check(&target, &reg).is_err());
+        install(&target, &host, &mut reg).expect("install");
+        assert_eq!(check(&target, &reg).expect("valid"), host);
         std::fs::remove_file(&host).expect("rm");
-        assert!(check(&target).expect_err("dangling").contains("does not exist"));
-        assert!(uninstall(&target).expect("uninstall"));
-        assert!(!uninstall(&target).expect("again"));
+        assert!(check(&target, &reg).expect_err("dangling").contains("does not exist"));
+        assert_eq!(
+            uninstall(&target, &mut reg).expect("uninstall"),
+            Removed { manifest: true, registry_key: false }
+        );
+        assert_eq!(uninstall(&target, &mut reg).expect("again"), Removed::default());
+    }
+
+    /// Every location of every browser, on every OS, installs into a temporary home, checks
+    /// clean and uninstalls without leaving a manifest or a registry key.
+    #[test]
+    fn every_location_round_trips_in_a_temporary_home_on_every_os() {
+        for os in [Os::Linux, Os::Macos, Os::Windows] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let host = tmp.path().join("bin").join("nova");
+            std::fs::create_dir_all(host.parent().expect("bin")).expect("bin");
+            std::fs::write(&host, b"#!/bin/sh\n").expect("host");
+            let env = Env {
+                local_app_data: Some(tmp.path().join("Local")),
+                app_data: Some(tmp.path().join("Roaming")),
+                ..env(os, &tmp.path().join("home"))
+            };
+            let mut reg = FakeRegistry::default();
+            let targets = select_for_uninstall(&env, &[]);
+            for t in &targets {
+                assert!(
+                    t.manifest.starts_with(tmp.path()),
+                    "{os:?}: {} escapes the temp dirs",
+                    t.manifest.display()
+                );
+                install(t, &host, &mut reg).expect("install");
+            }
+            for t in &targets {
+                assert_eq!(check(t, &reg), Ok(host.clone()), "{os:?} {}", t.label());
+            }
+            assert_eq!(reg.0.len(), if os == Os::Windows { Browser::ALL.len() } else { 0 });
+            for t in &targets {
+                let removed = uninstall(t, &mut reg).expect("uninstall");
+                assert_eq!(removed, Removed { manifest: true, registry_key: t.registry_key.is_some() });
+                assert!(!t.manifest.exists());
+            }
+            assert!(reg.0.is_empty(), "{os:?}: keys left: {:?}", reg.0);
+        }
+    }
+
+    #[test]
+    fn doctor_reports_a_registry_key_that_does_not_name_the_manifest() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let host = tmp.path().join("nova.exe");
+        std::fs::write(&host, b"MZ").expect("host");
+        let env = Env { local_app_data: Some(tmp.path().join("Local")), ..env(Os::Windows, tmp.path()) };
+        let target = select_for_uninstall(&env, &[Browser::Edge]).remove(0);
+        let mut reg = FakeRegistry::default();
+        install(&target, &host, &mut reg).expect("install");
+        let key = target.registry_key.clone().expect("key");
+        reg.0.insert(key.clone(), r"C:\elsewhere\io.nova.host.json".into());
+        let problem = check(&target, &reg).expect_err("stale key");
+        assert!(problem.contains("elsewhere") && problem.contains(&key), "{problem}");
+        reg.0.remove(&key);
+        assert!(check(&target, &reg).expect_err("no key").contains("missing"));
+    }
+
+    #[test]
+    fn with_nothing_named_only_installed_variants_get_a_manifest() {
+        let home = Path::new("/home/u");
+        let env = env(Os::Linux, home);
+        let seen = [home.join(".var/app/org.chromium.Chromium")];
+        let picked = select_for_install(&env, &[], &probe_seeing(&seen, &["firefox"]));
+        assert_eq!(labels(&picked), ["chromium (flatpak)", "firefox"]);
+        assert!(select_for_install(&env, &[], &probe_seeing(&[], &[])).is_empty());
+    }
+
+    #[test]
+    fn a_named_browser_gets_its_native_manifest_and_its_installed_sandboxed_ones_only() {
+        let home = Path::new("/home/u");
+        let env = env(Os::Linux, home);
+        let seen = [home.join("snap/firefox"), home.join(".var/app/org.chromium.Chromium")];
+        let probe = probe_seeing(&seen, &["google-chrome"]);
+        // Firefox is named: native (though not detected) and the installed snap, not the flatpak;
+        // Chromium's flatpak and Chrome are installed but not named.
+        let picked = select_for_install(&env, &[Browser::Firefox, Browser::Firefox], &probe);
+        assert_eq!(labels(&picked), ["firefox", "firefox (snap)"]);
+        assert_eq!(picked[0].manifest, home.join(".mozilla/native-messaging-hosts/io.nova.host.json"));
+    }
+
+    #[test]
+    fn uninstall_covers_every_variant_of_the_named_browsers() {
+        let env = env(Os::Linux, Path::new("/home/u"));
+        assert_eq!(
+            labels(&select_for_uninstall(&env, &[Browser::Chromium])),
+            ["chromium", "chromium (flatpak)", "chromium (snap)"]
+        );
+        let all = select_for_uninstall(&env, &[]);
+        assert_eq!(all.len(), 5 + 5 + 2, "{:?}", labels(&all));
+    }
+
+    #[test]
+    fn doctor_looks_at_detected_variants_and_at_any_manifest_already_there() {
+        let home = Path::new("/Users/u");
+        let env = env(Os::Macos, home);
+        let stray =
+            home.join("Library/Application Support/Microsoft Edge/NativeMessagingHosts/io.nova.host.json");
+        let seen = [PathBuf::from("/Applications/Firefox.app"), stray];
+        assert_eq!(labels(&select_for_doctor(&env, &probe_seeing(&seen, &[]))), ["edge", "firefox"]);
+    }
+
+    #[test]
+    fn any_one_sign_shows_a_variant_is_installed() {
+        let seen = [PathBuf::from("/opt/app")];
+        let probe = probe_seeing(&seen, &["firefox"]);
+        assert!(probe.sees_any(&[Sign::Exists("/nope".into()), Sign::OnPath("firefox")]));
+        assert!(probe.sees_any(&[Sign::Exists("/opt/app".into()), Sign::OnPath("chromium")]));
+        assert!(!probe.sees_any(&[Sign::Exists("/nope".into()), Sign::OnPath("chromium")]));
+        assert!(!probe.sees_any(&[]));
+        assert!(!Probe::system().sees_any(&[Sign::OnPath("no-such-program-nova-test")]));
     }
 }

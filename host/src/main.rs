@@ -4,7 +4,6 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use nova_host::install::{self, Browser};
 use nova_host::paths::DataDir;
@@ -97,32 +96,30 @@ fn main() -> anyhow::Result<()> {
                 Some(p) => std::path::absolute(p)?,
                 None => std::env::current_exe()?,
             };
-            // With only a profile named, register there alone (tests, `cargo xtask run`).
-            let browsers = match (browsers.is_empty(), &chromium_profile) {
-                (true, None) => install::detect(),
-                _ => browsers,
-            };
-            let mut targets = user_targets(browsers);
-            targets.extend(chromium_profile.as_deref().map(install::profile_target));
+            let targets = install::install_targets(&browsers, chromium_profile.as_deref())?;
             anyhow::ensure!(
                 !targets.is_empty(),
                 "no supported browser detected; name one with --browser (chromium, chrome, edge, brave, firefox)"
             );
             let mut out = std::io::stdout();
             for t in targets {
-                install::install(&t, &host).with_context(|| format!("writing {}", t.manifest.display()))?;
-                writeln!(out, "registered with {}: {}", t.browser.name(), t.manifest.display())?;
+                install::install(&t, &host, &mut install::RegExe)?;
+                writeln!(out, "registered with {}: {}", t.label(), t.manifest.display())?;
+                if let Some(key) = &t.registry_key {
+                    writeln!(out, "registered with {}: {}", t.label(), install::registry_path(key))?;
+                }
             }
             Ok(())
         }
         Command::Uninstall { browsers, chromium_profile } => {
-            let mut targets =
-                user_targets(if browsers.is_empty() { Browser::ALL.to_vec() } else { browsers });
-            targets.extend(chromium_profile.as_deref().map(install::profile_target));
             let mut out = std::io::stdout();
-            for t in targets {
-                if install::uninstall(&t)? {
+            for t in install::uninstall_targets(&browsers, chromium_profile.as_deref())? {
+                let removed = install::uninstall(&t, &mut install::RegExe)?;
+                if removed.manifest {
                     writeln!(out, "removed {}", t.manifest.display())?;
+                }
+                if let Some(key) = t.registry_key.as_deref().filter(|_| removed.registry_key) {
+                    writeln!(out, "removed {}", install::registry_path(key))?;
                 }
             }
             Ok(())
@@ -164,10 +161,6 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
     }
-}
-
-fn user_targets(browsers: Vec<Browser>) -> Vec<install::Target> {
-    browsers.into_iter().filter_map(install::user_target).collect()
 }
 
 fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
