@@ -83,7 +83,11 @@ fn render(v: &Value) {
             "cli" => "from a terminal (nova stop)".to_owned(),
             _ => "by you".to_owned(),
         };
-        format!("Agents are stopped ({who} at {}). Nothing runs until you resume.", clock(n(&stop, "atMs")))
+        let when = match n(&stop, "atMs") {
+            0 => "just now".to_owned(),
+            at => format!("at {}", clock(at)),
+        };
+        format!("Agents are stopped ({who} {when}). Nothing runs until you resume.")
     };
     by_id("stopped-text").set_text_content(Some(&text));
     let _ = body.set_attribute("data-connected", if connected { "true" } else { "false" });
