@@ -22,8 +22,7 @@ pub struct Check {
 pub fn run_checks(data: &DataDir) -> Vec<Check> {
     let mut checks = manifest_checks();
     let hubs = HubRecord::all(data);
-    let live: Vec<&HubRecord> =
-        hubs.iter().filter(|h| std::os::unix::net::UnixStream::connect(&h.socket).is_ok()).collect();
+    let live: Vec<&HubRecord> = hubs.iter().filter(|h| crate::ipc::reachable(&h.socket)).collect();
     checks.push(Check {
         name: "hub running".into(),
         result: match live.first() {

@@ -70,10 +70,8 @@ pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
     crate::aag::ui::Service::attach(&hub);
 
     let socket = data.hub_socket(&browser);
-    let _ = std::fs::remove_file(&socket);
-    let unix = tokio::net::UnixListener::bind(&socket)?;
-    crate::paths::set_mode(&socket, 0o600)?;
-    tokio::spawn(accept_unix(hub.clone(), unix));
+    let listener = crate::ipc::Listener::bind(&socket)?;
+    tokio::spawn(accept_relays(hub.clone(), listener));
 
     let token = mcp::http::ensure_token(&data)?;
     let tcp = bind_http().await?;
@@ -137,19 +135,19 @@ fn write_record(data: &DataDir, record: &HubRecord) -> std::io::Result<()> {
     std::fs::rename(tmp, file)
 }
 
-async fn accept_unix(hub: Arc<Hub>, listener: tokio::net::UnixListener) {
+async fn accept_relays(hub: Arc<Hub>, mut listener: crate::ipc::Listener) {
     use rmcp::ServiceExt as _;
     loop {
-        let stream = match listener.accept().await {
-            Ok((s, _)) => s,
+        let (r, w) = match listener.accept().await {
+            Ok(halves) => halves,
             Err(e) => {
-                tracing::warn!(error = %e, "unix accept failed");
+                tracing::warn!(error = %e, "relay accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 continue;
             }
         };
         let server = mcp::server::NovaServer::new(hub.clone());
         tokio::spawn(async move {
-            let (r, w) = stream.into_split();
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(r, w)
                 .with_max_line_length(mcp::MAX_LINE_BYTES);
             match server.serve(transport).await {

@@ -13,6 +13,7 @@
 //! - [`store`]: the SQLite store, migrations and integrity checks.
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
+//! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
 //! - [`paths`]: the data dir and everything in it.
 
 pub mod aag;
@@ -24,6 +25,7 @@ pub mod doctor;
 pub mod etm;
 pub mod hub;
 pub mod install;
+pub mod ipc;
 pub mod lease;
 pub mod mcp;
 pub mod pagetools;

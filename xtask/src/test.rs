@@ -34,6 +34,18 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
             "-D",
             "warnings",
         ]))?;
+        step("cargo clippy (host for Windows, x86_64-pc-windows-gnu: named pipes, registry)");
+        ensure_windows_cross()?;
+        run_cmd(cargo().args([
+            "clippy",
+            "--package",
+            "nova-host",
+            "--target",
+            WINDOWS_TARGET,
+            "--",
+            "-D",
+            "warnings",
+        ]))?;
     }
     let built = build::build()?;
     if args.filter.is_none() {
@@ -82,6 +94,22 @@ pub fn web_ext_lint(extension: &std::path::Path) -> anyhow::Result<()> {
             step(&format!("web-ext ERROR {}: {} ({})", e["code"], e["message"], e["file"]));
         }
         bail!("web-ext lint found {} error(s) in {}", errors.len(), extension.display());
+    }
+    Ok(())
+}
+
+/// The Windows target the host is cross-checked for.
+const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
+
+/// The Windows target and the MinGW C compiler (SQLite is compiled from source by rusqlite).
+fn ensure_windows_cross() -> anyhow::Result<()> {
+    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output()?;
+    if !String::from_utf8_lossy(&installed.stdout).contains(WINDOWS_TARGET) {
+        step(&format!("installing the {WINDOWS_TARGET} target"));
+        run_cmd(Command::new("rustup").args(["target", "add", WINDOWS_TARGET]))?;
+    }
+    if Command::new("x86_64-w64-mingw32-gcc").arg("--version").output().is_err() {
+        install_package("gcc-mingw-w64-x86-64", "the MinGW cross compiler")?;
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! `nova mcp`: the stdio command agents configure. It relays JSON-RPC lines between the agent
-//! and the hub's unix socket, reading every line with a size bound.
+//! and the hub (a Unix socket, a named pipe on Windows: [`crate::ipc`]), reading every line with a size bound.
 //!
 //! Without a hub it stays up and answers by itself: `initialize`, `ping` and `tools/list` work
 //! (the catalog is compiled in), and every tool call gets a structured, retryable
@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
-use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::mpsc;
 
 use super::{MAX_LINE_BYTES, NOT_CONNECTED_HELP};
@@ -70,7 +68,7 @@ pub async fn read_line_bounded<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -
 }
 
 struct HubLink {
-    writer: OwnedWriteHalf,
+    writer: crate::ipc::Writer,
     lines: mpsc::Receiver<Option<Vec<u8>>>,
 }
 
@@ -166,11 +164,10 @@ async fn connect(data: &DataDir, browser: Option<&str>) -> Option<HubLink> {
         if browser.is_some_and(|b| b != record.browser) {
             continue;
         }
-        let Ok(stream) = UnixStream::connect(&record.socket).await else {
+        let Ok((r, writer)) = crate::ipc::connect(&record.socket).await else {
             continue;
         };
         tracing::info!(browser = %record.browser, pid = record.pid, "connected to hub");
-        let (r, writer) = stream.into_split();
         let (tx, lines) = mpsc::channel(64);
         tokio::spawn(async move {
             let mut r = BufReader::new(r);
