@@ -159,26 +159,41 @@ impl Hub {
             Err(reply) => return Ok(reply),
         };
         rec.obs.signal_flags |= flags::NAVIGATION_INTENT;
-        // The tab list the hub keeps follows browser events and may trail a navigation that just
-        // ended: resolve against the tab's URL as the browser has it now.
-        let fresh: Vec<nova_shared::protocol::TabInfo> = self
-            .bridge
-            .call(
-                nova_shared::protocol::method::TABS_LIST,
-                serde_json::json!({}),
-                crate::bridge::DEFAULT_TIMEOUT,
-            )
-            .await
-            .unwrap_or_default();
-        let current =
-            fresh.into_iter().find(|t| t.target_id == tab.target_id).map_or(tab.url.clone(), |t| t.url);
+        // The tab list follows browser events and may trail a navigation that just ended (in
+        // Firefox even `tabs.query` can): resolve against the document's own URL.
+        // Firefox may still answer from the tab's initial about:blank for a moment after a
+        // navigation ended; a route never starts from about:blank, so wait that out (2 s).
+        let mut current = tab.url.clone();
+        for attempt in 0..10 {
+            let read = nova_shared::protocol::ReadTextParams {
+                target: tab.target_id.clone(),
+                frame_id: None,
+                selector: None,
+                max_chars: 1,
+            };
+            if let Ok(t) = self
+                .bridge
+                .call::<nova_shared::page::TextRead>(
+                    nova_shared::protocol::method::READ_TEXT,
+                    read,
+                    crate::bridge::DEFAULT_TIMEOUT,
+                )
+                .await
+            {
+                current = t.url;
+            }
+            if current != "about:blank" || attempt == 9 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
         let Some(url) = sources::resolve(&current, &a.path) else {
             return Err(CallError::invalid("path", format!("`{}` is not a route", a.path)));
         };
-        if crate::tuc::normalize::origin(&url) != crate::tuc::normalize::origin(&tab.url) {
+        if crate::tuc::normalize::origin(&url) != crate::tuc::normalize::origin(&current) {
             return Ok(ToolReply::failure(
                 "route_cross_origin",
-                format!("{url} is on another origin than {}; use nova.navigate", tab.url),
+                format!("{url} is on another origin than {current}; use nova.navigate"),
                 false,
             ));
         }

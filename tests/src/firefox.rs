@@ -90,6 +90,9 @@ pub async fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     let port = bidi_port(&log_path, Duration::from_secs(60))?;
     let bidi = crate::bidi::Bidi::connect(port).await?;
     bidi.install_extension(&o.extension).await.context("installing the extension")?;
+    // The extension opens its settings page at install; until that tab has loaded it is an
+    // about:blank tab like any other and could be taken for the agents' active tab.
+    let _ = bidi.wait_context("/options.html#welcome", Duration::from_secs(15)).await;
     browser.set_bidi(std::sync::Arc::new(bidi));
     Ok(browser)
 }
