@@ -675,7 +675,7 @@ impl Hub {
         rec.executed();
         let now = now_ms();
         self.etm.with(|c| {
-            let tx = c.transaction()?;
+            let tx = crate::store::write_tx(c)?;
             let seed: Option<Value> = match &a.source_instance_id {
                 Some(id) => load_instance(&tx, id)?.map(|i| i.context),
                 None => None,
@@ -1114,7 +1114,7 @@ impl Hub {
         let freeze = a.unit_source.as_ref().is_some_and(|s| s.freeze_after_populate);
         let schema = if a.unit_source.is_some() { 2 } else { 1 };
         let written = self.etm.with(|c| {
-            let tx = c.transaction()?;
+            let tx = crate::store::write_tx(c)?;
             tx.execute(
                 "INSERT INTO task_instances (instance_id, profile_id, profile_rev_applied, instance_rev,
                     effective_context_hash, effective_context_json, status, discovery_state, agent_id, target_url,
@@ -1253,7 +1253,7 @@ impl Hub {
             if let Some(stored) = replay(c, &a.instance_id, &a.client_event_id)? {
                 return Ok(ok(stored));
             }
-            let tx = c.transaction()?;
+            let tx = crate::store::write_tx(c)?;
             let Some(inst) = load_instance(&tx, &a.instance_id)? else {
                 return Ok(soft("not_found", "Task instance not found.", json!({"instanceId": a.instance_id})));
             };
@@ -1535,7 +1535,7 @@ impl Hub {
             if !gates.is_empty() {
                 body["_aagGates"] = Value::Object(gates);
             }
-            let tx = c.transaction()?;
+            let tx = crate::store::write_tx(c)?;
             tx.execute(
                 "UPDATE task_instances SET status = 'completed', instance_rev = ?1, completed_at_ms = ?2,
                     last_activity_at_ms = ?2, evidence_snapshot = ?3 WHERE instance_id = ?4",
@@ -1606,7 +1606,7 @@ impl Hub {
                 "ok": true, "status": status, "previousStatus": inst.status, "instanceId": inst.instance_id,
                 "instanceRev": rev, "evidenceScopeReleased": inst.scope_id.is_some(),
             });
-            let tx = c.transaction()?;
+            let tx = crate::store::write_tx(c)?;
             tx.execute(
                 "UPDATE task_instances SET status = ?1, instance_rev = ?2, completed_at_ms = ?3, last_activity_at_ms = ?3
                  WHERE instance_id = ?4",

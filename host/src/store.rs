@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 /// Migrations in order; index + 1 is the schema version they produce.
 const MIGRATIONS: &[(&str, &str)] = &[
@@ -70,20 +70,37 @@ pub fn schema_version(conn: &Connection) -> Result<u32, StoreError> {
     Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }
 
+/// Starts a write transaction that takes the write lock at once (`BEGIN IMMEDIATE`).
+///
+/// The store is shared by several connections (evidence writer, tasks, goals, controls). A
+/// deferred transaction that reads first and writes later cannot wait for the lock: if another
+/// connection committed in between, SQLite answers "database is locked" at once, without the busy
+/// timeout. Taking the lock up front makes every writer wait its turn instead.
+pub fn write_tx(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate)
+}
+
+/// [`write_tx`] for a connection borrowed shared (the caller guarantees no nested transaction).
+pub fn write_tx_shared(conn: &Connection) -> rusqlite::Result<Transaction<'_>> {
+    Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+}
+
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
-    let current = schema_version(conn)?;
-    if current > SCHEMA_VERSION {
-        return Err(StoreError::TooNew { found: current, supported: SCHEMA_VERSION });
-    }
-    for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let version = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    loop {
+        // The version is read again under the write lock: another connection of the same hub
+        // (or a second process) may have migrated while this one waited.
+        let tx = write_tx_shared(conn)?;
+        let current = schema_version(&tx)?;
+        if current > SCHEMA_VERSION {
+            return Err(StoreError::TooNew { found: current, supported: SCHEMA_VERSION });
+        }
+        let Some((name, sql)) = MIGRATIONS.get(current as usize) else { return Ok(()) };
+        let version = current + 1;
         tracing::info!(migration = name, version, "migrating store");
-        let tx = conn.unchecked_transaction()?;
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -290,7 +290,7 @@ fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
 }
 
 fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::Result<()> {
-    let tx = conn.transaction()?;
+    let tx = crate::store::write_tx(conn)?;
     {
         let mut stmt = tx.prepare_cached(
             "INSERT INTO observations (seq, call_id, request_id_short, tool, agent_id, mcp_session,

@@ -654,7 +654,7 @@ impl Hub {
                     "evidenceKind": "registered_scan", "eligibilityRule": "trusted_eligible_registered_scan_v1",
                 }));
             }
-            let tx = c.transaction()?;
+            let tx = crate::store::write_tx(c)?;
             for p in &proposed {
                 let key = p["unitKey"].as_str().unwrap_or_default();
                 let (new_status, reason) = if a.dry_run {

@@ -31,6 +31,7 @@ pub fn build() -> anyhow::Result<Built> {
     let extension = dist.join("extension");
     let pkg = extension.join("pkg");
 
+    crate::test::ensure_wasm_target()?;
     step("building the host (release)");
     run_cmd(cargo().args(["build", "--release", "--package", "nova-host", "--bin", "nova"]))?;
     let bin_dir = dist.join("bin");

@@ -71,7 +71,6 @@ fn kind_from_version(version: &str) -> Option<BrowserKind> {
 
 /// Runs Nova until Ctrl-C / SIGTERM or until the browser is closed.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    crate::test::ensure_wasm_target()?;
     let (kind, binary) = choose(args.browser.as_deref())?;
     let built = build::build()?;
     let data_dir = match args.data_dir {

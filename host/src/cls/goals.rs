@@ -265,7 +265,7 @@ impl Goals {
                 return Ok(Err(format!("target {} already has the active goal {e}; close it first", g.target_id)));
             }
             let now = now_ms();
-            let tx = c.unchecked_transaction()?;
+            let tx = crate::store::write_tx_shared(c)?;
             tx.execute(
                 "INSERT INTO goals (goal_id, target_id, summary, mode, state, owner_agent_id, sidecar_session_id,
                    lease_ms, lease_expires_at_ms, heartbeat_at_ms, current_step, preconditions_json,

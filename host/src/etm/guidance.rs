@@ -198,7 +198,7 @@ impl Hub {
     ) -> Result<ToolReply, CallError> {
         rec.executed();
         self.etm.with(|c| {
-            let tx = c.transaction()?;
+            let tx = crate::store::write_tx(c)?;
             let log: Option<(Option<String>, String, String, String)> = tx
                 .query_row(
                     "SELECT profile_id, status, payload, guidance_kind FROM task_guidance_logs WHERE guidance_log_id = ?1",

@@ -219,7 +219,7 @@ pub async fn site_urls(
         .collect();
     let now = now_ms();
     let _ = hub.etm.with(|c| {
-        let tx = c.transaction()?;
+        let tx = crate::store::write_tx(c)?;
         for (u, h) in &rows {
             tx.execute(
                 "INSERT OR IGNORE INTO site_urls (scope_domain, url, url_hash, source, discovered_at) VALUES (?1, ?2, ?3, ?4, ?5)",
