@@ -88,7 +88,7 @@ pub const GATES: &[GateSpec] = &[
         default: GateMode::Block,
         bypass: true,
         trigger: "first work call of a session before any `nova.tools_bundle`",
-        clear: "call `nova.tools_bundle` (or read `nova.get_instructions`)",
+        clear: "call `nova.tools_bundle` (`nova.get_instructions` explains which bundle)",
     },
     GateSpec {
         id: gate::DOMAIN_POLICY,
@@ -141,10 +141,10 @@ pub const GATES: &[GateSpec] = &[
     },
     GateSpec {
         id: gate::SCREENSHOT_BUDGET,
-        default: GateMode::Warn,
+        default: GateMode::Block,
         bypass: true,
-        trigger: "inline capture above 200 KB (warn); above 1 MB, 16 MP or 10,000 px (overridable); above 50 MB or 50 MP (absolute)",
-        clear: "`responseMode: reference` / `thumbnail+reference`, or `allowLarge` below the absolute limits",
+        trigger: "inline capture above 200 KB (warning); above 1 MB, 16 MP or 10,000 px on a side (over budget: blocked when inline was asked for); above 50 MB or 50 MP (absolute, in every mode)",
+        clear: "`responseMode: auto` / `reference` / `thumbnail+reference`, or `allowLarge` below the absolute limits",
     },
     GateSpec {
         id: gate::TASK_DISCOVERY,
@@ -227,6 +227,9 @@ pub struct Preflight {
     pub meta: Map<String, Value>,
     /// The gate that blocked (for the observation row).
     pub blocked_by: Option<&'static str>,
+    /// Gates that let the call run but spoke: gate id -> `warned` / `would_block` / `bypassed`
+    /// (the observation row's `aag_gates`).
+    pub decisions: Map<String, Value>,
 }
 
 /// The mode of a gate after `gateModes` in settings.
@@ -273,6 +276,11 @@ pub fn block_reply(
     reply
 }
 
+/// Whether the call's arguments ask to pass bypassable gates (`"_meta": {"forceBypass": true}`).
+pub fn force_bypass(args: &Map<String, Value>) -> bool {
+    args.get("_meta").and_then(|m| m.get("forceBypass")).and_then(Value::as_bool).unwrap_or(false)
+}
+
 /// Arguments without volatile fields, for loop detection.
 fn call_key(args: &Map<String, Value>) -> String {
     let mut a = args.clone();
@@ -292,8 +300,7 @@ impl Hub {
     ) -> Preflight {
         let settings = Settings::load(&self.data);
         let mut out = Preflight::default();
-        let force =
-            args.get("_meta").and_then(|m| m.get("forceBypass")).and_then(Value::as_bool).unwrap_or(false);
+        let force = force_bypass(args);
         let setup = SETUP_TOOLS.contains(&tool);
         let target_arg = args.get("targetId").and_then(Value::as_str).unwrap_or("active");
         let tabs = self.bridge.state().tabs;
@@ -696,22 +703,22 @@ fn fire(
     bypassable: bool,
 ) -> bool {
     let mode = mode_of(ctx.settings, id);
-    let warn = |status: &str| json!({"gateId": id, "gateMode": mode.as_str(), "status": status, "reasonCode": reason, "message": message, "details": details});
+    let mut pass = |status: &str| {
+        out.warnings.insert(
+            warning_key(id).into(),
+            json!({"gateId": id, "gateMode": mode.as_str(), "status": status, "reasonCode": reason, "message": message, "details": details}),
+        );
+        out.decisions.insert(id.into(), json!(status));
+        false
+    };
     match mode {
         GateMode::Off => false,
-        GateMode::Warn => {
-            out.warnings.insert(warning_key(id).into(), warn("warned"));
-            false
-        }
+        GateMode::Warn => pass("warned"),
         GateMode::ShadowBlock => {
             tracing::info!(gate = id, tool = ctx.tool, reason, "shadow block");
-            out.warnings.insert(warning_key(id).into(), warn("would_block"));
-            false
+            pass("would_block")
         }
-        GateMode::Block if ctx.force && bypassable => {
-            out.warnings.insert(warning_key(id).into(), warn("bypassed"));
-            false
-        }
+        GateMode::Block if ctx.force && bypassable => pass("bypassed"),
         GateMode::Block => {
             out.block = Some(block_reply(id, mode, reason, message, retry, details, ctx.tool));
             out.blocked_by = Some(id);
@@ -721,7 +728,7 @@ fn fire(
 }
 
 /// The `_aagGates` key of a gate's warning.
-fn warning_key(id: &str) -> &'static str {
+pub(crate) fn warning_key(id: &str) -> &'static str {
     match id {
         gate::BOOTSTRAP => "bootstrap",
         gate::PERCEIVE_FIRST => "perceiveFirst",

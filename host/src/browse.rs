@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::settings::GateMode;
 use crate::tob::flags;
 use nova_shared::cls::TransitionContract;
 use nova_shared::protocol::PageAction;
@@ -652,18 +653,19 @@ impl Hub {
         rec.obs.url_after = Some(shot.url.clone());
         let b64 = shot.data_url.split_once(',').map(|(_, d)| d).unwrap_or_default().to_owned();
         let bytes = base64::engine::general_purpose::STANDARD.decode(&b64).unwrap_or_default();
-        let (width, height) = png_size(&bytes).unzip();
+        let (width, height) = image_size(&bytes).unzip();
         let size = bytes.len() as u64;
         let settings = crate::settings::Settings::load(&self.data);
-        let gate_on = crate::aag::mode_of(&settings, crate::aag::gate::SCREENSHOT_BUDGET)
-            != crate::settings::GateMode::Off;
-        let decision = budget::decide(
-            size,
-            width.unwrap_or(0),
-            height.unwrap_or(0),
-            a.response_mode,
-            a.allow_large || !gate_on,
+        let gate_mode = crate::aag::mode_of(&settings, crate::aag::gate::SCREENSHOT_BUDGET);
+        let (w, h) = (width.unwrap_or(0), height.unwrap_or(0));
+        // Over budget as asked: what `block` would refuse. Other modes, `allowLarge` and a
+        // force bypass let it through, each reported as such.
+        let over_budget = matches!(
+            budget::decide(size, w, h, a.response_mode, a.allow_large),
+            Budget::Refuse { overridable: true, .. }
         );
+        let let_through = gate_mode != GateMode::Block || rec.force_bypass;
+        let decision = budget::decide(size, w, h, a.response_mode, a.allow_large || let_through);
         let details = json!({
             "bytes": size, "width": width, "height": height, "responseMode": a.response_mode.as_str(),
             "limits": {"warnBytes": budget::WARN_BYTES, "limitBytes": budget::LIMIT_BYTES, "limitPixels": budget::LIMIT_PIXELS,
@@ -678,20 +680,31 @@ impl Hub {
                 };
                 let mut reply = crate::aag::block_reply(
                     crate::aag::gate::SCREENSHOT_BUDGET,
-                    crate::settings::GateMode::Block,
+                    GateMode::Block,
                     reason,
                     message.into(),
                     None,
                     details,
                     "nova.capture_screenshot",
                 );
-                if let Some(a) = reply.meta.get_mut("io.nova/aag") {
-                    a["forceBypassAvailable"] = json!(overridable);
+                // Judged once the size is known: the capture ran but is not returned.
+                for aag in
+                    [reply.meta.get_mut("io.nova/aag"), Some(&mut reply.structured)].into_iter().flatten()
+                {
+                    aag["forceBypassAvailable"] = json!(overridable);
+                    aag["stage"] = json!(SCREENSHOT_STAGE);
                 }
-                reply.structured["forceBypassAvailable"] = json!(overridable);
+                rec.obs.block_stage = Some(SCREENSHOT_STAGE.into());
+                rec.obs.error_code = Some(format!("aag_blocked:{}", crate::aag::gate::SCREENSHOT_BUDGET));
                 return Ok(reply);
             }
             Budget::Send { mode, warn } => (mode, warn),
+        };
+        let status = match gate_mode {
+            GateMode::Off => None,
+            GateMode::ShadowBlock if over_budget => Some("would_block"),
+            GateMode::Block if over_budget && !a.allow_large => Some("bypassed"),
+            _ => warn.map(|_| "warned"),
         };
         let path = self.data.screenshots().join(format!("{}.{ext}", rec.obs.call_id));
         let saved = std::fs::write(&path, &bytes).is_ok();
@@ -704,11 +717,15 @@ impl Hub {
                 "screenshotFilePath": saved.then(|| path.display().to_string()),
             }),
         );
-        if let Some(reason) = warn {
-            structured["_aagGates"]["screenshotBudget"] = json!({
-                "gateId": crate::aag::gate::SCREENSHOT_BUDGET, "gateMode": "warn", "status": "warned",
+        if let (Some(status), Some(reason)) = (status, warn) {
+            let id = crate::aag::gate::SCREENSHOT_BUDGET;
+            structured["_aagGates"][crate::aag::warning_key(id)] = json!({
+                "gateId": id, "gateMode": gate_mode.as_str(), "status": status,
                 "reasonCode": reason, "details": details,
             });
+            let mut decision = serde_json::Map::new();
+            decision.insert(id.into(), json!(status));
+            rec.obs.note_gates(&decision);
         }
         let reply = ToolReply::ok(structured);
         Ok(match mode {
@@ -724,7 +741,14 @@ impl Hub {
     }
 }
 
-/// Width and height from a PNG's IHDR chunk.
+/// `stage` of a screenshot refused by its budget: judged after the capture, before the reply.
+const SCREENSHOT_STAGE: &str = "aag_postcapture";
+
+/// Width and height of a PNG (IHDR chunk) or JPEG (first start-of-frame segment).
+fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    png_size(bytes).or_else(|| jpeg_size(bytes))
+}
+
 fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     if bytes.len() < 24 || &bytes[..8] != b"\x89PNG\r\n\x1a\n" {
         return None;
@@ -732,6 +756,32 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     let w = u32::from_be_bytes(bytes[16..20].try_into().ok()?);
     let h = u32::from_be_bytes(bytes[20..24].try_into().ok()?);
     Some((w, h))
+}
+
+fn jpeg_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let be16 = |i: usize| Some(u16::from_be_bytes([*bytes.get(i)?, *bytes.get(i + 1)?]));
+    if bytes.get(..2) != Some(&[0xFF, 0xD8][..]) {
+        return None;
+    }
+    let mut i = 2;
+    while i + 4 <= bytes.len() {
+        if bytes[i] != 0xFF {
+            return None;
+        }
+        let marker = bytes[i + 1];
+        match marker {
+            // Fill bytes before a marker.
+            0xFF => i += 1,
+            // Start of frame (baseline, progressive, ...), not DHT / JPG / DAC.
+            0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => {
+                let h = be16(i + 5)?;
+                let w = be16(i + 7)?;
+                return Some((u32::from(w), u32::from(h)));
+            }
+            _ => i += 2 + usize::from(be16(i + 2)?),
+        }
+    }
+    None
 }
 
 /// `fileInputRisk: high`, its reason and the `nova.file_upload` selector of a click refused with
@@ -858,5 +908,11 @@ mod tests {
         png.extend_from_slice(&600u32.to_be_bytes());
         assert_eq!(png_size(&png), Some((800, 600)));
         assert_eq!(png_size(b"nope"), None);
+        // SOI, an APP0 segment, then SOF0 with height 600 and width 800.
+        let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x00, 0x00];
+        jpeg.extend([0xFF, 0xC0, 0x00, 0x11, 0x08, 0x02, 0x58, 0x03, 0x20, 0x03]);
+        assert_eq!(image_size(&jpeg), Some((800, 600)));
+        assert_eq!(jpeg_size(&jpeg[..12]), None, "truncated");
+        assert_eq!(jpeg_size(&[0xFF, 0xD8, 0xFF, 0xE0, 0xFF, 0xFF]), None, "a length past the end");
     }
 }

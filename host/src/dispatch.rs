@@ -195,6 +195,9 @@ pub struct CallRecord {
     pub obs: Observation,
     /// The session's gate state (a sequence runs its steps in the same session).
     pub session_state: crate::aag::SharedState,
+    /// `_meta.forceBypass` of the call, for gates that can only judge once the tool ran
+    /// (`aag.screenshot_budget`).
+    pub force_bypass: bool,
 }
 
 impl CallRecord {
@@ -256,6 +259,7 @@ impl Hub {
                 ..Default::default()
             },
             session_state: session.state.clone(),
+            force_bypass: crate::aag::force_bypass(&args),
         };
         let span = tracing::info_span!("tool", call = %&rec.obs.call_id[..8], tool = name);
         let _guard = span.enter();
@@ -269,6 +273,7 @@ impl Hub {
             obs.block_stage = Some("aag_preflight".into());
             obs.error_code = gates.blocked_by.map(|g| format!("aag_blocked:{g}"));
             obs.reason_code = block.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
+            obs.note_gates(&gates.decisions);
             if let Some(t) = args.get("targetId").and_then(Value::as_str) {
                 obs.target_id = Some(t.to_owned());
             }
@@ -284,6 +289,7 @@ impl Hub {
         // `_meta` is for the gates (forceBypass); tools never see it.
         let mut args = args;
         args.remove("_meta");
+        rec.obs.note_gates(&gates.decisions);
         let result = self.run(&mut rec, name, args).await;
         let obs = &mut rec.obs;
         obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);

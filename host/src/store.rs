@@ -15,6 +15,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0004_tasks", include_str!("../migrations/0004_tasks.sql")),
     ("0005_control", include_str!("../migrations/0005_control.sql")),
     ("0006_approvals", include_str!("../migrations/0006_approvals.sql")),
+    ("0007_gate_decisions", include_str!("../migrations/0007_gate_decisions.sql")),
 ];
 
 /// The schema version this build writes.

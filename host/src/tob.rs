@@ -206,6 +206,22 @@ pub struct Observation {
     pub binding_mode: Option<String>,
     /// Coverage evidence of a registered scan (JSON).
     pub evidence_json: Option<String>,
+    /// Gates that warned, would have blocked or were bypassed on this call (JSON object of
+    /// gate id -> status).
+    pub aag_gates: Option<String>,
+}
+
+impl Observation {
+    /// Adds gate decisions (gate id -> `warned` / `would_block` / `bypassed`) to `aag_gates`.
+    pub fn note_gates(&mut self, decisions: &serde_json::Map<String, serde_json::Value>) {
+        if decisions.is_empty() {
+            return;
+        }
+        let mut all: serde_json::Map<String, serde_json::Value> =
+            self.aag_gates.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default();
+        all.extend(decisions.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.aag_gates = Some(serde_json::Value::Object(all).to_string());
+    }
 }
 
 enum Msg {
@@ -297,9 +313,9 @@ fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::R
                target_id, url_before, url_after, url_effective, nav_epoch_before, nav_epoch_after,
                action_kind, surface, signal_flags, ok, executed, outcome_kind, reason_code,
                error_code, block_stage, selector, args_json, started_at_ms, duration_ms,
-               workflow_scope_id, binding_mode, evidence_json)
+               workflow_scope_id, binding_mode, evidence_json, aag_gates)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-               ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+               ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
         )?;
         for o in rows {
             let (kind, surface, _) = classify(&o.tool);
@@ -336,6 +352,7 @@ fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::R
                     o.workflow_scope_id,
                     o.binding_mode,
                     o.evidence_json,
+                    o.aag_gates,
                 ])
             };
             match insert(Some(o.seq)) {

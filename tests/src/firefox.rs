@@ -25,6 +25,30 @@ pub fn find_binary() -> anyhow::Result<PathBuf> {
     )
 }
 
+/// The oldest Firefox Nova supports (`strict_min_version` of the manifest: ESR 140).
+pub const MIN_VERSION: u32 = 140;
+
+/// The major version from a `firefox --version` line (`Mozilla Firefox 153.7.0esr` -> 153).
+pub fn major_version(line: &str) -> Option<u32> {
+    line.split_whitespace().find_map(|w| w.split('.').next()?.parse().ok())
+}
+
+/// Checks that `binary` is Firefox [`MIN_VERSION`] or newer; returns its version line.
+pub fn check_version(binary: &Path) -> anyhow::Result<String> {
+    let out = Command::new(binary)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {} --version", binary.display()))?;
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    match major_version(&line) {
+        Some(v) if v >= MIN_VERSION => Ok(line),
+        _ => bail!(
+            "{} is `{line}`; Nova needs Firefox {MIN_VERSION} (ESR) or newer: `sudo apt-get install -y firefox-esr` or a newer Firefox",
+            binary.display()
+        ),
+    }
+}
+
 /// The home directory Firefox gets (its `.mozilla/native-messaging-hosts` holds the host
 /// manifest): next to the profile.
 pub fn home_of(profile: &Path) -> PathBuf {
@@ -111,5 +135,18 @@ fn bidi_port(log: &Path, timeout: Duration) -> anyhow::Result<u16> {
             bail!("Firefox did not open WebDriver BiDi within {timeout:?}; see {}", log.display());
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_from_the_version_line() {
+        assert_eq!(major_version("Mozilla Firefox 153.7.0esr"), Some(153));
+        assert_eq!(major_version("Mozilla Firefox 140.10.2esr"), Some(140));
+        assert_eq!(major_version("Mozilla Firefox 115.0"), Some(115));
+        assert_eq!(major_version("Mozilla Firefox"), None);
     }
 }

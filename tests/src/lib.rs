@@ -390,6 +390,19 @@ impl Nova {
         }
     }
 
+    /// A count from a read-only query on the store, polled (up to 10 s) until it equals `want`
+    /// (rows are written off the hot path); returns the last count seen.
+    pub fn count_until(&self, sql: &str, want: i64) -> anyhow::Result<i64> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let n = store::query_i64(&self.store_path(), sql)?;
+            if n == want || Instant::now() > deadline {
+                return Ok(n);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until the store holds at least `n` observation rows (writes are batched off the
     /// hot path) and returns them as JSON objects in sequence order.
     pub fn observations(&self, n: usize) -> anyhow::Result<Vec<Value>> {

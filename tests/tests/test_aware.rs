@@ -81,6 +81,16 @@ async fn sso_payment_and_consent_overlays_are_reported_with_their_evidence() -> 
         "{checkout}"
     );
 
+    // The site's own sign-in dialog (a password field in a modal), no provider named.
+    let modal = perceive(&c, &nova, "aware/signin-modal.html").await?;
+    assert_eq!(
+        modal["identityOverlayWarning"]["items"],
+        json!([{"kind": "identity", "provider": "site", "origin": origin(&nova), "confidence": 0.7,
+                "blocking": true, "evidence": "password field in a modal dialog"}]),
+        "{modal}"
+    );
+    assert_eq!(modal["identityOverlayWarning"]["recommendedAction"], "ask_user");
+
     // A consent platform's banner: dismissable, not blocking, and no gate on the page.
     let consent = perceive(&c, &nova, "aware/consent.html").await?;
     let w = &consent["identityOverlayWarning"];

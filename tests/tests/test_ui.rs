@@ -71,11 +71,12 @@ async fn stop_in_the_popup_blocks_survives_hub_and_browser_restarts_and_releases
         (Some(true), json!("safety.emergency_stop"), json!(false)),
         "{a}"
     );
-    let row = store::query_i64(
-        &nova.store_path(),
-        "SELECT COUNT(*) FROM observations WHERE tool = 'nova.perceive' AND error_code = 'aag_blocked:safety.emergency_stop'",
-    );
-    assert!(row.is_ok(), "store readable");
+    let rows = nova.count_until(
+        "SELECT COUNT(*) FROM observations WHERE tool = 'nova.perceive' AND executed = 0
+           AND outcome_kind = 'blocked_preflight' AND error_code = 'aag_blocked:safety.emergency_stop'",
+        1,
+    )?;
+    assert_eq!(rows, 1, "the blocked call is recorded as blocked before dispatch");
     popup.wait_for("document.querySelectorAll('#activity .badge-blocked').length >= 1", WAIT).await?;
     popup.screenshot(&nova.artifact("popup-stopped")).await?;
 
@@ -170,8 +171,9 @@ async fn permission_prompts_are_approved_and_denied_in_the_ui_and_time_out() -> 
         ),
     )?;
     assert_eq!(stored, 1, "the decision is stored");
-    let after = c.call("nova.click_selector", json!({"selector": "#behind"})).await?;
-    assert_ne!(aag(&after)["gateId"], "safety.identity_overlay", "the approval cleared the overlay gate");
+    // The person said yes: the agent may now act on the tab (here: close the overlay).
+    let after = c.structured("nova.click_selector", json!({"selector": "#close"})).await?;
+    assert_eq!(after["actionDispatched"], true, "the approval cleared the overlay gate: {after}");
 
     // 2. Denied from the popup's list of waiting prompts.
     let ask = {
@@ -276,8 +278,8 @@ async fn the_options_page_sets_domain_policy_and_gate_modes_checked_by_the_host(
     // Removing the rule lets the agent act again.
     options.click("#policy button[data-action=remove]").await?;
     options.wait_for("!document.querySelector('#policy button[data-action=remove]')", WAIT).await?;
-    let clicked = c.call("nova.click_selector", json!({"selector": "#counter"})).await?;
-    assert_ne!(aag(&clicked)["gateId"], "domain.policy.blocked", "{:?}", clicked.structured_content);
+    let clicked = c.structured("nova.click_selector", json!({"selector": "#counter"})).await?;
+    assert_eq!(clicked["actionDispatched"], true, "the rule is gone: {clicked}");
     Ok(())
 }
 

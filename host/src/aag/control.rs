@@ -1,6 +1,7 @@
 //! The person's controls, kept in the store so that they survive browser and hub restarts: the
 //! emergency stop (engaged from the popup or `nova stop`, released only by the person), handover
-//! notes of reclaimed tabs, and overlays seen on tabs.
+//! notes of reclaimed tabs and approvals. Overlays seen on tabs are kept in memory only: after a
+//! hub restart every agent must perceive again (`safety.perceive_first`), which sees them anew.
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -2,6 +2,11 @@
 //! image is a warning (auto mode sends a thumbnail and the file path instead); above 1 MB,
 //! 16 MP or 10,000 px on a side it is over budget (inline only with `allowLarge`; auto sends the
 //! file path); above 50 MB or 50 MP it is refused whatever the mode.
+//!
+//! The gate's mode (`gateModes`) says what happens to an inline capture over budget: `block`
+//! (default) refuses it unless `allowLarge` or `_meta.forceBypass`; `shadow_block` and `warn`
+//! send it with a warning (`would_block` / `warned`); `off` sends it without one. `auto` picks
+//! the response by size in every mode, and the absolute limits hold in every mode.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -72,7 +77,10 @@ pub fn decide(bytes: u64, width: u32, height: u32, mode: ResponseMode, allow_lar
         ResponseMode::Inline if over && !allow_large => {
             Budget::Refuse { reason: "screenshot.over_budget", overridable: true }
         }
-        ResponseMode::Inline if over || large => {
+        ResponseMode::Inline if over => {
+            Budget::Send { mode: ResponseMode::Inline, warn: Some("screenshot.over_budget") }
+        }
+        ResponseMode::Inline if large => {
             Budget::Send { mode: ResponseMode::Inline, warn: Some("screenshot.large_inline") }
         }
         ResponseMode::Auto if over => {
@@ -112,7 +120,7 @@ mod tests {
         );
         assert_eq!(
             decide(2_000_000, 800, 600, Inline, true),
-            Budget::Send { mode: Inline, warn: Some("screenshot.large_inline") }
+            Budget::Send { mode: Inline, warn: Some("screenshot.over_budget") }
         );
         assert_eq!(
             decide(100, 10_000, 10, Inline, false),
