@@ -2,9 +2,11 @@
 """Acceptance check with an MCP client nobody on the team wrote (the Python `mcp` package).
 
 Drives a running Nova (`cargo xtask run --headless --data-dir D`) over `nova mcp --data-dir D`
-on pages nobody wrote for the tests, and prints what each step saw.
+on pages nobody wrote for the tests, and prints what each step saw. `cargo xtask acceptance`
+(part of `cargo xtask test`) runs it against `cargo xtask run` in Chromium and in Firefox, with
+the pinned `mcp` package in target/tools/python. By hand:
 
-    pip install mcp
+    pip install mcp==2.3.0
     python3 tests/acceptance/python_agent.py --nova dist/bin/nova --data-dir D --url URL
 
 With a local copy of the Rust documentation served over HTTP (`python3 -m http.server` in

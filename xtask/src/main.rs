@@ -7,7 +7,9 @@
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
 //! - `bench`: performance figures (`--peer`: side by side with Playwright MCP).
 //! - `soak`: the 1,000-run crash soak of guarded transitions.
+//! - `acceptance`: an outside MCP client drives `cargo xtask run --headless` in each browser.
 
+mod acceptance;
 mod bench;
 mod bench_tasks;
 mod build;
@@ -43,6 +45,13 @@ enum Cmd {
     Test(test::TestArgs),
     /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP.
     Bench(bench::BenchArgs),
+    /// An MCP client nobody on the team wrote (Python `mcp`) drives `cargo xtask run --headless`
+    /// on the Rust book, then Ctrl-C must stop everything (default: Chromium and Firefox).
+    Acceptance {
+        /// chromium, firefox or a browser binary; repeatable.
+        #[arg(long)]
+        browser: Vec<String>,
+    },
     /// The crash soak: kill the hub between intent and verdict many times (default 1,000).
     Soak {
         /// Number of kill runs.
@@ -61,6 +70,12 @@ fn main() -> anyhow::Result<()> {
         Cmd::Package => package::package().map(|_| ()),
         Cmd::Test(args) => test::test(args),
         Cmd::Bench(args) => bench::bench(args),
+        Cmd::Acceptance { mut browser } => {
+            if browser.is_empty() {
+                browser = vec!["chromium".into(), "firefox".into()];
+            }
+            acceptance::acceptance(&browser)
+        }
         Cmd::Soak { runs, seed } => {
             let built = build::build()?;
             let mut cmd = cargo();

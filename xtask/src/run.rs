@@ -49,6 +49,10 @@ fn choose(browser: Option<&str>) -> anyhow::Result<(BrowserKind, PathBuf)> {
                 .with_context(|| format!("running {path} --version"))?;
             let version = String::from_utf8_lossy(&out.stdout);
             match kind_from_version(&version) {
+                Some(BrowserKind::Firefox) => {
+                    firefox::check_version(&binary)?;
+                    Ok((BrowserKind::Firefox, binary))
+                }
                 Some(kind) => Ok((kind, binary)),
                 None => bail!("--browser {path}: `{}` is neither Chromium nor Firefox", version.trim()),
             }

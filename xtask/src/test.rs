@@ -67,7 +67,11 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     if let Some(f) = &args.filter {
         cmd.arg(f);
     }
-    run_cmd(&mut cmd)
+    run_cmd(&mut cmd)?;
+    if args.filter.is_none() {
+        crate::acceptance::acceptance(&["chromium".into(), "firefox".into()])?;
+    }
+    Ok(())
 }
 
 /// `web-ext lint` on the built extension: errors fail the run, warnings are listed.
@@ -116,10 +120,13 @@ fn ensure_windows_cross() -> anyhow::Result<()> {
 
 /// Installs Firefox ESR with apt-get when it is missing and we are root; otherwise says how.
 pub fn ensure_firefox() -> anyhow::Result<()> {
-    if nova_e2e::firefox::find_binary().is_ok() {
+    use nova_e2e::firefox;
+    if firefox::find_binary().is_ok_and(|b| firefox::check_version(&b).is_ok()) {
         return Ok(());
     }
-    install_package("firefox-esr", "Firefox")
+    // Missing or older than ESR 140: apt-get installs or upgrades it.
+    install_package("firefox-esr", "Firefox")?;
+    firefox::check_version(&firefox::find_binary()?).map(|_| ())
 }
 
 /// Adds the wasm32 target when the toolchain lacks it.
