@@ -65,6 +65,23 @@ pub(crate) fn add(parent: &Element, tag: &str, class: &str, text: &str) -> Eleme
     el
 }
 
+/// A new child of `parent` whose text may hold `code` spans in backticks (the gate table's
+/// wording): each span becomes a `<code>` element; the rest stays plain text.
+pub(crate) fn add_with_code(parent: &Element, tag: &str, class: &str, text: &str) -> Element {
+    let el = add(parent, tag, class, "");
+    for (i, part) in text.split('`').enumerate() {
+        if part.is_empty() {
+            continue;
+        }
+        if i % 2 == 1 {
+            add(&el, "code", "", part);
+        } else {
+            let _ = el.append_with_str_1(part);
+        }
+    }
+    el
+}
+
 /// Removes every child.
 pub(crate) fn clear(el: &Element) {
     el.set_text_content(None);

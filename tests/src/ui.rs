@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
 use crate::{bidi, cdp};
@@ -127,12 +127,14 @@ impl Page<'_> {
         }
     }
 
-    /// Saves a PNG of the page.
+    /// Saves a PNG of the page, and checks it is one worth keeping: a PNG of at least
+    /// 300 x 200 pixels that is not blank.
     pub async fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
         match self {
-            Self::Cdp(p) => p.screenshot(path).await,
-            Self::Bidi(p) => p.screenshot(path).await,
+            Self::Cdp(p) => p.screenshot(path).await?,
+            Self::Bidi(p) => p.screenshot(path).await?,
         }
+        check_capture(&std::fs::read(path)?).with_context(|| format!("artifact {}", path.display()))
     }
 
     /// Reloads.
@@ -142,4 +144,18 @@ impl Page<'_> {
             Self::Bidi(p) => p.reload().await,
         }
     }
+}
+
+/// Smallest artifact that can hold a rendered page: a blank or single-colour page of the popup's
+/// size compresses to 1-2 KB; the emptiest real state (the popup without a host) is ~17 KB.
+const MIN_CAPTURE_BYTES: usize = 8 * 1024;
+
+/// A PNG (signature and IHDR), at least 300 x 200 pixels, and not blank (by its compressed size).
+fn check_capture(png: &[u8]) -> anyhow::Result<()> {
+    anyhow::ensure!(png.len() >= 24 && png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let w = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
+    let h = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
+    anyhow::ensure!(w >= 300 && h >= 200, "only {w} x {h} pixels");
+    anyhow::ensure!(png.len() >= MIN_CAPTURE_BYTES, "{} bytes: the page looks blank", png.len());
+    Ok(())
 }

@@ -112,6 +112,7 @@ async fn stop_in_the_popup_blocks_survives_hub_and_browser_restarts_and_releases
             WAIT,
         )
         .await?;
+    popup.screenshot(&nova.artifact("popup-stopped-after-restarts")).await?;
 
     // Only the person releases it.
     popup.click("#resume").await?;

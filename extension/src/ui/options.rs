@@ -9,7 +9,8 @@ use wasm_bindgen::JsCast as _;
 use wasm_bindgen_futures::spawn_local;
 
 use super::{
-    add, by_id, call, checked, clear, date_time, n, on, on_action, s, set_checked, set_value, show, value,
+    add, add_with_code, by_id, call, checked, clear, date_time, n, on, on_action, s, set_checked, set_value,
+    show, value,
 };
 
 const MODES: &[&str] = &["off", "warn", "shadow_block", "block"];
@@ -137,7 +138,8 @@ fn render(view: &Value) {
         let tr = add(&gates, "tr", "", "");
         let id = add(&tr, "td", "gate-id", s(g, "id"));
         let _ = id.set_attribute("title", &format!("Clears: {}", s(g, "clear")));
-        add(&tr, "td", "muted", s(g, "trigger"));
+        let when = add_with_code(&tr, "td", "muted", s(g, "trigger"));
+        add_with_code(&when, "div", "clears", &format!("Clears: {}", s(g, "clear")));
         let select = add(&add(&tr, "td", "", ""), "select", "", "");
         let _ = select.set_attribute("data-gate", s(g, "id"));
         for m in MODES {
