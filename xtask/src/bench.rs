@@ -52,9 +52,13 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
+    if ["browser", "guarded", "coverage"].into_iter().any(run) || args.peer {
+        crate::test::ensure_chromium()?;
+        crate::test::ensure_firefox()?;
+    }
     let built = build::build()?;
     let mut report = json!({});
-    let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
     let runtime = tokio::runtime::Runtime::new()?;
     if run("host") {
         step("host: native-messaging round trip and cold start");
@@ -62,8 +66,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["hostColdStartMs"] = cold_start(&built.host, 10)?;
         report["wasm"] = sizes(&built.extension)?;
     }
-    // The browser groups run in Chromium (`browser`, `guarded`) and again in Firefox
-    // (`firefox.browser`, `firefox.guarded`), on the same pages.
+    // The browser groups run in Chromium (`browser`, `guarded`, `coverageScanMs`) and again in
+    // Firefox (`firefox.browser`, `firefox.guarded`, `firefox.coverageScanMs`), on the same pages.
     if run("browser") {
         step("browser: perceive on 5,000 nodes, click round trip, navigate (Chromium)");
         report["browser"] = runtime.block_on(browser(BrowserKind::Chromium, args.iterations))?;
@@ -82,8 +86,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["correlation"] = crate::bench_tasks::correlation(5)?;
     }
     if run("coverage") {
-        step("browser: registered coverage scans on a 2,000-word page");
-        report["coverageScanMs"] = runtime.block_on(crate::bench_tasks::coverage(args.iterations))?;
+        step("browser: registered coverage scans on a 2,000-word page (Chromium)");
+        report["coverageScanMs"] =
+            runtime.block_on(crate::bench_tasks::coverage(BrowserKind::Chromium, args.iterations))?;
+        step("browser: the same in Firefox");
+        report["firefox"]["coverageScanMs"] =
+            runtime.block_on(crate::bench_tasks::coverage(BrowserKind::Firefox, args.iterations))?;
     }
     if args.peer {
         step("peer: Playwright MCP on the same pages");
@@ -132,15 +140,11 @@ fn render(r: &Value) -> String {
         );
     }
     s += &line("correlation 10k units x 100k obs", &r["correlation"]["ms"], "aim <= 200 ms");
-    for (scan, v) in r["coverageScanMs"].as_object().into_iter().flatten() {
-        s += &line(
-            &format!(
-                "coverage_scan 2,000 words ({})",
-                scan.trim_start_matches("nova_").trim_end_matches("_v1")
-            ),
-            v,
-            "",
-        );
+    for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
+        for (scan, v) in b["coverageScanMs"].as_object().into_iter().flatten() {
+            let scan = scan.trim_start_matches("nova_").trim_end_matches("_v1");
+            s += &line(&format!("coverage_scan 2,000 words ({scan}){label}"), v, "");
+        }
     }
     if r.get("browser").is_some() {
         s += &format!(

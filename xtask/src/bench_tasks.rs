@@ -122,9 +122,9 @@ pub fn correlation(runs: usize) -> anyhow::Result<Value> {
     )
 }
 
-/// `nova.coverage_scan` on a 2,000-word page, per registered scan.
-pub async fn coverage(iterations: usize) -> anyhow::Result<Value> {
-    let nova = Nova::start().await?;
+/// `nova.coverage_scan` on a 2,000-word page, per registered scan, in `kind`.
+pub async fn coverage(kind: nova_e2e::BrowserKind, iterations: usize) -> anyhow::Result<Value> {
+    let nova = Nova::start_in(kind).await?;
     let c = nova.client().await?;
     c.structured("nova.navigate", json!({"url": nova.url("site/special/words-2000.html")})).await?;
     let mut out = json!({});
