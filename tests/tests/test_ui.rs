@@ -264,6 +264,25 @@ async fn the_options_page_sets_domain_policy_and_gate_modes_checked_by_the_host(
     options.wait_for(&format!("{} === 'Saved.'", text_of("#saved")), WAIT).await?;
     let settings: Value = serde_json::from_str(&std::fs::read_to_string(nova.data.join("settings.json"))?)?;
     assert_eq!(settings["gateModes"]["loop.detected"], "off", "{settings}");
+    // ... and it takes effect: the same read five times is no loop any more.
+    for _ in 0..5 {
+        let r = c.call("nova.read_text", json!({"maxChars": 9})).await?;
+        assert_eq!(r.is_error, Some(false), "loop.detected is off: {:?}", r.structured_content);
+    }
+
+    // A tab rule through its checkbox.
+    options.click("#new-tabs").await?;
+    let deadline = std::time::Instant::now() + WAIT;
+    let settings = loop {
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(nova.data.join("settings.json"))?)?;
+        if s["agentNewTabsDisabled"] == json!(true) || std::time::Instant::now() > deadline {
+            break s;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(settings["agentNewTabsDisabled"], true, "{settings}");
+    let tab = c.call("nova.navigate", json!({"url": nova.url("page2.html"), "newTab": true})).await?;
+    assert_eq!(aag(&tab)["gateId"], "agent.new_tabs_disabled", "{:?}", tab.structured_content);
     options.screenshot(&nova.artifact("options-policy")).await?;
 
     // The host refuses a bad domain, names it, and changes nothing.

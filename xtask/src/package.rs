@@ -3,9 +3,10 @@
 //! `nova-<version>-firefox.xpi` for addons.mozilla.org signing.
 //!
 //! Both come from the same `dist/extension`; only the manifest differs: the store copies drop
-//! `key` (the stores assign the id; `key` only pins it for unpacked development builds), and the
-//! Firefox copy drops `background.service_worker`, which Firefox ignores (its background is the
-//! `scripts` event page).
+//! `key` (the stores assign the id; `key` only pins it for unpacked development builds); the
+//! Chrome copy drops what only Firefox reads (`background.scripts`, `browser_specific_settings`),
+//! which Chromium reports as unrecognised keys; the Firefox copy drops
+//! `background.service_worker`, which Firefox ignores (its background is the `scripts` event page).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -81,9 +82,12 @@ fn store_manifest(bytes: &[u8], firefox: bool) -> anyhow::Result<Vec<u8>> {
     let mut m: Value = serde_json::from_slice(bytes).context("manifest.json")?;
     if let Some(o) = m.as_object_mut() {
         o.remove("key");
+        if !firefox {
+            o.remove("browser_specific_settings");
+        }
     }
-    if firefox && let Some(bg) = m.get_mut("background").and_then(Value::as_object_mut) {
-        bg.remove("service_worker");
+    if let Some(bg) = m.get_mut("background").and_then(Value::as_object_mut) {
+        bg.remove(if firefox { "service_worker" } else { "scripts" });
     }
     Ok(serde_json::to_vec_pretty(&m)?)
 }
@@ -148,6 +152,7 @@ fn zip(entries: &[(String, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::io::Read as _;
 
     fn u16_at(b: &[u8], i: usize) -> usize {
@@ -200,13 +205,15 @@ mod tests {
 
     #[test]
     fn store_manifests_drop_the_dev_key_and_firefox_drops_the_worker() {
-        let dev = br#"{"key": "K", "background": {"service_worker": "background.js", "scripts": ["background.js"], "type": "module"}}"#;
+        let dev = br#"{"key": "K", "background": {"service_worker": "background.js", "scripts": ["background.js"], "type": "module"},
+                       "browser_specific_settings": {"gecko": {"id": "nova@nova.io"}}}"#;
         let chrome: Value =
             serde_json::from_slice(&store_manifest(dev, false).expect("chrome")).expect("json");
-        assert!(chrome.get("key").is_none());
-        assert_eq!(chrome["background"]["service_worker"], "background.js");
+        assert!(chrome.get("key").is_none() && chrome.get("browser_specific_settings").is_none());
+        assert_eq!(chrome["background"], json!({"service_worker": "background.js", "type": "module"}));
         let firefox: Value = serde_json::from_slice(&store_manifest(dev, true).expect("ff")).expect("json");
         assert!(firefox.get("key").is_none() && firefox["background"].get("service_worker").is_none());
         assert_eq!(firefox["background"]["scripts"][0], "background.js");
+        assert_eq!(firefox["browser_specific_settings"]["gecko"]["id"], "nova@nova.io");
     }
 }
