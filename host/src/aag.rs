@@ -227,9 +227,9 @@ pub struct Preflight {
     pub meta: Map<String, Value>,
     /// The gate that blocked (for the observation row).
     pub blocked_by: Option<&'static str>,
-    /// Gates that let the call run but spoke: gate id -> `warned` / `would_block` / `bypassed`
-    /// (the observation row's `aag_gates`).
-    pub decisions: Map<String, Value>,
+    /// Gates that let the call run but spoke: (gate id, `warned` / `would_block` / `bypassed`),
+    /// for the observation row's `aag_gates`.
+    pub decisions: Vec<(&'static str, &'static str)>,
 }
 
 /// The mode of a gate after `gateModes` in settings.
@@ -703,12 +703,12 @@ fn fire(
     bypassable: bool,
 ) -> bool {
     let mode = mode_of(ctx.settings, id);
-    let mut pass = |status: &str| {
+    let mut pass = |status: &'static str| {
         out.warnings.insert(
             warning_key(id).into(),
             json!({"gateId": id, "gateMode": mode.as_str(), "status": status, "reasonCode": reason, "message": message, "details": details}),
         );
-        out.decisions.insert(id.into(), json!(status));
+        out.decisions.push((id, status));
         false
     };
     match mode {

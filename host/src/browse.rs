@@ -703,7 +703,7 @@ impl Hub {
         let status = match gate_mode {
             GateMode::Off => None,
             GateMode::ShadowBlock if over_budget => Some("would_block"),
-            GateMode::Block if over_budget && !a.allow_large => Some("bypassed"),
+            GateMode::Block if over_budget => Some("bypassed"),
             _ => warn.map(|_| "warned"),
         };
         let path = self.data.screenshots().join(format!("{}.{ext}", rec.obs.call_id));
@@ -723,9 +723,7 @@ impl Hub {
                 "gateId": id, "gateMode": gate_mode.as_str(), "status": status,
                 "reasonCode": reason, "details": details,
             });
-            let mut decision = serde_json::Map::new();
-            decision.insert(id.into(), json!(status));
-            rec.obs.note_gates(&decision);
+            rec.obs.note_gates([(id, status)]);
         }
         let reply = ToolReply::ok(structured);
         Ok(match mode {

@@ -273,7 +273,7 @@ impl Hub {
             obs.block_stage = Some("aag_preflight".into());
             obs.error_code = gates.blocked_by.map(|g| format!("aag_blocked:{g}"));
             obs.reason_code = block.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
-            obs.note_gates(&gates.decisions);
+            obs.note_gates(gates.decisions.iter().copied());
             if let Some(t) = args.get("targetId").and_then(Value::as_str) {
                 obs.target_id = Some(t.to_owned());
             }
@@ -289,7 +289,7 @@ impl Hub {
         // `_meta` is for the gates (forceBypass); tools never see it.
         let mut args = args;
         args.remove("_meta");
-        rec.obs.note_gates(&gates.decisions);
+        rec.obs.note_gates(gates.decisions.iter().copied());
         let result = self.run(&mut rec, name, args).await;
         let obs = &mut rec.obs;
         obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);

@@ -212,14 +212,15 @@ pub struct Observation {
 }
 
 impl Observation {
-    /// Adds gate decisions (gate id -> `warned` / `would_block` / `bypassed`) to `aag_gates`.
-    pub fn note_gates(&mut self, decisions: &serde_json::Map<String, serde_json::Value>) {
-        if decisions.is_empty() {
+    /// Adds gate decisions (gate id, `warned` / `would_block` / `bypassed`) to `aag_gates`.
+    pub fn note_gates<'a>(&mut self, decisions: impl IntoIterator<Item = (&'a str, &'a str)>) {
+        let mut decisions = decisions.into_iter().peekable();
+        if decisions.peek().is_none() {
             return;
         }
         let mut all: serde_json::Map<String, serde_json::Value> =
             self.aag_gates.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default();
-        all.extend(decisions.iter().map(|(k, v)| (k.clone(), v.clone())));
+        all.extend(decisions.map(|(gate, status)| (gate.to_owned(), status.into())));
         self.aag_gates = Some(serde_json::Value::Object(all).to_string());
     }
 }
