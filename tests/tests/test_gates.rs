@@ -176,9 +176,12 @@ async fn settings_gates_disk_domain_policy_and_new_tabs_block_without_bypass() -
         "{a}"
     );
     assert!(a["details"]["freeBytes"].as_u64().is_some());
+    assert_eq!(a["details"]["thresholdBytes"], 1_000_000_000u64 * 1_048_576, "{a}");
 
+    // Free space above the threshold clears it.
     settings(r#"{"domainPolicy": {"127.0.0.1": {"interact": "block"}}, "agentNewTabsDisabled": true}"#)?;
-    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    assert_eq!(nav["ok"], true, "{nav}");
     c.structured("nova.perceive", json!({"maxElements": 3})).await?;
     let click = c.call("nova.click_selector", json!({"selector": "#plain"})).await?;
     let a = aag(&click);
