@@ -122,6 +122,9 @@ pub struct Env {
     pub local_app_data: Option<PathBuf>,
     /// `%APPDATA%` (Windows; default `<home>\AppData\Roaming`).
     pub app_data: Option<PathBuf>,
+    /// `%ProgramFiles%`, `%ProgramFiles(x86)%` and `%ProgramW6432%` (Windows: where browsers
+    /// are installed for every user).
+    pub program_files: Vec<PathBuf>,
 }
 
 impl Env {
@@ -142,6 +145,15 @@ impl Env {
             xdg_config_home: var("XDG_CONFIG_HOME"),
             local_app_data: var("LOCALAPPDATA"),
             app_data: var("APPDATA"),
+            program_files: ["ProgramFiles", "ProgramFiles(x86)", "ProgramW6432"]
+                .into_iter()
+                .filter_map(var)
+                .fold(Vec::new(), |mut all, p| {
+                    if !all.contains(&p) {
+                        all.push(p);
+                    }
+                    all
+                }),
         })
     }
 }
@@ -500,7 +512,14 @@ mod tests {
     }
 
     pub(super) fn env(os: Os, home: &Path) -> Env {
-        Env { os, home: home.to_path_buf(), xdg_config_home: None, local_app_data: None, app_data: None }
+        Env {
+            os,
+            home: home.to_path_buf(),
+            xdg_config_home: None,
+            local_app_data: None,
+            app_data: None,
+            program_files: Vec::new(),
+        }
     }
 
     fn labels(targets: &[Target]) -> Vec<String> {

@@ -47,6 +47,20 @@ fn profile_dir(browser: Browser, env: &Env) -> PathBuf {
     }
 }
 
+/// The browser's program, installed for every user (under each Program Files directory) or for
+/// this user only (under `%LOCALAPPDATA%`): a browser installed but never started has no
+/// profile directory yet.
+fn programs(browser: Browser, env: &Env) -> Vec<PathBuf> {
+    let (dir, exe): (&[&str], &str) = match browser {
+        Browser::Chromium => (&["Chromium", "Application"], "chrome.exe"),
+        Browser::Chrome => (&["Google", "Chrome", "Application"], "chrome.exe"),
+        Browser::Edge => (&["Microsoft", "Edge", "Application"], "msedge.exe"),
+        Browser::Brave => (&["BraveSoftware", "Brave-Browser", "Application"], "brave.exe"),
+        Browser::Firefox => (&["Mozilla Firefox"], "firefox.exe"),
+    };
+    env.program_files.iter().chain([&local_app_data(env)]).map(|base| under(base, dir).join(exe)).collect()
+}
+
 /// The one location of `browser`: its manifest file under Nova's directory and its key.
 pub(super) fn locations(browser: Browser, env: &Env) -> Vec<Location> {
     let manifest =
@@ -58,7 +72,10 @@ pub(super) fn locations(browser: Browser, env: &Env) -> Vec<Location> {
             manifest,
             registry_key: Some(format!(r"{}\{NATIVE_HOST_NAME}", hosts_key(browser))),
         },
-        signs: vec![Sign::Exists(profile_dir(browser, env))],
+        signs: std::iter::once(profile_dir(browser, env))
+            .chain(programs(browser, env))
+            .map(Sign::Exists)
+            .collect(),
     }]
 }
 
@@ -197,6 +214,33 @@ mod tests {
             for b in Browser::ALL {
                 let found = locations(b, &env).iter().any(|l| probe.sees_any(&l.signs));
                 assert_eq!(found, b == browser, "{b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn browsers_installed_but_never_started_are_detected_by_their_programs() {
+        let env = Env {
+            program_files: vec![r"C:\Program Files".into(), r"C:\Program Files (x86)".into()],
+            ..win_env()
+        };
+        let local = env.local_app_data.clone().expect("local");
+        let (pf, pf86) = (Path::new(r"C:\Program Files"), Path::new(r"C:\Program Files (x86)"));
+        let cases = [
+            (under(pf, &["Google", "Chrome", "Application", "chrome.exe"]), Browser::Chrome),
+            (under(&local, &["Google", "Chrome", "Application", "chrome.exe"]), Browser::Chrome),
+            (under(pf86, &["Microsoft", "Edge", "Application", "msedge.exe"]), Browser::Edge),
+            (under(pf, &["BraveSoftware", "Brave-Browser", "Application", "brave.exe"]), Browser::Brave),
+            (under(&local, &["Chromium", "Application", "chrome.exe"]), Browser::Chromium),
+            (under(pf, &["Mozilla Firefox", "firefox.exe"]), Browser::Firefox),
+            (under(&local, &["Mozilla Firefox", "firefox.exe"]), Browser::Firefox),
+        ];
+        for (program, browser) in cases {
+            let seen: [PathBuf; 1] = [program];
+            let probe = probe_seeing(&seen, &[]);
+            for b in Browser::ALL {
+                let found = locations(b, &env).iter().any(|l| probe.sees_any(&l.signs));
+                assert_eq!(found, b == browser, "{b:?} by {}", seen[0].display());
             }
         }
     }
