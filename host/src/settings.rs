@@ -122,29 +122,40 @@ impl Settings {
         rules.and_then(|(_, r)| r.get(group).or_else(|| r.get("default"))).is_some_and(|r| *r == Rule::Block)
     }
 
-    /// Writes the settings file (the options page does this through the host).
+    /// Writes the settings file (the options page does this through the host). The new file is
+    /// written beside the old one and renamed over it, so a reader (the gates read it on every
+    /// call) never sees a half-written file.
     pub fn save(&self, data: &DataDir) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(data.root().join("settings.json"), text)
+        let path = data.root().join("settings.json");
+        let partial = data.root().join(format!("settings.json.{}.tmp", std::process::id()));
+        std::fs::write(&partial, text)?;
+        std::fs::rename(&partial, &path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&partial);
+        })
     }
 
     /// Reads the settings file; defaults when it is absent. Every tool call consults the
     /// settings several times, so a parsed file is kept until its size or mtime changes.
     pub fn try_load(data: &DataDir) -> Result<Self, String> {
-        type Cache = Mutex<HashMap<PathBuf, (SystemTime, u64, Settings)>>;
-        static CACHE: OnceLock<Cache> = OnceLock::new();
         let path = data.root().join("settings.json");
         let stamp = std::fs::metadata(&path).ok().and_then(|m| Some((m.modified().ok()?, m.len())));
-        let cache = CACHE.get_or_init(Cache::default);
         if let Some((mtime, len)) = stamp
-            && let Some((m, l, s)) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&path)
+            && let Some((m, l, s)) = cache().lock().unwrap_or_else(|p| p.into_inner()).get(&path)
             && (*m, *l) == (mtime, len)
         {
             return Ok(s.clone());
         }
         let loaded = Self::read(&path);
-        if let (Some((mtime, len)), Ok(s)) = (stamp, &loaded) {
-            cache.lock().unwrap_or_else(|p| p.into_inner()).insert(path, (mtime, len, s.clone()));
+        match (stamp, &loaded) {
+            (Some((mtime, len)), Ok(s)) => {
+                cache().lock().unwrap_or_else(|p| p.into_inner()).insert(path, (mtime, len, s.clone()));
+            }
+            // Deleted: the defaults, and nothing older to fall back on.
+            (None, Ok(_)) => {
+                cache().lock().unwrap_or_else(|p| p.into_inner()).remove(&path);
+            }
+            (_, Err(_)) => {}
         }
         loaded
     }
@@ -157,13 +168,26 @@ impl Settings {
         }
     }
 
-    /// [`Settings::try_load`], falling back to the defaults (logged) when the file is bad.
+    /// [`Settings::try_load`]; when the file is bad, the last valid settings read from it
+    /// (logged), so that a typo or a file caught mid-write never lifts the person's policy
+    /// (gates fail closed); the defaults only when it was never valid (`nova doctor` says so).
     pub fn load(data: &DataDir) -> Self {
         Self::try_load(data).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "settings file ignored; using defaults");
-            Self::default()
+            let path = data.root().join("settings.json");
+            let last =
+                cache().lock().unwrap_or_else(|p| p.into_inner()).get(&path).map(|(_, _, s)| s.clone());
+            tracing::warn!(error = %e, kept_last_valid = last.is_some(), "settings file unreadable");
+            last.unwrap_or_default()
         })
     }
+}
+
+/// Parsed settings files by path, with the modification time and size they were read at.
+type Cache = Mutex<HashMap<PathBuf, (SystemTime, u64, Settings)>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::default)
 }
 
 #[cfg(test)]
@@ -181,6 +205,26 @@ mod tests {
         assert!(Settings::load(&data).task_url_coverage_tracking_enabled);
         std::fs::write(dir.path().join("settings.json"), r#"{"taskUrlCoverageGateMod":"block"}"#).expect("w");
         assert!(Settings::try_load(&data).expect_err("typo").contains("unknown field"));
+    }
+
+    #[test]
+    fn saves_are_whole_and_a_bad_file_keeps_the_last_valid_policy() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let data = DataDir::at(dir.path());
+        let s = Settings { agent_new_tabs_disabled: true, ..Settings::default() };
+        s.save(&data).expect("save");
+        assert!(Settings::load(&data).agent_new_tabs_disabled);
+        let files: Vec<_> =
+            std::fs::read_dir(dir.path()).expect("ls").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(files, ["settings.json"], "no temporary file is left behind");
+        // Caught mid-write by an editor, or a typo: the person's rules still hold.
+        std::fs::write(dir.path().join("settings.json"), "").expect("torn");
+        assert!(Settings::try_load(&data).is_err());
+        assert!(Settings::load(&data).agent_new_tabs_disabled, "the last valid settings hold");
+        // Never valid in this process: the product defaults.
+        let other = tempfile::tempdir().expect("tmp");
+        std::fs::write(other.path().join("settings.json"), "{").expect("bad");
+        assert_eq!(Settings::load(&DataDir::at(other.path())), Settings::default());
     }
 
     #[test]
