@@ -281,6 +281,21 @@ pub fn force_bypass(args: &Map<String, Value>) -> bool {
     args.get("_meta").and_then(|m| m.get("forceBypass")).and_then(Value::as_bool).unwrap_or(false)
 }
 
+/// Calls remembered for loop detection (the window rarely holds more).
+const LOOP_MEMORY: usize = 64;
+
+/// Remembers a call at `now` and returns how many calls with the same tool and arguments the
+/// last [`LOOP_WINDOW_MS`] hold, this one included (older calls slide out of the window).
+fn note_call(recent: &mut VecDeque<(String, String, i64)>, tool: &str, key: String, now: i64) -> usize {
+    recent.retain(|(_, _, at)| now - at <= LOOP_WINDOW_MS);
+    let repeats = recent.iter().filter(|(t, k, _)| t == tool && *k == key).count() + 1;
+    recent.push_back((tool.to_owned(), key, now));
+    if recent.len() > LOOP_MEMORY {
+        recent.pop_front();
+    }
+    repeats
+}
+
 /// Arguments without volatile fields, for loop detection.
 fn call_key(args: &Map<String, Value>) -> String {
     let mut a = args.clone();
@@ -531,14 +546,7 @@ impl Hub {
         }
         // 7. Loops.
         if !setup {
-            let now = now_ms();
-            let key = call_key(args);
-            state.recent.retain(|(_, _, at)| now - at <= LOOP_WINDOW_MS);
-            let repeats = state.recent.iter().filter(|(t, k, _)| t == tool && *k == key).count() + 1;
-            state.recent.push_back((tool.to_owned(), key, now));
-            if state.recent.len() > 64 {
-                state.recent.pop_front();
-            }
+            let repeats = note_call(&mut state.recent, tool, call_key(args), now_ms());
             if repeats >= LOOP_REPEATS
                 && fire(
                     &ctx,
@@ -780,6 +788,23 @@ mod tests {
         assert_eq!(mode_of(&s, gate::IDENTITY_OVERLAY), GateMode::Block, "the person's overlays block");
         s.gate_modes.insert(gate::BOOTSTRAP.into(), GateMode::Off);
         assert_eq!(mode_of(&s, gate::BOOTSTRAP), GateMode::Off);
+    }
+
+    #[test]
+    fn the_loop_window_slides() {
+        let mut recent = VecDeque::new();
+        let call = |recent: &mut VecDeque<_>, key: &str, at: i64| {
+            note_call(recent, "nova.read_text", key.into(), at)
+        };
+        let counts: Vec<usize> = (0..5).map(|i| call(&mut recent, "a", i * 1_000)).collect();
+        assert_eq!(counts, [1, 2, 3, 4, LOOP_REPEATS], "the fifth within a minute is a loop");
+        assert_eq!(call(&mut recent, "b", 5_000), 1, "other arguments are another call");
+        assert_eq!(
+            call(&mut recent, "a", LOOP_WINDOW_MS + 2_500),
+            LOOP_REPEATS - 2,
+            "the calls at 0, 1 and 2 s slid out of the window"
+        );
+        assert_eq!(call(&mut recent, "a", 10 * LOOP_WINDOW_MS), 1, "a minute of quiet clears it");
     }
 
     #[test]
