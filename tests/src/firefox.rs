@@ -40,11 +40,18 @@ pub fn check_version(binary: &Path) -> anyhow::Result<String> {
         .output()
         .with_context(|| format!("running {} --version", binary.display()))?;
     let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    match major_version(&line) {
-        Some(v) if v >= MIN_VERSION => Ok(line),
+    require_version(binary, &line)?;
+    Ok(line)
+}
+
+/// Checks a `--version` line of `binary` already read: Firefox [`MIN_VERSION`] or newer.
+pub fn require_version(binary: &Path, line: &str) -> anyhow::Result<()> {
+    match major_version(line) {
+        Some(v) if v >= MIN_VERSION => Ok(()),
         _ => bail!(
-            "{} is `{line}`; Nova needs Firefox {MIN_VERSION} (ESR) or newer: `sudo apt-get install -y firefox-esr` or a newer Firefox",
-            binary.display()
+            "{} is `{}`; Nova needs Firefox {MIN_VERSION} (ESR) or newer: `sudo apt-get install -y firefox-esr` or a newer Firefox",
+            binary.display(),
+            line.trim()
         ),
     }
 }
@@ -148,5 +155,9 @@ mod tests {
         assert_eq!(major_version("Mozilla Firefox 140.10.2esr"), Some(140));
         assert_eq!(major_version("Mozilla Firefox 115.0"), Some(115));
         assert_eq!(major_version("Mozilla Firefox"), None);
+        let ff = Path::new("/usr/bin/firefox");
+        assert!(require_version(ff, "Mozilla Firefox 140.10.2esr").is_ok());
+        let old = require_version(ff, "Mozilla Firefox 115.0").expect_err("too old");
+        assert!(old.to_string().contains("needs Firefox 140"), "{old}");
     }
 }

@@ -50,7 +50,7 @@ fn choose(browser: Option<&str>) -> anyhow::Result<(BrowserKind, PathBuf)> {
             let version = String::from_utf8_lossy(&out.stdout);
             match kind_from_version(&version) {
                 Some(BrowserKind::Firefox) => {
-                    firefox::check_version(&binary)?;
+                    firefox::require_version(&binary, &version)?;
                     Ok((BrowserKind::Firefox, binary))
                 }
                 Some(kind) => Ok((kind, binary)),
