@@ -306,7 +306,8 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
         | method::SCAN
         | method::ROUTE
         | method::UPLOAD
-        | method::DISMISS => {
+        | method::DISMISS
+        | method::REV => {
             let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;
             let mut params = params;
@@ -739,6 +740,17 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
         return Err(fail(reason::INTERNAL, "the page closed the message channel without an answer"));
     }
     let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
+    if let Some(rev) = reply.get("rev").and_then(Value::as_f64) {
+        // Sent before the reply on the same port, so the hub knows the document's state when
+        // the answer reaches it.
+        let stamp = protocol::PageStamp {
+            target_id: tab.to_string(),
+            frame_id: frame,
+            nav_epoch: epoch_of(tab),
+            doc_rev: rev as u32,
+        };
+        post(&Envelope::event(method::PAGE_STAMP, serde_json::to_value(stamp).unwrap_or_default()));
+    }
     if let Some(ok) = reply.get("ok") {
         return Ok(ok.clone());
     }

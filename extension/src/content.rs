@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use nova_shared::protocol::{ActParams, CheckParams, PageAction, WatchParams, method};
+use nova_shared::protocol::{ActParams, CheckParams, PageAction, RevParams, RevResult, WatchParams, method};
 use nova_shared::reason;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -96,24 +96,43 @@ fn out<T: Serialize>(r: Result<T, Failure>) -> Result<JsValue, Failure> {
 }
 
 /// Handles one request from the background; never throws. Returns the reply, or a promise of
-/// it for `page.watch`, which waits for the verdict.
+/// it for `page.watch` and `page.scan`, which wait. Every reply carries `rev`, the document's
+/// revision when it answered ([`crate::docrev`]).
 #[wasm_bindgen]
 pub fn content_handle(msg: JsValue) -> JsValue {
+    crate::docrev::start();
+    let reply = answer(&msg);
+    match reply.dyn_ref::<js_sys::Promise>() {
+        Some(promise) => then_wrap(promise.clone(), stamped),
+        None => stamped(reply),
+    }
+}
+
+/// Adds the document's revision to a reply envelope.
+fn stamped(reply: JsValue) -> JsValue {
+    let _ = js_sys::Reflect::set(&reply, &"rev".into(), &crate::docrev::current().into());
+    reply
+}
+
+fn answer(msg: &JsValue) -> JsValue {
     let name =
-        js_sys::Reflect::get(&msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
+        js_sys::Reflect::get(msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
     let result = match name.as_str() {
-        method::PERCEIVE => params(&msg).and_then(|p| out(perceive::perceive(&p))),
-        method::READ_TEXT => params(&msg).and_then(|p| out(perceive::read_text(&p))),
-        method::CLICK => params(&msg).and_then(|p| out(actions::click(&p))),
-        method::TYPE => params(&msg).and_then(|p| out(actions::type_text(&p))),
-        method::CHECK => params(&msg).map(|p: CheckParams| to_js(&watch::check(&p))),
-        method::ACT => return act(&msg),
-        method::WATCH => return watch_only(&msg),
-        method::ROUTE => params(&msg).and_then(|p| out(crate::tools::route(&p))),
-        method::UPLOAD => params(&msg).and_then(|p| out(crate::tools::upload(&p))),
-        method::DISMISS => params(&msg).and_then(|p| out(crate::tools::dismiss(&p))),
+        method::PERCEIVE => params(msg).and_then(|p| out(perceive::perceive(&p))),
+        method::READ_TEXT => params(msg).and_then(|p| out(perceive::read_text(&p))),
+        method::CLICK => params(msg).and_then(|p| out(actions::click(&p))),
+        method::TYPE => params(msg).and_then(|p| out(actions::type_text(&p))),
+        method::CHECK => params(msg).map(|p: CheckParams| to_js(&watch::check(&p))),
+        method::ACT => return act(msg),
+        method::WATCH => return watch_only(msg),
+        method::ROUTE => params(msg).and_then(|p| out(crate::tools::route(&p))),
+        method::UPLOAD => params(msg).and_then(|p| out(crate::tools::upload(&p))),
+        method::DISMISS => params(msg).and_then(|p| out(crate::tools::dismiss(&p))),
+        method::REV => {
+            params(msg).map(|_: RevParams| to_js(&RevResult { doc_rev: crate::docrev::current() }))
+        }
         method::SCAN => {
-            return match params(&msg) {
+            return match params(msg) {
                 Ok(p) => crate::scan::scan(p).into(),
                 Err(e) => actions::envelope(Err(e)),
             };

@@ -5,6 +5,7 @@
 //! - [`background`]: the service worker: native port to the hub, tabs, navigation, screenshots,
 //!   routing page work to content scripts. Entry points `bg_start`, `bg_event`.
 //! - [`content`]: the content-script entry point `content_handle`.
+//! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
 //! - [`perceive`]: the compact page model and visible text.
 //! - [`actions`]: click and type with pre-dispatch checks.
@@ -22,6 +23,7 @@ pub mod background;
 pub mod bindings;
 pub mod collect;
 pub mod content;
+pub mod docrev;
 pub mod dom;
 pub mod perceive;
 pub mod scan;

@@ -4,20 +4,29 @@
 //! `_meta["io.nova/aag"]` (gateId, gateMode, status, stage, retryable, retryAfterMs, reasonCode,
 //! details, forceBypassAvailable, knownBundles, preferredBundle) and the call is recorded as
 //! `blocked_preflight`. Warnings ride along in `_aagGates`.
+//!
+//! - [`pipeline`]: the gates, one function each in table order, and the session bookkeeping.
+//! - [`loops`]: `loop.detected`, the same call on an unchanged page.
+//! - [`facts`]: what the hub tells the pipeline (browser, store, settings) and the page probe.
+//! - [`control`]: the person's STOP, handover notes, overlays; [`prompt`]: permission prompts;
+//!   [`ui`]: the popup and options requests; [`screenshot`]: the screenshot budget;
+//!   [`tools`]: `nova.tools_bundle` and `nova.get_instructions`.
 
 pub mod control;
+pub mod facts;
+pub mod loops;
+pub mod pipeline;
 pub mod prompt;
 pub mod screenshot;
 pub mod tools;
 pub mod ui;
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 
-use crate::dispatch::{Hub, ToolReply};
-use crate::paths::now_ms;
+use crate::dispatch::ToolReply;
 use crate::settings::{GateMode, Settings};
 
 /// Gate ids (AAG seed, "Warning and block rules" and the reason list).
@@ -67,7 +76,8 @@ pub struct GateSpec {
     pub clear: &'static str,
 }
 
-/// Every gate.
+/// Every gate, in the order the pipeline runs them ([`pipeline::PIPELINE`]; the screenshot
+/// budget, judged once a capture is taken, comes last).
 pub const GATES: &[GateSpec] = &[
     GateSpec {
         id: gate::EMERGENCY_STOP,
@@ -123,14 +133,7 @@ pub const GATES: &[GateSpec] = &[
         default: GateMode::Block,
         bypass: true,
         trigger: "click / type / upload / guarded action on a tab not perceived since its last navigation",
-        clear: "`nova.perceive` or `nova.read_text` on that tab",
-    },
-    GateSpec {
-        id: gate::LOOP,
-        default: GateMode::Block,
-        bypass: true,
-        trigger: "the same tool with the same arguments 5 times within 60 s",
-        clear: "change the approach; the window slides",
+        clear: "`nova.perceive`, `nova.read_text` or `nova.coverage_scan` on that tab",
     },
     GateSpec {
         id: gate::IDENTITY_OVERLAY,
@@ -140,11 +143,11 @@ pub const GATES: &[GateSpec] = &[
         clear: "a perceive that no longer sees it (the person completed or closed it), a new navigation, or the person approving `nova.permission_prompt`",
     },
     GateSpec {
-        id: gate::SCREENSHOT_BUDGET,
+        id: gate::LOOP,
         default: GateMode::Block,
         bypass: true,
-        trigger: "inline capture above 200 KB (warning); above 1 MB, 16 MP or 10,000 px on a side (over budget: blocked when inline was asked for); above 50 MB or 50 MP (absolute, in every mode)",
-        clear: "`responseMode: auto` / `reference` / `thumbnail+reference`, or `allowLarge` below the absolute limits",
+        trigger: "the same tool with the same arguments 5 times within 60 s on an unchanged page (same tab, URL, navigation and document revision) or, off a page, with no write in between",
+        clear: "a change of the page (navigation, content, form values), other arguments, or waiting `retryAfterMs` until the oldest repeat leaves the window",
     },
     GateSpec {
         id: gate::TASK_DISCOVERY,
@@ -167,36 +170,21 @@ pub const GATES: &[GateSpec] = &[
         trigger: "`targetId: active` while the active tab changed since the agent last looked",
         clear: "`nova.perceive`, or an explicit `targetId`",
     },
+    GateSpec {
+        id: gate::SCREENSHOT_BUDGET,
+        default: GateMode::Block,
+        bypass: true,
+        trigger: "inline capture above 200 KB (warning); above 1 MB, 16 MP or 10,000 px on a side (over budget: blocked when inline was asked for); above 50 MB or 50 MP (absolute, in every mode)",
+        clear: "`responseMode: auto` / `reference` / `thumbnail+reference`, or `allowLarge` below the absolute limits",
+    },
 ];
 
-/// Bundles (contracts.md §1.3).
+/// Bundles an agent can load with `nova.tools_bundle`.
 pub const BUNDLES: &[&str] =
     &["browser_automation", "task_memory", "page_read_debug", "pks_learning", "system_tools"];
 
-/// Tools that are setup, never work.
-const SETUP_TOOLS: &[&str] = &["nova.tools_bundle", "nova.get_instructions"];
-/// Tools that touch the page and need fresh perception.
-const MUTATING: &[&str] = &[
-    "nova.click_selector",
-    "nova.type_selector",
-    "nova.file_upload",
-    "nova.guarded_send_message",
-    "nova.guarded_login",
-    "nova.guarded_submit_form",
-    "nova.guarded_switch_model",
-    "nova.guarded_switch_sandbox",
-];
-/// Tools that refresh perception of a tab.
-const PERCEIVING: &[&str] = &["nova.perceive", "nova.read_text", "nova.coverage_scan"];
-/// Calls in the loop window that make a loop.
-pub const LOOP_REPEATS: usize = 5;
-/// The loop window.
-pub const LOOP_WINDOW_MS: i64 = 60_000;
-/// Work calls without task interaction before the reminder.
-pub const ACTIVE_INSTANCE_CALLS: u32 = 12;
-
 /// Per-session gate state.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct SessionState {
     /// Bundles loaded in this session.
     pub bundles: BTreeSet<String>,
@@ -212,8 +200,10 @@ pub struct SessionState {
     pub calls_since_task: u32,
     /// The active tab when the agent last looked.
     pub last_active: Option<String>,
-    /// Recent (tool, arguments, time) for loop detection.
-    pub recent: VecDeque<(String, String, i64)>,
+    /// Calls that ran recently, with the scene each left (loop detection).
+    pub loops: loops::LoopMemory,
+    /// Successful non-read calls of the session (the scene of calls on no page).
+    pub writes: u64,
 }
 
 /// The outcome of the preflight.
@@ -230,6 +220,8 @@ pub struct Preflight {
     /// Gates that let the call run but spoke: (gate id, `warned` / `would_block` / `bypassed`),
     /// for the observation row's `aag_gates`.
     pub decisions: Vec<(&'static str, &'static str)>,
+    /// The tab whose handover note the pipeline delivered (the hub then consumes it).
+    pub reclaim_delivered: Option<String>,
 }
 
 /// The mode of a gate after `gateModes` in settings.
@@ -242,7 +234,8 @@ pub fn mode_of(settings: &Settings, id: &str) -> GateMode {
         .unwrap_or(GateMode::Warn)
 }
 
-fn preferred_bundle(tool: &str) -> &'static str {
+/// The bundle that holds `tool`.
+pub(crate) fn preferred_bundle(tool: &str) -> &'static str {
     if tool.starts_with("nova.task_") || tool == "nova.coverage_scan" || tool == "nova.goal_register" {
         "task_memory"
     } else {
@@ -279,460 +272,6 @@ pub fn block_reply(
 /// Whether the call's arguments ask to pass bypassable gates (`"_meta": {"forceBypass": true}`).
 pub fn force_bypass(args: &Map<String, Value>) -> bool {
     args.get("_meta").and_then(|m| m.get("forceBypass")).and_then(Value::as_bool).unwrap_or(false)
-}
-
-/// Calls remembered for loop detection (the window rarely holds more).
-const LOOP_MEMORY: usize = 64;
-
-/// Remembers a call at `now` and returns how many calls with the same tool and arguments the
-/// last [`LOOP_WINDOW_MS`] hold, this one included (older calls slide out of the window).
-fn note_call(recent: &mut VecDeque<(String, String, i64)>, tool: &str, key: String, now: i64) -> usize {
-    recent.retain(|(_, _, at)| now - at <= LOOP_WINDOW_MS);
-    let repeats = recent.iter().filter(|(t, k, _)| t == tool && *k == key).count() + 1;
-    recent.push_back((tool.to_owned(), key, now));
-    if recent.len() > LOOP_MEMORY {
-        recent.pop_front();
-    }
-    repeats
-}
-
-/// Arguments without volatile fields, for loop detection.
-fn call_key(args: &Map<String, Value>) -> String {
-    let mut a = args.clone();
-    a.remove("_meta");
-    Value::Object(a).to_string()
-}
-
-impl Hub {
-    /// Runs the gates before a call. `target` is the tab the call names, resolved from the
-    /// cached tab list (no browser round trip), with its navigation epoch.
-    pub fn preflight(
-        &self,
-        session: &crate::dispatch::Session,
-        tool: &str,
-        args: &Map<String, Value>,
-        agent: &str,
-    ) -> Preflight {
-        let settings = Settings::load(&self.data);
-        let mut out = Preflight::default();
-        let force = force_bypass(args);
-        let setup = SETUP_TOOLS.contains(&tool);
-        let target_arg = args.get("targetId").and_then(Value::as_str).unwrap_or("active");
-        let tabs = self.bridge.state().tabs;
-        let active = tabs.iter().find(|t| t.active).map(|t| t.target_id.clone());
-        // Only tools that act on a tab are judged against one (task tools have no target).
-        let on_tab =
-            crate::tob::classify(tool).1 != "none" || matches!(tool, "nova.tab_claim" | "nova.tab_release");
-        let tab = tabs
-            .iter()
-            .filter(|_| on_tab)
-            .find(|t| if target_arg == "active" { t.active } else { t.target_id == target_arg })
-            .cloned();
-        let mut state = session.state.lock().unwrap_or_else(|p| p.into_inner());
-
-        // Onboarding advisory, once per session.
-        if !state.onboarding_sent {
-            state.onboarding_sent = true;
-            out.meta.insert(
-                "io.nova/onboarding".into(),
-                json!({
-                    "message": "Read nova.get_instructions, load a bundle with nova.tools_bundle, then perceive before acting.",
-                    "instructionsTool": "nova.get_instructions", "bundleTool": "nova.tools_bundle",
-                    "knownBundles": BUNDLES,
-                }),
-            );
-        }
-
-        let ctx = Ctx { settings: &settings, force, tool };
-        // 1. The person's STOP, before anything else; nothing bypasses it.
-        if !setup
-            && let Some(stop) = self.control.stop()
-            && fire(
-                &ctx,
-                &mut out,
-                gate::EMERGENCY_STOP,
-                "safety.emergency_stop",
-                "The person stopped agent work. Wait until they release it; do not retry in a loop.".into(),
-                Some(30_000),
-                json!({"engagedAt": stop.at_ms, "by": stop.by, "releasedBy": "the person: popup or `nova resume`"}),
-                false,
-            )
-        {
-            return out;
-        }
-        // 2. Disk space: no bypass.
-        if !setup
-            && let Some((free, min)) = self.disk_low(&settings)
-            && fire(
-                &ctx,
-                &mut out,
-                gate::DISK_SPACE_LOW,
-                "safety.disk_space_low",
-                format!(
-                    "Only {} MB free at the Nova data dir; at least {} MB are needed.",
-                    free / 1_048_576,
-                    min / 1_048_576
-                ),
-                None,
-                json!({"freeBytes": free, "thresholdBytes": min, "path": self.data.root()}),
-                false,
-            )
-        {
-            return out;
-        }
-        // 3. Bootstrap.
-        if !setup && state.bundles.is_empty() && mode_of(&settings, gate::BOOTSTRAP) != GateMode::Off {
-            let message = format!(
-                "Load a tool bundle first: nova.tools_bundle with bundle `{}` (nova.get_instructions explains the contract).",
-                preferred_bundle(tool)
-            );
-            out.warnings.insert("bootstrapWarning".into(), json!({
-                "message": message, "loadedBundles": state.bundles,
-                "resolution": {"tool": "nova.tools_bundle", "arguments": {"bundle": preferred_bundle(tool)}},
-            }));
-            if fire(
-                &ctx,
-                &mut out,
-                gate::BOOTSTRAP,
-                "setup.bootstrap_required",
-                message,
-                None,
-                json!({"loadedBundles": state.bundles}),
-                true,
-            ) {
-                return out;
-            }
-        }
-        // 4. The person's domain policy and tab rules.
-        let host = tab.as_ref().and_then(|t| crate::tuc::normalize::parts(&t.url)).map(|p| p.host);
-        let nav_url = (tool == "nova.navigate").then(|| args.get("url").and_then(Value::as_str)).flatten();
-        let group = action_group(tool);
-        for h in [host.clone(), nav_url.and_then(crate::tuc::normalize::parts).map(|p| p.host)]
-            .into_iter()
-            .flatten()
-        {
-            if let Some(group) = group
-                && settings.domain_blocked(&h, group)
-                && fire(
-                    &ctx,
-                    &mut out,
-                    gate::DOMAIN_POLICY,
-                    "domain.policy.blocked",
-                    format!("The person's policy blocks `{group}` on {h}."),
-                    None,
-                    json!({"domain": h, "actionGroup": group}),
-                    false,
-                )
-            {
-                return out;
-            }
-        }
-        if tool == "nova.navigate"
-            && args.get("newTab").and_then(Value::as_bool) == Some(true)
-            && settings.agent_new_tabs_disabled
-            && fire(
-                &ctx,
-                &mut out,
-                gate::NEW_TABS,
-                "agent.new_tabs_disabled",
-                "Opening new tabs is disabled by the person; navigate in the current tab.".into(),
-                None,
-                json!({}),
-                false,
-            )
-        {
-            return out;
-        }
-        if matches!(tool, "nova.navigate" | "nova.route")
-            && settings.agent_cross_tab_navigation_disabled
-            && let Some(t) = &tab
-        {
-            let held = self.leases.held_by(agent);
-            if !held.is_empty()
-                && !held.contains(&t.target_id)
-                && fire(
-                    &ctx,
-                    &mut out,
-                    gate::CROSS_TAB,
-                    "agent.cross_tab_navigation_disabled",
-                    format!(
-                        "You hold tab {}; moving work to tab {} is disabled.",
-                        held.join(", "),
-                        t.target_id
-                    ),
-                    None,
-                    json!({"heldTabs": held, "targetId": t.target_id}),
-                    false,
-                )
-            {
-                return out;
-            }
-        }
-        // 5. A reclaim message for this agent on this tab, delivered once.
-        if let Some(t) = &tab
-            && let Some(note) = self.control.take_reclaim(&t.target_id, agent)
-            && fire(
-                &ctx,
-                &mut out,
-                gate::RECLAIM,
-                "claim.reclaim_notification",
-                format!("Agent `{}` took tab {} from you: {}", note.by, t.target_id, note.reason),
-                None,
-                json!({"targetId": t.target_id, "reclaimedBy": note.by, "reason": note.reason, "at": note.at_ms}),
-                false,
-            )
-        {
-            return out;
-        }
-        // 6. Perceive first.
-        if MUTATING.contains(&tool)
-            && let Some(t) = &tab
-            && state.perceived.get(&t.target_id) != Some(&t.nav_epoch)
-            && fire(
-                &ctx,
-                &mut out,
-                gate::PERCEIVE_FIRST,
-                "safety.perceive_first",
-                format!(
-                    "Perceive tab {} before interacting: it changed (navigation or target change) since you last looked.",
-                    t.target_id
-                ),
-                None,
-                json!({"targetId": t.target_id, "pageUrl": t.url, "clearWith": ["nova.perceive", "nova.read_text"]}),
-                true,
-            )
-        {
-            return out;
-        }
-        // 6b. A sign-in, payment or identity overlay is the person's to complete.
-        if MUTATING.contains(&tool)
-            && let Some(t) = &tab
-            && let Some(overlay) = self.control.overlay(&t.target_id)
-        {
-            let providers: Vec<String> = overlay["items"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|i| i["kind"] != "consent")
-                .map(|i| {
-                    format!(
-                        "{} {}",
-                        i["kind"].as_str().unwrap_or_default(),
-                        i["provider"].as_str().unwrap_or_default()
-                    )
-                })
-                .collect();
-            let details = json!({
-                "targetId": t.target_id, "pageUrl": t.url,
-                "items": overlay["items"], "recommendedAction": overlay["recommendedAction"],
-                "clearWith": ["nova.perceive once the overlay is gone", "nova.permission_prompt"],
-            });
-            if fire(
-                &ctx,
-                &mut out,
-                gate::IDENTITY_OVERLAY,
-                "safety.identity_overlay",
-                format!(
-                    "A sign-in, payment or identity overlay is showing on tab {} ({}): it is the person's to complete. Ask them (nova.permission_prompt), then perceive again once it is gone.",
-                    t.target_id,
-                    providers.join(", ")
-                ),
-                None,
-                details,
-                true,
-            ) {
-                return out;
-            }
-        }
-        // 7. Loops.
-        if !setup {
-            let repeats = note_call(&mut state.recent, tool, call_key(args), now_ms());
-            if repeats >= LOOP_REPEATS
-                && fire(
-                    &ctx,
-                    &mut out,
-                    gate::LOOP,
-                    "loop.detected",
-                    format!(
-                        "`{tool}` ran {repeats} times with the same arguments within a minute; change the approach or ask the person."
-                    ),
-                    Some(5_000),
-                    json!({"repeats": repeats, "windowMs": LOOP_WINDOW_MS}),
-                    true,
-                )
-            {
-                return out;
-            }
-        }
-        // Warnings only from here.
-        if !setup
-            && !tool.starts_with("nova.task_")
-            && !state.task_discovery
-            && !state.discovery_warned
-            && self.has_profiles()
-        {
-            state.discovery_warned = true;
-            fire(
-                &ctx,
-                &mut out,
-                gate::TASK_DISCOVERY,
-                "etm.task_discovery_recommended",
-                "Task profiles exist: check nova.task_search / nova.task_match before starting.".into(),
-                None,
-                json!({}),
-                true,
-            );
-        }
-        if !setup && !tool.starts_with("nova.task_") {
-            state.calls_since_task += 1;
-            if state.calls_since_task >= ACTIVE_INSTANCE_CALLS
-                && let Some(id) = self.active_instance(agent)
-            {
-                fire(
-                    &ctx,
-                    &mut out,
-                    gate::ACTIVE_INSTANCE,
-                    "etm.active_instance_context",
-                    format!("Task run {id} is active; report progress with nova.task_instance_progress."),
-                    None,
-                    json!({"instanceId": id, "callsSinceTaskInteraction": state.calls_since_task}),
-                    true,
-                );
-            }
-        }
-        if target_arg == "active"
-            && on_tab
-            && !setup
-            && let (Some(seen), Some(now_active)) = (&state.last_active, &active)
-            && seen != now_active
-        {
-            fire(
-                &ctx,
-                &mut out,
-                gate::TAB_AWARENESS,
-                "safety.tab_awareness",
-                format!(
-                    "The active tab is now {now_active}, not {seen} as when you last looked; perceive it or pass targetId."
-                ),
-                None,
-                json!({"lastSeenActive": seen, "activeNow": now_active}),
-                true,
-            );
-        }
-        out
-    }
-
-    /// Updates the session after a call ran.
-    pub fn after_call(
-        &self,
-        session: &crate::dispatch::Session,
-        tool: &str,
-        obs: &crate::tob::Observation,
-        ok: bool,
-    ) {
-        let mut state = session.state.lock().unwrap_or_else(|p| p.into_inner());
-        if tool.starts_with("nova.task_") {
-            state.task_discovery = true;
-            if tool.starts_with("nova.task_instance_") {
-                state.calls_since_task = 0;
-            }
-        }
-        let Some(target) = obs.target_id.clone() else { return };
-        if ok && PERCEIVING.contains(&tool) {
-            let epoch = self.bridge.state().tabs.iter().find(|t| t.target_id == target).map(|t| t.nav_epoch);
-            if let Some(e) = epoch.or(obs.nav_epoch_before) {
-                state.perceived.insert(target.clone(), e);
-            }
-        }
-        if matches!(tool, "nova.navigate" | "nova.route") {
-            state.perceived.remove(&target);
-        }
-        // A new document: the overlay seen on the old one is gone (a perceive sees it again if not).
-        if ok && tool == "nova.navigate" {
-            self.control.set_overlay(&target, None);
-        }
-        if ok && matches!(tool, "nova.perceive" | "nova.navigate") {
-            state.last_active =
-                self.bridge.state().tabs.iter().find(|t| t.active).map(|t| t.target_id.clone());
-        }
-    }
-
-    fn disk_low(&self, settings: &Settings) -> Option<(u64, u64)> {
-        let min = settings.disk_space_low_mb.saturating_mul(1_048_576);
-        let free = fs4::available_space(self.data.root()).ok()?;
-        (free <= min).then_some((free, min))
-    }
-
-    fn has_profiles(&self) -> bool {
-        self.etm
-            .with(|c| {
-                c.query_row("SELECT EXISTS (SELECT 1 FROM task_profiles WHERE archived = 0)", [], |r| {
-                    r.get::<_, bool>(0)
-                })
-            })
-            .unwrap_or(false)
-    }
-
-    fn active_instance(&self, agent: &str) -> Option<String> {
-        let stale = now_ms() - 3_600_000;
-        self.etm
-            .with(|c| {
-                use rusqlite::OptionalExtension as _;
-                c.query_row(
-                    "SELECT instance_id FROM task_instances WHERE agent_id = ?1 AND status IN ('pending', 'active')
-                       AND last_activity_at_ms > ?2 ORDER BY last_activity_at_ms DESC LIMIT 1",
-                    rusqlite::params![agent, stale],
-                    |r| r.get(0),
-                )
-                .optional()
-            })
-            .ok()
-            .flatten()
-    }
-}
-
-struct Ctx<'a> {
-    settings: &'a Settings,
-    force: bool,
-    tool: &'a str,
-}
-
-/// Applies a fired gate's mode: a warning, a shadow record, a bypass, or the block. Returns
-/// whether the call is blocked.
-#[allow(clippy::too_many_arguments)]
-fn fire(
-    ctx: &Ctx<'_>,
-    out: &mut Preflight,
-    id: &'static str,
-    reason: &str,
-    message: String,
-    retry: Option<u64>,
-    details: Value,
-    bypassable: bool,
-) -> bool {
-    let mode = mode_of(ctx.settings, id);
-    let mut pass = |status: &'static str| {
-        out.warnings.insert(
-            warning_key(id).into(),
-            json!({"gateId": id, "gateMode": mode.as_str(), "status": status, "reasonCode": reason, "message": message, "details": details}),
-        );
-        out.decisions.push((id, status));
-        false
-    };
-    match mode {
-        GateMode::Off => false,
-        GateMode::Warn => pass("warned"),
-        GateMode::ShadowBlock => {
-            tracing::info!(gate = id, tool = ctx.tool, reason, "shadow block");
-            pass("would_block")
-        }
-        GateMode::Block if ctx.force && bypassable => pass("bypassed"),
-        GateMode::Block => {
-            out.block = Some(block_reply(id, mode, reason, message, retry, details, ctx.tool));
-            out.blocked_by = Some(id);
-            true
-        }
-    }
 }
 
 /// The `_aagGates` key of a gate's warning.
@@ -791,20 +330,25 @@ mod tests {
     }
 
     #[test]
-    fn the_loop_window_slides() {
-        let mut recent = VecDeque::new();
-        let call = |recent: &mut VecDeque<_>, key: &str, at: i64| {
-            note_call(recent, "nova.read_text", key.into(), at)
-        };
-        let counts: Vec<usize> = (0..5).map(|i| call(&mut recent, "a", i * 1_000)).collect();
-        assert_eq!(counts, [1, 2, 3, 4, LOOP_REPEATS], "the fifth within a minute is a loop");
-        assert_eq!(call(&mut recent, "b", 5_000), 1, "other arguments are another call");
-        assert_eq!(
-            call(&mut recent, "a", LOOP_WINDOW_MS + 2_500),
-            LOOP_REPEATS - 2,
-            "the calls at 0, 1 and 2 s slid out of the window"
-        );
-        assert_eq!(call(&mut recent, "a", 10 * LOOP_WINDOW_MS), 1, "a minute of quiet clears it");
+    fn the_pipeline_runs_the_gates_in_table_order() {
+        let table: Vec<&str> =
+            GATES.iter().map(|g| g.id).filter(|id| *id != gate::SCREENSHOT_BUDGET).collect();
+        let pipeline: Vec<&str> = pipeline::PIPELINE.iter().map(|(id, _)| *id).collect();
+        assert_eq!(pipeline, table);
+        assert_eq!(GATES.last().map(|g| g.id), Some(gate::SCREENSHOT_BUDGET), "judged after the capture");
+    }
+
+    #[test]
+    fn the_docs_list_the_gates_in_pipeline_order() {
+        let doc = include_str!("../../docs/gates.md");
+        let at: Vec<usize> = GATES
+            .iter()
+            .map(|g| {
+                doc.find(&format!("| `{}` |", g.id))
+                    .unwrap_or_else(|| panic!("docs/gates.md misses {}", g.id))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "docs/gates.md lists the gates in another order: {at:?}");
     }
 
     #[test]

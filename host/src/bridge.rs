@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nova_shared::protocol::{self, Envelope, Hello, Kind, TabInfo, method};
+use nova_shared::protocol::{self, Envelope, Hello, Kind, PageStamp, TabInfo, method};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
@@ -79,8 +79,35 @@ pub trait BrowserRequests: Send + Sync {
 pub struct BrowserState {
     /// The extension's hello, once received.
     pub hello: Option<Hello>,
-    /// Last tab list the extension reported.
+    /// Last tab list the extension reported, each tab's `nav_epoch` raised to the newest one
+    /// a page reply was stamped with (the list is event-fed and may trail a navigation).
     pub tabs: Vec<TabInfo>,
+    /// The newest [`PageStamp`] per (tab, frame): which document last answered, and its
+    /// revision then.
+    pub stamps: HashMap<(String, protocol::FrameId), PageStamp>,
+}
+
+impl BrowserState {
+    /// The tab a call names (`active` or a target id).
+    pub fn tab(&self, target: &str) -> Option<&TabInfo> {
+        self.tabs.iter().find(|t| if target == "active" { t.active } else { t.target_id == target })
+    }
+
+    /// The revision of the document now showing in `target`'s `frame`, when that document
+    /// answered a request (a stamp from an older document does not count).
+    pub fn doc_rev(&self, target: &str, frame: protocol::FrameId) -> Option<u32> {
+        let tab = self.tabs.iter().find(|t| t.target_id == target)?;
+        let stamp = self.stamps.get(&(target.to_owned(), frame))?;
+        (stamp.nav_epoch == tab.nav_epoch).then_some(stamp.doc_rev)
+    }
+
+    fn raise_epochs(&mut self) {
+        for tab in &mut self.tabs {
+            if let Some(s) = self.stamps.get(&(tab.target_id.clone(), 0)) {
+                tab.nav_epoch = tab.nav_epoch.max(s.nav_epoch);
+            }
+        }
+    }
 }
 
 /// The hub's end of the native-messaging channel.
@@ -273,10 +300,21 @@ impl Bridge {
             method::TABS_CHANGED => match serde_json::from_value::<Vec<TabInfo>>(params) {
                 Ok(tabs) => {
                     if let Ok(mut s) = self.state.lock() {
+                        s.stamps.retain(|(t, _), _| tabs.iter().any(|tab| tab.target_id == *t));
                         s.tabs = tabs;
+                        s.raise_epochs();
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "malformed tab list"),
+            },
+            method::PAGE_STAMP => match serde_json::from_value::<PageStamp>(params) {
+                Ok(stamp) => {
+                    if let Ok(mut s) = self.state.lock() {
+                        s.stamps.insert((stamp.target_id.clone(), stamp.frame_id), stamp);
+                        s.raise_epochs();
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "malformed page stamp"),
             },
             other => tracing::debug!(event = other, "unhandled event"),
         }

@@ -383,9 +383,11 @@ impl Hub {
             .identity_overlay_warning
             .as_ref()
             .filter(|w| w.items.iter().any(|i| matches!(i.kind.as_str(), "sso" | "payment" | "identity")));
+        // The document that answered: its stamp reached the bridge before the reply.
+        let epoch = self.bridge.state().tab(target).map_or(0, |t| t.nav_epoch);
         match gating {
-            Some(w) => self.control.set_overlay(target, serde_json::to_value(w).ok()),
-            None if frame_id.unwrap_or(0) == 0 => self.control.set_overlay(target, None),
+            Some(w) => self.control.set_overlay(target, epoch, serde_json::to_value(w).ok()),
+            None if frame_id.unwrap_or(0) == 0 => self.control.set_overlay(target, epoch, None),
             None => {}
         }
     }

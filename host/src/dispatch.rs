@@ -2,7 +2,8 @@
 //! parse and bound-check arguments -> run the tool -> record one TOB observation (always,
 //! including invalid, blocked and failed calls).
 //!
-//! The gate pipeline (AAG) slots in between parsing and running; it does not exist yet.
+//! The gate pipeline (AAG, `crate::aag::pipeline`) runs before the tool; a blocked call is
+//! recorded and never runs.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -264,7 +265,7 @@ impl Hub {
         let span = tracing::info_span!("tool", call = %&rec.obs.call_id[..8], tool = name);
         let _guard = span.enter();
         let agent = rec.obs.agent_id.clone();
-        let gates = self.preflight(session, name, &args, &agent);
+        let gates = self.preflight(session, name, &args, &agent).await;
         if let Some(mut block) = gates.block {
             // Not executed; recorded as blocked before dispatch.
             let obs = &mut rec.obs;
@@ -287,6 +288,7 @@ impl Hub {
             return Ok(block);
         }
         // `_meta` is for the gates (forceBypass); tools never see it.
+        let gate_args = args.clone();
         let mut args = args;
         args.remove("_meta");
         rec.obs.note_gates(gates.decisions.iter().copied());
@@ -324,7 +326,7 @@ impl Hub {
             obs.binding_mode = Some(mode.to_owned());
         }
         self.attribute_call(&rec.obs);
-        self.after_call(session, name, &rec.obs, rec.obs.ok);
+        self.after_call(session, &gate_args, &rec.obs);
         let hint = self.scan_hint(&rec.obs);
         let structured = result.as_ref().ok().map(|r| &r.structured);
         self.presence.called(&session.id, crate::aag::ui::activity(&rec.obs, structured));

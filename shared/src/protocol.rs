@@ -228,6 +228,12 @@ pub mod method {
     pub const UPLOAD: &str = "page.upload";
     /// Closes visible blockers: consent banners, dialogs, modal layers (`DismissParams` -> `DismissResult`).
     pub const DISMISS: &str = "page.dismiss";
+    /// The document's revision now: [`super::RevParams`] -> [`super::RevResult`]. Cheap; the
+    /// hub asks only when a call looks like a loop, to see whether the page changed meanwhile.
+    pub const REV: &str = "page.rev";
+    /// Event, extension to host, sent just before the reply to every request a document
+    /// answered: [`super::PageStamp`], the document's navigation epoch and revision then.
+    pub const PAGE_STAMP: &str = "page.stamp";
 }
 
 /// First event after connecting.
@@ -355,6 +361,44 @@ pub struct PerceiveParams {
     pub max_elements: u32,
     /// Most characters of visible text to include.
     pub max_text_chars: u32,
+}
+
+/// Which document answered a request, and in what state ([`method::PAGE_STAMP`]).
+///
+/// `doc_rev` counts the changes a person could notice since the page module started in that
+/// document: content and structure (DOM mutations other than inline `style`, which animations
+/// rewrite many times a second) and form values that really changed. It only ever grows within
+/// one document; a new document (a new `nav_epoch`) starts again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PageStamp {
+    /// The tab.
+    pub target_id: String,
+    /// The frame that answered (0: the top frame).
+    pub frame_id: FrameId,
+    /// The tab's navigation epoch when the answer left the browser.
+    pub nav_epoch: u32,
+    /// The document's revision when it answered.
+    pub doc_rev: u32,
+}
+
+/// `page.rev` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RevParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame to ask (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+}
+
+/// `page.rev` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RevResult {
+    /// The document's revision now.
+    pub doc_rev: u32,
 }
 
 /// `page.readText` parameters.

@@ -216,12 +216,25 @@ async fn loops_reclaims_and_awareness_warnings() -> anyhow::Result<()> {
     let looped = alice.call("nova.read_text", json!({"agentId": "alice", "maxChars": 10})).await?;
     let a = aag(&looped);
     assert_eq!(
-        (a["gateId"].clone(), a["retryAfterMs"].clone(), a["details"]["repeats"].clone()),
-        (json!("loop.detected"), json!(5000), json!(5)),
+        (a["gateId"].clone(), a["details"]["repeats"].clone(), a["details"]["scene"]["pageUrl"].clone()),
+        (json!("loop.detected"), json!(5), json!(nova.url("basic.html"))),
         "{a}"
     );
+    // The block says when waiting frees the call: when the first of the four earlier reads
+    // leaves the minute.
+    let wait = a["retryAfterMs"].as_u64().unwrap_or_default();
+    assert!((1..=60_001).contains(&wait) && a["details"]["retryAfterMs"] == wait, "{a}");
+    assert!(a["message"].as_str().unwrap_or_default().contains("What counts as a change"), "{a}");
+    let again = alice.call("nova.read_text", json!({"agentId": "alice", "maxChars": 10})).await?;
+    assert_eq!(aag(&again)["gateId"], "loop.detected", "the page is still unchanged");
     let other = alice.structured("nova.read_text", json!({"agentId": "alice", "maxChars": 11})).await?;
     assert_eq!(other["ok"], true, "a changed call is a new approach: {other}");
+    // A change of the page is progress: the same read again, after a click changed its text.
+    let click =
+        alice.structured("nova.click_selector", json!({"agentId": "alice", "selector": "#counter"})).await?;
+    assert_eq!(click["ok"], true, "{click}");
+    let read = alice.structured("nova.read_text", json!({"agentId": "alice", "maxChars": 10})).await?;
+    assert_eq!(read["ok"], true, "the page changed since the last identical read: {read}");
 
     // Bob takes the tab with a reason; Alice's next call there gets the handover once.
     let bob = nova.client().await?;

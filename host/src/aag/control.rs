@@ -40,7 +40,8 @@ pub struct Reclaim {
 /// The controls.
 pub struct Control {
     conn: Mutex<Connection>,
-    overlays: Mutex<HashMap<String, Value>>,
+    /// Tab -> (navigation epoch of the document it was seen on, the overlay).
+    overlays: Mutex<HashMap<String, (u32, Value)>>,
 }
 
 impl Control {
@@ -136,36 +137,48 @@ impl Control {
         }
     }
 
-    /// Takes (consumes) the note for `agent` on `target`.
-    pub fn take_reclaim(&self, target: &str, agent: &str) -> Option<Reclaim> {
+    /// The note for `agent` on `target`, left in place.
+    pub fn peek_reclaim(&self, target: &str, agent: &str) -> Option<Reclaim> {
         self.db(|c| {
-            let note = c
-                .query_row(
-                    "SELECT by_agent, reason, at_ms FROM reclaim_notes WHERE target_id = ?1 AND agent_id = ?2",
-                    params![target, agent],
-                    |r| Ok(Reclaim { by: r.get(0)?, reason: r.get(1)?, at_ms: r.get(2)? }),
-                )
-                .optional()?;
-            if note.is_some() {
-                c.execute("DELETE FROM reclaim_notes WHERE target_id = ?1 AND agent_id = ?2", params![target, agent])?;
-            }
-            Ok(note)
+            c.query_row(
+                "SELECT by_agent, reason, at_ms FROM reclaim_notes WHERE target_id = ?1 AND agent_id = ?2",
+                params![target, agent],
+                |r| Ok(Reclaim { by: r.get(0)?, reason: r.get(1)?, at_ms: r.get(2)? }),
+            )
+            .optional()
         })
         .ok()
         .flatten()
     }
 
-    /// Records the identity overlay seen on a tab at its last perceive (None clears it).
-    pub fn set_overlay(&self, target: &str, overlay: Option<Value>) {
+    /// Takes (consumes) the note for `agent` on `target`.
+    pub fn take_reclaim(&self, target: &str, agent: &str) -> Option<Reclaim> {
+        let note = self.peek_reclaim(target, agent)?;
+        let deleted = self.db(|c| {
+            c.execute(
+                "DELETE FROM reclaim_notes WHERE target_id = ?1 AND agent_id = ?2",
+                params![target, agent],
+            )
+        });
+        if let Err(e) = deleted {
+            tracing::error!(error = %e, "cannot consume the reclaim note");
+        }
+        Some(note)
+    }
+
+    /// Records the identity overlay a perceive saw on the document at `epoch` of a tab (None:
+    /// it saw none, or the person's approval lifted it). It binds that document only: the
+    /// gate ignores it once the tab shows another one.
+    pub fn set_overlay(&self, target: &str, epoch: u32, overlay: Option<Value>) {
         let mut o = self.overlays.lock().unwrap_or_else(|p| p.into_inner());
         match overlay {
-            Some(v) => o.insert(target.to_owned(), v),
+            Some(v) => o.insert(target.to_owned(), (epoch, v)),
             None => o.remove(target),
         };
     }
 
-    /// The overlay seen on a tab.
-    pub fn overlay(&self, target: &str) -> Option<Value> {
+    /// The overlay seen on a tab, with the navigation epoch of the document it was seen on.
+    pub fn overlay(&self, target: &str) -> Option<(u32, Value)> {
         self.overlays.lock().unwrap_or_else(|p| p.into_inner()).get(target).cloned()
     }
 }

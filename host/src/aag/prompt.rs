@@ -166,7 +166,7 @@ impl Hub {
         if decision == "approved"
             && let Some(t) = &a.target_id
         {
-            self.control.set_overlay(t, None);
+            self.control.set_overlay(t, 0, None);
         }
         let waited = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut body = json!({

@@ -1,0 +1,151 @@
+//! What the hub tells the gate pipeline: the person's settings and controls, the browser as
+//! last heard, leases and task runs; and the one round trip the gates may cause, asking a page
+//! whether it changed when a call looks like a loop.
+
+use std::time::Duration;
+
+use nova_shared::protocol::{RevParams, RevResult, method};
+use serde_json::{Map, Value};
+
+use super::control::{Reclaim, Stop};
+use super::pipeline::{self, Call, Facts, Ran};
+use super::{Preflight, SessionState};
+use crate::bridge::BrowserState;
+use crate::dispatch::{Hub, Session};
+use crate::paths::now_ms;
+use crate::settings::Settings;
+
+/// How long the page may take to say its revision; past it the gates judge on what the hub
+/// last heard.
+const REV_PROBE_TIMEOUT: Duration = Duration::from_millis(1_500);
+
+/// The hub's answers, gathered for one call (store look-ups only when a gate asks).
+struct HubFacts<'a> {
+    hub: &'a Hub,
+    settings: Settings,
+    browser: BrowserState,
+    now: i64,
+}
+
+impl Facts for HubFacts<'_> {
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.now
+    }
+
+    fn stop(&self) -> Option<Stop> {
+        self.hub.control.stop()
+    }
+
+    fn disk_low(&self) -> Option<(u64, u64, String)> {
+        let min = self.settings.disk_space_low_mb.saturating_mul(1_048_576);
+        let root = self.hub.data.root();
+        let free = fs4::available_space(root).ok()?;
+        (free <= min).then(|| (free, min, root.display().to_string()))
+    }
+
+    fn browser(&self) -> &BrowserState {
+        &self.browser
+    }
+
+    fn held_by(&self, agent: &str) -> Vec<String> {
+        self.hub.leases.held_by(agent)
+    }
+
+    fn reclaim(&self, target: &str, agent: &str) -> Option<Reclaim> {
+        self.hub.control.peek_reclaim(target, agent)
+    }
+
+    fn overlay(&self, target: &str) -> Option<(u32, Value)> {
+        self.hub.control.overlay(target)
+    }
+
+    fn has_profiles(&self) -> bool {
+        self.hub
+            .etm
+            .with(|c| {
+                c.query_row("SELECT EXISTS (SELECT 1 FROM task_profiles WHERE archived = 0)", [], |r| {
+                    r.get::<_, bool>(0)
+                })
+            })
+            .unwrap_or(false)
+    }
+
+    fn active_instance(&self, agent: &str) -> Option<String> {
+        let stale = now_ms() - 3_600_000;
+        self.hub
+            .etm
+            .with(|c| {
+                use rusqlite::OptionalExtension as _;
+                c.query_row(
+                    "SELECT instance_id FROM task_instances WHERE agent_id = ?1 AND status IN ('pending', 'active')
+                       AND last_activity_at_ms > ?2 ORDER BY last_activity_at_ms DESC LIMIT 1",
+                    rusqlite::params![agent, stale],
+                    |r| r.get(0),
+                )
+                .optional()
+            })
+            .ok()
+            .flatten()
+    }
+}
+
+impl Hub {
+    fn facts(&self) -> HubFacts<'_> {
+        HubFacts {
+            hub: self,
+            settings: Settings::load(&self.data),
+            browser: self.bridge.state(),
+            now: now_ms(),
+        }
+    }
+
+    /// Runs the gates before a call. A call that looks like a loop on what the hub last heard
+    /// of its page first asks the page for its revision now (one short round trip, only
+    /// then): a page that changed on its own meanwhile is progress.
+    pub async fn preflight(
+        &self,
+        session: &Session,
+        tool: &str,
+        args: &Map<String, Value>,
+        agent: &str,
+    ) -> Preflight {
+        let call = Call { tool, args, agent };
+        let mut facts = self.facts();
+        let suspect = pipeline::looks_like_loop(&facts, &lock(session), &call);
+        if let Some((target, frame)) = suspect {
+            let params = RevParams { target, frame_id: (frame != 0).then_some(frame) };
+            match self.bridge.call::<RevResult>(method::REV, params, REV_PROBE_TIMEOUT).await {
+                // The reply's stamp reached the bridge before the reply.
+                Ok(_) => facts.browser = self.bridge.state(),
+                Err(e) => {
+                    tracing::debug!(error = %e, "no revision from the page; judging on the last one heard")
+                }
+            }
+        }
+        let out = pipeline::preflight(&facts, &mut lock(session), &call);
+        if let Some(target) = &out.reclaim_delivered {
+            self.control.take_reclaim(target, agent);
+        }
+        out
+    }
+
+    /// Updates the session after a call ran.
+    pub fn after_call(&self, session: &Session, args: &Map<String, Value>, obs: &crate::tob::Observation) {
+        let facts = self.facts();
+        let ran = Ran {
+            call: Call { tool: &obs.tool, args, agent: &obs.agent_id },
+            target: obs.target_id.as_deref(),
+            ok: obs.ok,
+            nav_epoch_before: obs.nav_epoch_before,
+        };
+        pipeline::after_call(&mut lock(session), &facts, &ran);
+    }
+}
+
+fn lock(session: &Session) -> std::sync::MutexGuard<'_, SessionState> {
+    session.state.lock().unwrap_or_else(|p| p.into_inner())
+}
