@@ -8,6 +8,7 @@
 //! - [`pipeline`]: the gates, one function each in table order, and the session bookkeeping.
 //! - [`loops`]: `loop.detected`, the same call on an unchanged page.
 //! - [`facts`]: what the hub tells the pipeline (browser, store, settings) and the page probe.
+//! - [`resume`]: the session's gate state kept across hub restarts.
 //! - [`control`]: the person's STOP, handover notes, overlays; [`prompt`]: permission prompts;
 //!   [`ui`]: the popup and options requests; [`screenshot`]: the screenshot budget;
 //!   [`tools`]: `nova.tools_bundle` and `nova.get_instructions`.
@@ -17,6 +18,7 @@ pub mod facts;
 pub mod loops;
 pub mod pipeline;
 pub mod prompt;
+pub mod resume;
 pub mod screenshot;
 pub mod tools;
 pub mod ui;
@@ -204,6 +206,11 @@ pub struct SessionState {
     pub loops: loops::LoopMemory,
     /// Successful non-read calls of the session (the scene of calls on no page).
     pub writes: u64,
+    /// The name `nova mcp` gave this session, under which its durable state is kept across
+    /// hub restarts ([`resume`]).
+    pub resume_key: Option<String>,
+    /// The durable state as last stored.
+    pub saved: Option<resume::Durable>,
 }
 
 /// The outcome of the preflight.

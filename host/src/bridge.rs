@@ -176,6 +176,22 @@ impl Bridge {
         tokio::time::timeout(timeout, rx.wait_for(|h| *h)).await.is_ok_and(|r| r.is_ok())
     }
 
+    /// Asks the extension for its tabs (when the list it sends on connect has not arrived
+    /// yet) and keeps the answer.
+    pub async fn refresh_tabs(&self, timeout: Duration) {
+        match self.call::<Vec<TabInfo>>(method::TABS_LIST, serde_json::json!({}), timeout).await {
+            Ok(tabs) => {
+                if let Ok(mut s) = self.state.lock()
+                    && s.tabs.is_empty()
+                {
+                    s.tabs = tabs;
+                    s.raise_epochs();
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "no tab list"),
+        }
+    }
+
     /// Sends a request and waits for its response.
     pub async fn request(
         &self,

@@ -38,6 +38,8 @@ pub struct Hub {
     pub presence: crate::aag::ui::Presence,
     /// Permission prompts waiting for the person.
     pub prompts: crate::aag::prompt::Prompts,
+    /// Sessions' gate state kept across hub restarts.
+    pub resumes: crate::aag::resume::Resumes,
 }
 
 impl Hub {
@@ -58,6 +60,7 @@ impl Hub {
             control: crate::aag::control::Control::open(&db)?,
             presence: crate::aag::ui::Presence::default(),
             prompts: crate::aag::prompt::Prompts::default(),
+            resumes: crate::aag::resume::Resumes::open(&db)?,
             data,
             bridge,
         })

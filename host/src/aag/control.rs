@@ -53,7 +53,17 @@ impl Control {
             "UPDATE approvals SET decision = 'timed_out', decided_at_ms = ?1 WHERE decision = 'pending'",
             [now_ms()],
         )?;
-        Ok(Self { conn: Mutex::new(conn), overlays: Mutex::new(HashMap::new()) })
+        conn.execute("DELETE FROM tab_overlays WHERE seen_at_ms < ?1", [now_ms() - 86_400_000])?;
+        let overlays = {
+            let mut stmt = conn.prepare("SELECT target_id, nav_epoch, overlay_json FROM tab_overlays")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?, r.get::<_, String>(2)?))
+            })?;
+            rows.filter_map(Result::ok)
+                .filter_map(|(t, e, j)| Some((t, (e, serde_json::from_str(&j).ok()?))))
+                .collect::<HashMap<_, _>>()
+        };
+        Ok(Self { conn: Mutex::new(conn), overlays: Mutex::new(overlays) })
     }
 
     /// Stores a new (pending) prompt.
@@ -168,13 +178,30 @@ impl Control {
 
     /// Records the identity overlay a perceive saw on the document at `epoch` of a tab (None:
     /// it saw none, or the person's approval lifted it). It binds that document only: the
-    /// gate ignores it once the tab shows another one.
+    /// gate ignores it once the tab shows another one. Kept in the store too, so that a hub
+    /// restart does not lift it.
     pub fn set_overlay(&self, target: &str, epoch: u32, overlay: Option<Value>) {
         let mut o = self.overlays.lock().unwrap_or_else(|p| p.into_inner());
-        match overlay {
-            Some(v) => o.insert(target.to_owned(), (epoch, v)),
-            None => o.remove(target),
+        let stored = match overlay {
+            Some(v) => {
+                let json = v.to_string();
+                o.insert(target.to_owned(), (epoch, v));
+                self.db(|c| {
+                    c.execute(
+                        "INSERT OR REPLACE INTO tab_overlays (target_id, nav_epoch, overlay_json, seen_at_ms) VALUES (?1, ?2, ?3, ?4)",
+                        params![target, epoch, json, now_ms()],
+                    )
+                })
+            }
+            // Most perceives see no overlay: the store is only written when one goes away.
+            None if o.remove(target).is_some() => {
+                self.db(|c| c.execute("DELETE FROM tab_overlays WHERE target_id = ?1", [target]))
+            }
+            None => Ok(0),
         };
+        if let Err(e) = stored {
+            tracing::error!(error = %e, "cannot store the identity overlay");
+        }
     }
 
     /// The overlay seen on a tab, with the navigation epoch of the document it was seen on.

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::control::{Reclaim, Stop};
 use super::pipeline::{self, Call, Facts, Ran};
+use super::resume::Durable;
 use super::{Preflight, SessionState};
 use crate::bridge::BrowserState;
 use crate::dispatch::{Hub, Session};
@@ -142,7 +143,33 @@ impl Hub {
             ok: obs.ok,
             nav_epoch_before: obs.nav_epoch_before,
         };
-        pipeline::after_call(&mut lock(session), &facts, &ran);
+        let mut state = lock(session);
+        pipeline::after_call(&mut state, &facts, &ran);
+        if let Some(key) = state.resume_key.clone() {
+            let url_of =
+                |t: &str| facts.browser.tabs.iter().find(|tab| tab.target_id == t).map(|tab| tab.url.clone());
+            let durable = Durable::of(&state, url_of);
+            if state.saved.as_ref() != Some(&durable) {
+                self.resumes.save(&key, &durable);
+                state.saved = Some(durable);
+            }
+        }
+    }
+
+    /// Names a session after the one `nova mcp` keeps across hub restarts, and gives it back
+    /// what the gates knew of it before a restart.
+    pub async fn resume_session(&self, session: &Session, key: &str) {
+        lock(session).resume_key = Some(key.to_owned());
+        let Some(durable) = self.resumes.load(key) else { return };
+        // A hub just started by the browser may not have heard the tab list yet.
+        if self.bridge.wait_hello(Duration::from_secs(5)).await && self.bridge.state().tabs.is_empty() {
+            self.bridge.refresh_tabs(Duration::from_secs(2)).await;
+        }
+        let browser = self.bridge.state();
+        tracing::info!(session = key, "gate state of a returning session restored");
+        durable.restore(&mut lock(session), |t| {
+            browser.tabs.iter().find(|tab| tab.target_id == t).map(|tab| (tab.nav_epoch, tab.url.clone()))
+        });
     }
 }
 

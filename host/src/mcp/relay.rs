@@ -199,7 +199,22 @@ impl Relay {
     async fn on_agent_message(&mut self, msg: Value) -> Vec<Value> {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         let id = msg.get("id").cloned();
+        let mut msg = msg;
         if method.as_deref() == Some("initialize") {
+            // Names the session to every hub, so that one started after a restart gives the
+            // agent back what the gates knew of it (crate::aag::resume).
+            if let Some(params) = msg.get_mut("params").and_then(Value::as_object_mut) {
+                let caps = params.entry("capabilities").or_insert_with(|| json!({}));
+                if let Some(caps) = caps.as_object_mut() {
+                    let experimental = caps.entry("experimental").or_insert_with(|| json!({}));
+                    if let Some(e) = experimental.as_object_mut() {
+                        e.insert(
+                            crate::aag::resume::RELAY_CAPABILITY.into(),
+                            json!({"session": self.session}),
+                        );
+                    }
+                }
+            }
             self.init = Some(msg.clone());
         }
         if method.as_deref() == Some("tools/call")

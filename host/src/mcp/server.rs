@@ -115,6 +115,14 @@ impl ServerHandler for NovaServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         self.hub.presence.named(&self.session.id, &request.client_info.name);
+        let relay = request
+            .capabilities
+            .experimental
+            .as_ref()
+            .and_then(|e| e.get(crate::aag::resume::RELAY_CAPABILITY));
+        if let Some(key) = relay.and_then(|r| r.get("session")).and_then(serde_json::Value::as_str) {
+            self.hub.resume_session(&self.session, key).await;
+        }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
