@@ -317,6 +317,10 @@ impl Sim {
                 self.world.stamp(i);
             }
             (Ask::Navigate(u), Some(i)) => self.world.navigate(i, URLS[usize::from(*u)]),
+            (Ask::Screenshot, Some(i)) => {
+                // A capture shows its tab first; the tab list hears of it a moment later.
+                self.world.active = i;
+            }
             (Ask::Prompt, Some(i)) => {
                 // The person approves: the overlay is theirs to lift.
                 self.world.overlays.remove(&World::id(i));
@@ -388,6 +392,24 @@ fn check_way_out(world: &World, state: &SessionState, call: &Call<'_>, aag: &Val
             "`{tool}` must clear `{gate}` and pass every gate: {aag}"
         );
     }
+}
+
+#[test]
+fn the_agents_own_capture_does_not_count_as_a_tab_change() {
+    let mut sim = Sim::new(Settings::default());
+    sim.call(&Ask::Bundle, "active");
+    sim.call(&Ask::Perceive, "active");
+    // The agent captures tab 2, which makes it the active tab; then it works on `active`.
+    sim.call(&Ask::Screenshot, "2");
+    sim.world.tab_list();
+    let (tool, args) = call_of(&Ask::Perceive, "active");
+    let out = pipeline::preflight(&sim.world, &mut sim.state, &Call { tool, args: &args, agent: "default" });
+    assert!(out.warnings.get("tabAwareness").is_none(), "{:?}", out.warnings);
+    // The person switching tabs is still pointed out.
+    sim.call(&Ask::Perceive, "active");
+    sim.happen(&Op::PersonSwitches(2));
+    let out = pipeline::preflight(&sim.world, &mut sim.state, &Call { tool, args: &args, agent: "default" });
+    assert!(out.warnings.get("tabAwareness").is_some(), "{:?}", out.warnings);
 }
 
 fn policy_settings() -> Settings {

@@ -215,11 +215,14 @@ pub struct Nova {
     _tmp: tempfile::TempDir,
 }
 
-/// Gate modes of feature tests: they exercise one feature each and would otherwise have to load a
-/// bundle, perceive before every click, and avoid repeating a call five times. The gate tests
-/// (`test_gates.rs`) use the product defaults through [`Nova::start_with_default_gates`].
+/// Gate modes of feature tests. Every gate is at its product default except two that stand in
+/// the way of what most feature tests check: `setup.bootstrap_required` (one more call, and row,
+/// per session) and `safety.perceive_first` (a perceive before every first click, which would
+/// change the rows and the page state those tests assert on). The journeys
+/// (`test_journeys.rs`) and the gate tests (`test_gates.rs`) run with every gate at its default,
+/// through [`Nova::start_with_default_gates`].
 pub const FEATURE_TEST_SETTINGS: &str = r#"{"gateModes": {
-    "setup.bootstrap_required": "off", "safety.perceive_first": "off", "loop.detected": "off"
+    "setup.bootstrap_required": "off", "safety.perceive_first": "off"
 }}"#;
 
 impl Nova {

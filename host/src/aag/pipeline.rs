@@ -627,7 +627,14 @@ pub fn after_call(state: &mut SessionState, facts: &dyn Facts, ran: &Ran<'_>) {
     if matches!(tool, "nova.navigate" | "nova.route") {
         state.perceived.remove(target);
     }
-    if ran.ok && matches!(tool, "nova.perceive" | "nova.navigate") {
+    // The active tab as the agent knows it: what it last looked at, or made active itself (a
+    // capture activates its tab; so does a navigation in a new tab). The tab list may not
+    // have caught up with the agent's own change yet.
+    let made_active = tool == "nova.capture_screenshot"
+        || (tool == "nova.navigate" && ran.call.args.get("newTab").and_then(Value::as_bool) == Some(true));
+    if ran.ok && made_active {
+        state.last_active = Some(target.to_owned());
+    } else if ran.ok && matches!(tool, "nova.perceive" | "nova.navigate") {
         state.last_active = browser.tabs.iter().find(|t| t.active).map(|t| t.target_id.clone());
     }
 }

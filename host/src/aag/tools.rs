@@ -120,7 +120,10 @@ const QUICKSTART: &str = "Nova drives the person's own browser and proves what y
    ask them, then perceive again: until then clicks and typing are blocked (safety.identity_overlay).
    Native dialogs and autofill popups are outside the page: perceive and action results say so.
 5. The person can press STOP at any time (safety.emergency_stop): wait until they release it.
-6. Blocks come with _meta[\"io.nova/aag\"]: gateId, reasonCode, details and how to clear the gate.";
+6. Do not send the same call again and again to a page that did not change (loop.detected): a
+   change of the page, or other arguments, is progress.
+7. Blocks come with _meta[\"io.nova/aag\"]: gateId, reasonCode, details.clearWith (calls that
+   clear it) and retryAfterMs (when waiting frees it).";
 
 const TASK: &str =
     "Task runs: nova.task_search / task_match first; nova.task_instance_create starts a run (the tab's calls
