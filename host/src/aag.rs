@@ -182,8 +182,10 @@ pub const GATES: &[GateSpec] = &[
 ];
 
 /// Bundles an agent can load with `nova.tools_bundle`.
-pub const BUNDLES: &[&str] =
-    &["browser_automation", "task_memory", "page_read_debug", "pks_learning", "system_tools"];
+pub const BUNDLES: [&str; 5] = {
+    let all = crate::registry::Bundle::ALL;
+    [all[0].as_str(), all[1].as_str(), all[2].as_str(), all[3].as_str(), all[4].as_str()]
+};
 
 /// Per-session gate state.
 #[derive(Debug, Default, Clone)]
@@ -241,13 +243,9 @@ pub fn mode_of(settings: &Settings, id: &str) -> GateMode {
         .unwrap_or(GateMode::Warn)
 }
 
-/// The bundle that holds `tool`.
+/// The bundle suggested for `tool`: the first that lists it.
 pub(crate) fn preferred_bundle(tool: &str) -> &'static str {
-    if tool.starts_with("nova.task_") || tool == "nova.coverage_scan" || tool == "nova.goal_register" {
-        "task_memory"
-    } else {
-        "browser_automation"
-    }
+    crate::registry::find(tool).and_then(|t| t.bundles.first()).map_or("browser_automation", |b| b.as_str())
 }
 
 /// A structured block (`_meta["io.nova/aag"]`), also mirrored into `structuredContent`.
@@ -301,14 +299,9 @@ pub(crate) fn warning_key(id: &str) -> &'static str {
     }
 }
 
-/// The action group of a tool for the domain policy: read, navigate, interact, write.
+/// The action group of a tool for the domain policy: read, navigate, interact.
 pub fn action_group(tool: &str) -> Option<&'static str> {
-    match crate::tob::classify(tool).0 {
-        crate::tob::ActionKind::Read => Some("read"),
-        crate::tob::ActionKind::Navigate => Some("navigate"),
-        crate::tob::ActionKind::Interact => Some("interact"),
-        _ => None,
-    }
+    crate::registry::find(tool).and_then(|t| t.action_group())
 }
 
 /// A mutex-wrapped state for sessions (re-exported for `Session`).
@@ -367,7 +360,7 @@ mod tests {
             "m".into(),
             Some(5000),
             json!({}),
-            "nova.task_get",
+            "nova.task_instance_get",
         );
         let a = &r.meta["io.nova/aag"];
         assert_eq!(

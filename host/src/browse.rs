@@ -288,6 +288,108 @@ fn check_url(url: &str) -> Result<(), CallError> {
     Ok(())
 }
 
+/// `nova.perceive` in the tool registry.
+pub const PERCEIVE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.perceive",
+    "Understand the visible page: URL, title, page state, interactive elements with \
+     refs (e12) usable as selectors, landmarks, forms and visible text, plus awareness \
+     signals: sign-in / payment / consent overlays, autofill fields, native dialogs \
+     and framework hints.",
+    crate::registry::schema::<PerceiveArgs>,
+    crate::handler!(perceive),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::PageReadDebug])
+.tob(
+    crate::tob::ActionKind::Read,
+    "webpage",
+    crate::tob::flags::CONTENT_EXPOSED | crate::tob::flags::VISUAL_EXPOSED | crate::tob::flags::DOM_EXPOSED,
+)
+.page(crate::registry::PageUse::Reads { perceives: true })
+.evidence(crate::registry::Evidence::TextLight)
+.read_only()
+.in_sequence();
+
+/// `nova.read_text` in the tool registry.
+pub const READ_TEXT: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.read_text",
+    "Read the visible text of the page or of one element.",
+    crate::registry::schema::<ReadTextArgs>,
+    crate::handler!(read_text),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::PageReadDebug])
+.tob(
+    crate::tob::ActionKind::Read,
+    "dom_node",
+    crate::tob::flags::CONTENT_EXPOSED | crate::tob::flags::DOM_EXPOSED,
+)
+.page(crate::registry::PageUse::Reads { perceives: true })
+.evidence(crate::registry::Evidence::TextLight)
+.read_only()
+.in_sequence();
+
+/// `nova.navigate` in the tool registry.
+pub const NAVIGATE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.navigate",
+    "Open a URL in a tab and wait for it to load.",
+    crate::registry::schema::<NavigateArgs>,
+    crate::handler!(navigate),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation])
+.tob(crate::tob::ActionKind::Navigate, "webpage", crate::tob::flags::NAVIGATION_INTENT)
+.page(crate::registry::PageUse::Navigates)
+.evidence(crate::registry::Evidence::Visit)
+.in_sequence();
+
+/// `nova.click_selector` in the tool registry.
+pub const CLICK: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.click_selector",
+    "Click an element after checking it is visible, enabled and not covered. \
+     Reports actionDispatched: true only once the page was touched. File inputs and \
+     their labels are refused (file_input_click): use nova.file_upload.",
+    crate::registry::schema::<ClickArgs>,
+    crate::handler!(click),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation])
+.tob(crate::tob::ActionKind::Interact, "dom_node", crate::tob::flags::MUTATION_ATTEMPTED)
+.page(crate::registry::PageUse::Acts { needs_perception: true })
+.in_sequence();
+
+/// `nova.type_selector` in the tool registry.
+pub const TYPE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.type_selector",
+    "Type into an input, textarea or contenteditable editor with real input events. \
+     Password values are never stored or logged.",
+    crate::registry::schema::<TypeArgs>,
+    crate::handler!(type_text),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation])
+.tob(
+    crate::tob::ActionKind::Interact,
+    "dom_node",
+    crate::tob::flags::MUTATION_ATTEMPTED | crate::tob::flags::INPUT_SUPPLIED,
+)
+.page(crate::registry::PageUse::Acts { needs_perception: true })
+.secrets(&["text"])
+.in_sequence();
+
+/// `nova.capture_screenshot` in the tool registry.
+pub const SCREENSHOT: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.capture_screenshot",
+    "Capture the visible part of a tab as an image.",
+    crate::registry::schema::<ScreenshotArgs>,
+    crate::handler!(screenshot),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::PageReadDebug])
+.tob(
+    crate::tob::ActionKind::Read,
+    "webpage",
+    crate::tob::flags::VISUAL_EXPOSED | crate::tob::flags::VIEWPORT_ONLY,
+)
+.page(crate::registry::PageUse::Reads { perceives: false })
+.evidence(crate::registry::Evidence::Screenshot)
+.read_only()
+.in_sequence();
+
 impl Hub {
     /// Resolves `active` or a target id to a tab the extension knows.
     pub async fn resolve_target(&self, target_id: &str) -> Result<TabInfo, ToolReply> {

@@ -646,6 +646,8 @@ mod tests {
     }
 }
 
+pub use goal_tool::GOAL_REGISTER;
+
 mod goal_tool {
     use nova_shared::cls::{AssertionSet, TransitionContract, Verdict};
     use nova_shared::protocol::{CheckParams, CheckResult, method};
@@ -675,6 +677,17 @@ mod goal_tool {
     fn answer(op: &str, goal: Option<Value>) -> ToolReply {
         ToolReply::ok(json!({"op": op, "ok": true, "status": "ok", "goal": goal}))
     }
+
+    /// `nova.goal_register` in the tool registry.
+    pub const GOAL_REGISTER: crate::registry::ToolDef = crate::registry::ToolDef::new(
+        "nova.goal_register",
+        "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
+                     ordered step plan whose verified outcomes advance it; nova.perceive shows it as goalContext.",
+        crate::registry::schema::<GoalArgs>,
+        crate::handler!(goal_register),
+    )
+    .bundles(&[crate::registry::Bundle::TaskMemory, crate::registry::Bundle::BrowserAutomation])
+    .tob(crate::tob::ActionKind::Write, "none", 0);
 
     impl Hub {
         /// `nova.goal_register`.

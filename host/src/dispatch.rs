@@ -220,15 +220,11 @@ pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, Ca
     })
 }
 
-/// Arguments as recorded: typed text is replaced by its length so that no secret (password
-/// fields included) is ever stored.
+/// Arguments as recorded: the arguments the tool declares secret (typed text, passwords) are
+/// replaced by their length, so that no secret is ever stored.
 fn redact(tool: &str, args: &Map<String, Value>) -> String {
     let mut copy = args.clone();
-    let secret_keys: &[&str] = match tool {
-        "nova.type_selector" => &["text"],
-        "nova.guarded_login" => &["password"],
-        _ => &[],
-    };
+    let secret_keys = crate::registry::find(tool).map_or(&[][..], |t| t.secrets);
     for key in secret_keys {
         if let Some(Value::String(text)) = copy.get(*key) {
             let n = text.chars().count();
@@ -354,51 +350,8 @@ impl Hub {
         args: Map<String, Value>,
     ) -> Result<ToolReply, CallError> {
         self.scopes.sweep();
-        match name {
-            "nova.perceive" => self.perceive(rec, parse_args(args)?).await,
-            "nova.read_text" => self.read_text(rec, parse_args(args)?).await,
-            "nova.navigate" => self.navigate(rec, parse_args(args)?).await,
-            "nova.click_selector" => self.click(rec, parse_args(args)?).await,
-            "nova.type_selector" => self.type_text(rec, parse_args(args)?).await,
-            "nova.capture_screenshot" => self.screenshot(rec, parse_args(args)?).await,
-            "nova.tab_claim" => self.tab_claim(rec, parse_args(args)?).await,
-            "nova.tab_release" => self.tab_release(rec, parse_args(args)?).await,
-            "nova.goal_register" => self.goal_register(rec, parse_args(args)?).await,
-            "nova.guarded_send_message" => self.guarded_send_message(rec, parse_args(args)?).await,
-            "nova.guarded_login" => self.guarded_login(rec, parse_args(args)?).await,
-            "nova.guarded_submit_form" => self.guarded_submit_form(rec, parse_args(args)?).await,
-            "nova.guarded_switch_model" => {
-                self.guarded_switch(rec, crate::cls::macros::Picker::Model, parse_args(args)?).await
-            }
-            "nova.guarded_switch_sandbox" => {
-                self.guarded_switch(rec, crate::cls::macros::Picker::Sandbox, parse_args(args)?).await
-            }
-            "nova.task_search" => self.task_search(rec, parse_args(args)?).await,
-            "nova.task_match" => self.task_match(rec, parse_args(args)?).await,
-            "nova.task_profiles" => self.task_profiles(rec, parse_args(args)?).await,
-            "nova.task_profile_get" => self.task_profile_get(rec, parse_args(args)?).await,
-            "nova.task_profile_upsert" => self.task_profile_upsert(rec, parse_args(args)?).await,
-            "nova.task_instance_create" => self.task_instance_create(rec, parse_args(args)?).await,
-            "nova.task_instance_get" => self.task_instance_get(rec, parse_args(args)?).await,
-            "nova.task_instance_progress" => self.task_instance_progress(rec, parse_args(args)?).await,
-            "nova.task_instance_verify" => self.task_instance_verify(rec, parse_args(args)?).await,
-            "nova.task_instance_complete" => self.task_instance_complete(rec, parse_args(args)?).await,
-            "nova.task_instance_abort" => self.task_instance_abort(rec, parse_args(args)?).await,
-            "nova.task_guidance_log_add" => self.task_guidance_log_add(rec, parse_args(args)?).await,
-            "nova.task_guidance_logs" => self.task_guidance_logs(rec, parse_args(args)?).await,
-            "nova.task_promotion_candidates" => self.task_promotion_candidates(rec, parse_args(args)?).await,
-            "nova.task_promote_guidance" => self.task_promote_guidance(rec, parse_args(args)?).await,
-            "nova.task_instance_reconcile_coverage" => self.reconcile_coverage(rec, parse_args(args)?).await,
-            "nova.coverage_scan" => self.coverage_scan(rec, parse_args(args)?).await,
-            "nova.get_instructions" => self.get_instructions(rec, parse_args(args)?).await,
-            "nova.tools_bundle" => self.tools_bundle(rec, parse_args(args)?).await,
-            "nova.route" => self.route(rec, parse_args(args)?).await,
-            "nova.file_upload" => self.file_upload(rec, parse_args(args)?).await,
-            "nova.dismiss_blockers" => self.dismiss_blockers(rec, parse_args(args)?).await,
-            "nova.run_sequence" => self.run_sequence(rec, parse_args(args)?).await,
-            "nova.permission_prompt" => self.permission_prompt(rec, parse_args(args)?).await,
-            other => Err(CallError::UnknownTool(other.to_owned())),
-        }
+        let tool = crate::registry::find(name).ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        (tool.run)(self, rec, args).await
     }
 }
 

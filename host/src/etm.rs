@@ -7,6 +7,7 @@ pub mod args;
 pub mod completion;
 pub mod guidance;
 pub mod matching;
+pub mod tools;
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -311,12 +311,35 @@ mod tests {
     }
 }
 
+pub use tools::{TAB_CLAIM, TAB_RELEASE};
+
 mod tools {
     use serde_json::json;
 
     use super::{ClaimArgs, MAX_TTL_MS, MIN_TTL_MS, ReleaseArgs};
     use crate::browse::check_range;
     use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+
+    /// `nova.tab_claim` in the tool registry.
+    pub const TAB_CLAIM: crate::registry::ToolDef = crate::registry::ToolDef::new(
+        "nova.tab_claim",
+        "Reserve a tab for this agent; other agents' calls on it fail with \
+     claim.owner_mismatch until release or expiry.",
+        crate::registry::schema::<ClaimArgs>,
+        crate::handler!(tab_claim),
+    )
+    .bundles(&[crate::registry::Bundle::BrowserAutomation])
+    .page(crate::registry::PageUse::Tab);
+
+    /// `nova.tab_release` in the tool registry.
+    pub const TAB_RELEASE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+        "nova.tab_release",
+        "Release a tab this agent claimed.",
+        crate::registry::schema::<ReleaseArgs>,
+        crate::handler!(tab_release),
+    )
+    .bundles(&[crate::registry::Bundle::BrowserAutomation])
+    .page(crate::registry::PageUse::Tab);
 
     impl Hub {
         /// `nova.tab_claim`.

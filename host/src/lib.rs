@@ -3,18 +3,26 @@
 //!
 //! # Layout
 //! - [`hub`]: `nova native`: wires the bridge, the store and the MCP listeners together.
+//! - [`registry`]: every tool, declared once next to its handler; all else reads it.
+//! - [`dispatch`]: the call pipeline every tool call takes (gates, run, record evidence).
+//! - [`aag`]: the gates before every call, the person's controls (STOP, prompts, popup).
 //! - [`bridge`]: native messaging to the extension (framing in [`bridge::codec`]), request
-//!   correlation and timeouts, the browser's tab list.
-//! - [`dispatch`]: the call pipeline every tool call takes (validate, run, record evidence).
-//! - [`browse`]: the browser tools (perceive, read, navigate, click, type, screenshot).
-//! - [`cls`]: guarded transitions: contracts, the journal, the coordinator, verdicts.
+//!   correlation and timeouts, the browser's tab list and page stamps.
+//! - [`browse`]: the browser tools (perceive, read, navigate, click, type, screenshot);
+//!   [`pagetools`]: route, file upload, dismiss blockers, sequences.
+//! - [`cls`]: guarded transitions: contracts, the journal, the coordinator, verdicts, goals.
+//! - [`etm`]: task memory: profiles, runs, evidence grading, guidance; [`tuc`]: task URL
+//!   coverage (units, scans, attribution).
 //! - [`lease`]: tab leases (`nova.tab_claim` / `nova.tab_release`).
 //! - [`tob`]: the Tool Observation Bus: observation rows and their batched writer.
-//! - [`store`]: the SQLite store, migrations and integrity checks.
+//! - [`store`]: the SQLite store, migrations and integrity checks; [`settings`]: the person's
+//!   `settings.json`.
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
 //! - [`paths`]: the data dir and everything in it.
+//!
+//! `docs/architecture.md` follows one call through these modules.
 
 pub mod aag;
 pub mod bridge;
@@ -30,6 +38,7 @@ pub mod lease;
 pub mod mcp;
 pub mod pagetools;
 pub mod paths;
+pub mod registry;
 pub mod settings;
 pub mod store;
 pub mod tob;

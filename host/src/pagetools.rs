@@ -134,19 +134,67 @@ pub struct SequenceArgs {
 /// Most steps in a sequence.
 pub const MAX_STEPS: usize = 20;
 
-/// Tools a sequence may run.
-pub const SEQUENCE_TOOLS: &[&str] = &[
-    "nova.perceive",
-    "nova.read_text",
-    "nova.navigate",
+/// Tools a sequence may run (registry: `in_sequence`).
+pub fn sequence_tools() -> Vec<&'static str> {
+    crate::registry::TOOLS.iter().filter(|t| t.in_sequence).map(|t| t.name).collect()
+}
+
+/// `nova.route` in the tool registry.
+pub const ROUTE: crate::registry::ToolDef = crate::registry::ToolDef::new(
     "nova.route",
-    "nova.click_selector",
-    "nova.type_selector",
-    "nova.capture_screenshot",
-    "nova.dismiss_blockers",
+    "Route inside a single-page web app without reloading it (history push + popstate), on the \
+                 same origin; use nova.navigate for other sites.",
+    crate::registry::schema::<RouteArgs>,
+    crate::handler!(route),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation])
+.tob(crate::tob::ActionKind::Navigate, "webpage", crate::tob::flags::NAVIGATION_INTENT)
+.page(crate::registry::PageUse::Navigates)
+.evidence(crate::registry::Evidence::Visit)
+.in_sequence();
+
+/// `nova.file_upload` in the tool registry.
+pub const FILE_UPLOAD: crate::registry::ToolDef = crate::registry::ToolDef::new(
     "nova.file_upload",
-    "nova.coverage_scan",
-];
+    "Put files (absolute paths on this computer, or inline base64) into an <input type=file>, \
+                 as the browser's file picker would.",
+    crate::registry::schema::<UploadArgs>,
+    crate::handler!(file_upload),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation])
+.tob(
+    crate::tob::ActionKind::Interact,
+    "dom_node",
+    crate::tob::flags::SELECTOR_TOUCHED
+        | crate::tob::flags::INPUT_SUPPLIED
+        | crate::tob::flags::MUTATION_ATTEMPTED
+        | crate::tob::flags::FILE_EXPOSED,
+)
+.page(crate::registry::PageUse::Acts { needs_perception: true })
+.in_sequence();
+
+/// `nova.dismiss_blockers` in the tool registry.
+pub const DISMISS_BLOCKERS: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.dismiss_blockers",
+    "Close visible blockers (cookie/consent banners, dialogs, modal layers) with their decline or \
+                 close control; consent is never accepted unless allowAccept is set.",
+    crate::registry::schema::<DismissArgs>,
+    crate::handler!(dismiss_blockers),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation])
+.tob(crate::tob::ActionKind::Interact, "webpage", crate::tob::flags::MUTATION_ATTEMPTED)
+.page(crate::registry::PageUse::Acts { needs_perception: false })
+.in_sequence();
+
+/// `nova.run_sequence` in the tool registry.
+pub const RUN_SEQUENCE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.run_sequence",
+    "Run up to 20 browser tool calls in order; each is checked and recorded like a single call and \
+                 the first failure stops the sequence.",
+    crate::registry::schema::<SequenceArgs>,
+    crate::handler!(run_sequence),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation]);
 
 impl Hub {
     /// `nova.route`.
@@ -329,13 +377,13 @@ impl Hub {
             ));
         }
         for (i, s) in a.steps.iter().enumerate() {
-            if !SEQUENCE_TOOLS.contains(&s.tool.as_str()) {
+            if !crate::registry::find(&s.tool).is_some_and(|t| t.in_sequence) {
                 return Err(CallError::invalid(
                     &format!("steps[{i}].tool"),
                     format!(
                         "steps[{i}].tool: `{}` cannot run in a sequence; allowed: {}",
                         s.tool,
-                        SEQUENCE_TOOLS.join(", ")
+                        sequence_tools().join(", ")
                     ),
                 ));
             }

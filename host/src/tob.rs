@@ -114,45 +114,7 @@ impl Outcome {
 
 /// Static classification of a tool: action kind, surface and the flags it always carries.
 pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
-    use flags::*;
-    match tool {
-        "nova.perceive" => (ActionKind::Read, "webpage", CONTENT_EXPOSED | VISUAL_EXPOSED | DOM_EXPOSED),
-        "nova.read_text" => (ActionKind::Read, "dom_node", CONTENT_EXPOSED | DOM_EXPOSED),
-        "nova.capture_screenshot" => (ActionKind::Read, "webpage", VISUAL_EXPOSED | VIEWPORT_ONLY),
-        "nova.navigate" | "nova.route" => (ActionKind::Navigate, "webpage", NAVIGATION_INTENT),
-        "nova.file_upload" => (
-            ActionKind::Interact,
-            "dom_node",
-            SELECTOR_TOUCHED | INPUT_SUPPLIED | MUTATION_ATTEMPTED | FILE_EXPOSED,
-        ),
-        "nova.dismiss_blockers" => (ActionKind::Interact, "webpage", MUTATION_ATTEMPTED),
-        "nova.click_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED),
-        "nova.type_selector" => (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED | INPUT_SUPPLIED),
-        "nova.goal_register" => (ActionKind::Write, "none", 0),
-        "nova.coverage_scan" => (ActionKind::Read, "webpage", CONTENT_EXPOSED | DOM_EXPOSED | FULL_DOCUMENT),
-        t if t.starts_with("nova.task_") => {
-            let write = !matches!(
-                t,
-                "nova.task_search"
-                    | "nova.task_match"
-                    | "nova.task_profiles"
-                    | "nova.task_profile_get"
-                    | "nova.task_instance_get"
-                    | "nova.task_instance_verify"
-                    | "nova.task_guidance_logs"
-                    | "nova.task_promotion_candidates"
-            );
-            (if write { ActionKind::Write } else { ActionKind::Meta }, "none", 0)
-        }
-        "nova.guarded_send_message"
-        | "nova.guarded_login"
-        | "nova.guarded_submit_form"
-        | "nova.guarded_switch_model"
-        | "nova.guarded_switch_sandbox" => {
-            (ActionKind::Interact, "dom_node", MUTATION_ATTEMPTED | INPUT_SUPPLIED)
-        }
-        _ => (ActionKind::Meta, "none", 0),
-    }
+    crate::registry::find(tool).map_or((ActionKind::Meta, "none", 0), |t| (t.kind, t.entity, t.flags))
 }
 
 /// One observation row.

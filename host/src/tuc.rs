@@ -63,15 +63,16 @@ pub fn pattern(normalized: &str) -> String {
     format!("{}://{}{}", p.scheme, p.host, path.join("/"))
 }
 
-/// Evidence class of an observation (contracts.md §3.2): (kind, score).
+/// Evidence class of an observation (docs/tasks.md, "Evidence classes"): (kind, score), from the
+/// class the tool declares in the registry.
 pub fn evidence_class(tool: &str, settings: &Settings) -> Option<(&'static str, f64)> {
-    Some(match tool {
-        "nova.navigate" | "nova.route" => ("visited", 1.0),
-        "nova.capture_screenshot" if settings.task_url_coverage_screenshot_counts => ("visited", 1.0),
-        "nova.capture_screenshot" => ("visual_snapshot", 2.0),
-        "nova.read_text" | "nova.perceive" => ("text_extract_light", 3.0),
-        "nova.coverage_scan" => ("registered_scan", 7.0),
-        _ => return None,
+    use crate::registry::Evidence;
+    Some(match crate::registry::find(tool)?.evidence? {
+        Evidence::Visit => ("visited", 1.0),
+        Evidence::Screenshot if settings.task_url_coverage_screenshot_counts => ("visited", 1.0),
+        Evidence::Screenshot => ("visual_snapshot", 2.0),
+        Evidence::TextLight => ("text_extract_light", 3.0),
+        Evidence::RegisteredScan => ("registered_scan", 7.0),
     })
 }
 
@@ -295,6 +296,30 @@ fn scan_hash(scan_id: &str) -> String {
     format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
+/// `nova.coverage_scan` in the tool registry.
+pub const COVERAGE_SCAN: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.coverage_scan",
+    "Run a registered coverage scan (nova_full_page_text_v1, nova_structured_dom_v1,                  nova_i18n_spellcheck_v1) on a tab. Its coverageEvidence is checked by Nova against what it                  measured, and trusted evidence checks the page's URL unit.",
+    crate::registry::schema::<CoverageScanArgs>,
+    crate::handler!(coverage_scan),
+)
+.bundles(&[crate::registry::Bundle::TaskMemory, crate::registry::Bundle::PageReadDebug])
+.tob(crate::tob::ActionKind::Read, "webpage", crate::tob::flags::CONTENT_EXPOSED | crate::tob::flags::DOM_EXPOSED | crate::tob::flags::FULL_DOCUMENT)
+.page(crate::registry::PageUse::Reads { perceives: true })
+.evidence(crate::registry::Evidence::RegisteredScan)
+.in_sequence()
+.read_only();
+
+/// `nova.task_instance_reconcile_coverage` in the tool registry.
+pub const RECONCILE_COVERAGE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.task_instance_reconcile_coverage",
+    "Replay stored coverage scans against a task run's open URL units; dryRun (default) proposes,                  dryRun=false applies when the user allows it.",
+    crate::registry::schema::<crate::etm::args::ReconcileArgs>,
+    crate::handler!(reconcile_coverage),
+)
+.bundles(&[crate::registry::Bundle::TaskMemory])
+.tob(crate::tob::ActionKind::Write, "none", 0);
+
 impl Hub {
     async fn current_tab(&self, target: &str) -> Option<TabInfo> {
         let tabs: Vec<TabInfo> =
@@ -474,8 +499,11 @@ impl Hub {
     /// run, on a read by an agent whose latest open run is exhaustive with URL units, when no
     /// coverage scan ran on the tab in the last 10 minutes.
     pub fn scan_hint(&self, obs: &crate::tob::Observation) -> Option<Value> {
-        const TRIGGERS: &[&str] = &["nova.perceive", "nova.read_text", "nova.capture_screenshot"];
-        if !TRIGGERS.contains(&obs.tool.as_str()) || !obs.ok {
+        // Reads of what the page shows (text or pixels), not scans themselves.
+        use crate::registry::Evidence;
+        let read = crate::registry::find(&obs.tool)
+            .is_some_and(|t| matches!(t.evidence, Some(Evidence::TextLight | Evidence::Screenshot)));
+        if !read || !obs.ok {
             return None;
         }
         let settings = Settings::load(&self.data);

@@ -80,3 +80,22 @@ async fn work_before_a_bundle_is_blocked_with_the_gate_in_meta() {
     assert!(meta.contains_key("io.nova/onboarding"));
     let _ = tmp;
 }
+
+#[tokio::test]
+async fn the_version_tool_names_the_host_and_the_store_schema() {
+    let (client, _tmp) = setup().await;
+    let result = client
+        .peer()
+        .call_tool(CallToolRequestParams::new("nova.version").with_arguments(args(json!({}))))
+        .await
+        .expect("a tool result");
+    let s = result.structured_content.expect("structured");
+    assert_eq!(s["version"], env!("CARGO_PKG_VERSION"), "{s}");
+    assert_eq!(s["storeSchemaVersion"], nova_host::store::SCHEMA_VERSION, "{s}");
+    assert!(s["build"]["os"].is_string() && s["extension"].is_null(), "no browser here: {s}");
+    let unknown = client
+        .peer()
+        .call_tool(CallToolRequestParams::new("nova.version").with_arguments(args(json!({"verbose": true}))))
+        .await;
+    assert!(unknown.is_err(), "unknown fields are refused");
+}

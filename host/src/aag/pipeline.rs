@@ -21,26 +21,28 @@ use super::{
     BUNDLES, GATES, Preflight, SessionState, action_group, gate, mode_of, preferred_bundle, warning_key,
 };
 use crate::bridge::BrowserState;
+use crate::registry::{PageUse, ToolDef};
 use crate::settings::{GateMode, Settings};
 
 /// Work calls without task interaction before the reminder (`etm.active_instance_context`).
 pub const ACTIVE_INSTANCE_CALLS: u32 = 12;
 
-/// Tools that are setup, never work: they pass every gate.
-pub const SETUP_TOOLS: &[&str] = &["nova.tools_bundle", "nova.get_instructions"];
-/// Tools that touch the page and need fresh perception.
-pub const MUTATING: &[&str] = &[
-    "nova.click_selector",
-    "nova.type_selector",
-    "nova.file_upload",
-    "nova.guarded_send_message",
-    "nova.guarded_login",
-    "nova.guarded_submit_form",
-    "nova.guarded_switch_model",
-    "nova.guarded_switch_sandbox",
-];
-/// Tools that refresh perception of a tab (they clear `safety.perceive_first`).
-pub const PERCEIVING: &[&str] = &["nova.perceive", "nova.read_text", "nova.coverage_scan"];
+/// Whether `tool` touches the page and needs fresh perception first (registry:
+/// `PageUse::Acts { needs_perception: true }`).
+pub fn needs_perception(tool: &str) -> bool {
+    crate::registry::find(tool).is_some_and(|t| t.page == PageUse::Acts { needs_perception: true })
+}
+
+/// Whether `tool` refreshes the agent's perception of a tab (it clears `safety.perceive_first`).
+pub fn perceives(tool: &str) -> bool {
+    crate::registry::find(tool).is_some_and(|t| t.page == PageUse::Reads { perceives: true })
+}
+
+/// The tools that refresh perception, in registry order.
+pub fn perceiving_tools() -> Vec<&'static str> {
+    crate::registry::TOOLS.iter().filter(|t| perceives(t.name)).map(|t| t.name).collect()
+}
+
 /// Tools that clear `safety.identity_overlay` (a perceive once the overlay is gone, or the
 /// person's approval).
 pub const OVERLAY_CLEARING: &[&str] = &["nova.perceive", "nova.permission_prompt"];
@@ -96,13 +98,12 @@ impl Call<'_> {
 
     /// Whether the tool acts on a tab (task tools have none).
     pub fn on_tab(&self) -> bool {
-        crate::tob::classify(self.tool).1 != "none"
-            || matches!(self.tool, "nova.tab_claim" | "nova.tab_release")
+        crate::registry::find(self.tool).is_some_and(ToolDef::on_tab)
     }
 
     /// Whether the tool is setup (passes every gate).
     pub fn setup(&self) -> bool {
-        SETUP_TOOLS.contains(&self.tool)
+        crate::registry::find(self.tool).is_some_and(|t| t.setup)
     }
 
     /// The tab the call names, from what the hub last heard.
@@ -169,6 +170,21 @@ pub const PIPELINE: &[(&str, Gate)] = &[
     (gate::TAB_AWARENESS, tab_awareness),
 ];
 
+/// Every tool name a block may name in `clearWith` (checked against the registry).
+pub fn named_in_blocks() -> Vec<&'static str> {
+    let mut names = perceiving_tools();
+    names.extend(OVERLAY_CLEARING);
+    names.extend([
+        "nova.tools_bundle",
+        "nova.task_search",
+        "nova.task_match",
+        "nova.task_instance_create",
+        "nova.task_instance_get",
+        "nova.task_instance_progress",
+    ]);
+    names
+}
+
 /// Runs the gates before a call.
 pub fn preflight(facts: &dyn Facts, state: &mut SessionState, call: &Call<'_>) -> Preflight {
     let mut run = Run {
@@ -225,7 +241,7 @@ impl Run<'_> {
         let tab = self.facts.browser().tab(self.call.target_arg())?;
         let before = |id: &str| PIPELINE[..self.gate_index].iter().any(|(g, _)| *g == id);
         if before(gate::PERCEIVE_FIRST)
-            && PERCEIVING.contains(&self.call.tool)
+            && perceives(self.call.tool)
             && self.state.perceived.get(&tab.target_id) != Some(&tab.nav_epoch)
             && self.mode(gate::PERCEIVE_FIRST) == GateMode::Block
         {
@@ -416,14 +432,14 @@ fn reclaim_notification(r: &mut Run<'_>) -> bool {
 
 /// Fresh perception before touching a page that changed document since the agent looked.
 fn perceive_first(r: &mut Run<'_>) -> bool {
-    if !MUTATING.contains(&r.call.tool) {
+    if !needs_perception(r.call.tool) {
         return false;
     }
     let Some(t) = r.tab.clone() else { return false };
     if r.state.perceived.get(&t.target_id) == Some(&t.nav_epoch) {
         return false;
     }
-    let clear = passable(r, &t, PERCEIVING);
+    let clear = passable(r, &t, &perceiving_tools());
     let mut details = json!({"targetId": t.target_id, "pageUrl": t.url, "clearWith": clear});
     let mut message = format!(
         "Perceive tab {} before interacting: it shows a new document (navigation or target change) since you last looked.",
@@ -441,7 +457,7 @@ fn perceive_first(r: &mut Run<'_>) -> bool {
 
 /// A sign-in, payment or identity overlay is the person's to complete.
 fn identity_overlay(r: &mut Run<'_>) -> bool {
-    if !MUTATING.contains(&r.call.tool) {
+    if !needs_perception(r.call.tool) {
         return false;
     }
     let Some(t) = r.tab.clone() else { return false };
@@ -618,7 +634,7 @@ pub fn after_call(state: &mut SessionState, facts: &dyn Facts, ran: &Ran<'_>) {
         state.loops.record(tool, call_key(ran.call.args), left, facts.now_ms());
     }
     let Some(target) = ran.target else { return };
-    if ran.ok && PERCEIVING.contains(&tool) {
+    if ran.ok && perceives(tool) {
         let epoch = browser.tabs.iter().find(|t| t.target_id == target).map(|t| t.nav_epoch);
         if let Some(e) = epoch.or(ran.nav_epoch_before) {
             state.perceived.insert(target.to_owned(), e);

@@ -103,6 +103,16 @@ fn check_text(field: &str, value: &str, max: usize) -> Result<(), CallError> {
     Ok(())
 }
 
+/// `nova.permission_prompt` in the tool registry.
+pub const PERMISSION_PROMPT: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.permission_prompt",
+    "Ask the person in the browser for permission (a prompt window in the extension). Waits for \
+                 their answer: decision approved, denied or timed_out (treat anything but approved as no).",
+    crate::registry::schema::<PromptArgs>,
+    crate::handler!(permission_prompt),
+)
+.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::SystemTools]);
+
 impl Hub {
     /// `nova.permission_prompt`.
     pub async fn permission_prompt(

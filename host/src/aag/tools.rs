@@ -7,64 +7,7 @@ use serde_json::{Value, json};
 use super::BUNDLES;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
 
-/// A bundle name (contracts.md §1.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Bundle {
-    /// Browser tools, tab leases, guarded actions.
-    BrowserAutomation,
-    /// Task memory, URL coverage, goals.
-    TaskMemory,
-    /// Read-only page tools.
-    PageReadDebug,
-    /// Learning tools (PKS, LCJ).
-    PksLearning,
-    /// Setup and the person's approval.
-    SystemTools,
-}
-
-impl Bundle {
-    /// Wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::BrowserAutomation => "browser_automation",
-            Self::TaskMemory => "task_memory",
-            Self::PageReadDebug => "page_read_debug",
-            Self::PksLearning => "pks_learning",
-            Self::SystemTools => "system_tools",
-        }
-    }
-
-    /// The tools it groups.
-    pub fn tools(self) -> Vec<String> {
-        let pick = |f: &dyn Fn(&str) -> bool| {
-            crate::mcp::catalog::tools()
-                .iter()
-                .map(|t| t.name.to_string())
-                .filter(|n| f(n))
-                .collect::<Vec<_>>()
-        };
-        match self {
-            Self::BrowserAutomation => pick(&|n| {
-                !n.starts_with("nova.task_")
-                    && !matches!(n, "nova.coverage_scan" | "nova.tools_bundle" | "nova.get_instructions")
-            }),
-            Self::TaskMemory => pick(&|n| {
-                n.starts_with("nova.task_") || matches!(n, "nova.coverage_scan" | "nova.goal_register")
-            }),
-            Self::PageReadDebug => pick(&|n| {
-                matches!(
-                    n,
-                    "nova.perceive" | "nova.read_text" | "nova.capture_screenshot" | "nova.coverage_scan"
-                )
-            }),
-            Self::PksLearning => Vec::new(),
-            Self::SystemTools => pick(&|n| {
-                matches!(n, "nova.tools_bundle" | "nova.get_instructions" | "nova.permission_prompt")
-            }),
-        }
-    }
-}
+pub use crate::registry::Bundle;
 
 /// `nova.tools_bundle`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -137,7 +80,79 @@ On each page: nova.coverage_scan {scanId} (nova_i18n_spellcheck_v1 for text and 
 nova_full_page_text_v1 otherwise, nova_structured_dom_v1 for route inventories). Untrusted results
 (coverageEvidence.trust.trusted=false) do not count; exclude unreachable URLs with a reason.";
 
+/// `nova.get_instructions` in the tool registry.
+pub const GET_INSTRUCTIONS: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.get_instructions",
+    "How to work with Nova: the tool contract, gates and recovery (mode quickstart | task | learn).",
+    crate::registry::schema::<InstructionsArgs>,
+    crate::handler!(get_instructions),
+)
+.bundles(&[crate::registry::Bundle::SystemTools])
+.read_only()
+.setup();
+
+/// `nova.tools_bundle` in the tool registry.
+pub const TOOLS_BUNDLE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.tools_bundle",
+    "Load a capability bundle (browser_automation, task_memory, page_read_debug, pks_learning, \
+     system_tools). Work calls are blocked until a bundle is loaded (setup.bootstrap_required).",
+    crate::registry::schema::<BundleArgs>,
+    crate::handler!(tools_bundle),
+)
+.bundles(&[crate::registry::Bundle::SystemTools])
+.setup();
+
+/// `nova.version`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionArgs {
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+/// `nova.version` in the tool registry.
+pub const VERSION: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    "nova.version",
+    "The host's version and build, the evidence store's schema version, and the connected extension.",
+    crate::registry::schema::<VersionArgs>,
+    crate::handler!(version),
+)
+.bundles(&[crate::registry::Bundle::SystemTools])
+.read_only();
+
+/// Every tool name the instructions mention (checked against the registry).
+pub fn mentioned_tools() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for text in [QUICKSTART, TASK, COVERAGE_CONTRACT] {
+        for (i, _) in text.match_indices("nova.") {
+            let rest = &text[i..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .unwrap_or(rest.len());
+            out.push(rest[..end].trim_end_matches('.'));
+        }
+    }
+    out
+}
+
 impl Hub {
+    /// `nova.version`.
+    pub async fn version(&self, rec: &mut CallRecord, _a: VersionArgs) -> Result<ToolReply, CallError> {
+        rec.executed();
+        let hello = self.bridge.state().hello;
+        Ok(ToolReply::ok(json!({
+            "ok": true, "status": "ok",
+            "version": env!("CARGO_PKG_VERSION"),
+            "build": {
+                "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+                "os": std::env::consts::OS, "arch": std::env::consts::ARCH,
+            },
+            "storeSchemaVersion": crate::store::SCHEMA_VERSION,
+            "extension": hello.map(|h| json!({"version": h.extension_version, "browser": h.browser})),
+        })))
+    }
+
     /// `nova.tools_bundle`.
     pub async fn tools_bundle(&self, rec: &mut CallRecord, a: BundleArgs) -> Result<ToolReply, CallError> {
         rec.executed();
