@@ -1,5 +1,5 @@
 //! The browser tools: `nova.perceive`, `nova.read_text`, `nova.navigate`,
-//! `nova.click_selector`, `nova.type_selector` and `nova.capture_screenshot`.
+//! `nova.click_selector`, `nova.type_selector`, and in [`screenshot`] `nova.capture_screenshot`.
 //!
 //! Each tool validates its arguments, resolves the target tab (`active` -> the focused tab),
 //! asks the extension through the bridge, and fills the observation row with what it touched.
@@ -8,11 +8,10 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use nova_shared::page::{ActionReport, PageModel, TextRead};
 use nova_shared::protocol::{
     ClickParams, FrameInfo, FramesParams, NavigateParams, NavigateResult, PerceiveParams, ReadTextParams,
-    ScreenshotParams, ScreenshotResult, TabInfo, TypeParams, method,
+    TabInfo, TypeParams, method,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -20,10 +19,12 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
-use crate::settings::GateMode;
 use crate::tob::flags;
 use nova_shared::cls::TransitionContract;
+
+pub mod screenshot;
 use nova_shared::protocol::PageAction;
+pub use screenshot::{ImageFormat, SCREENSHOT, SCREENSHOT_QUALITY, ScreenshotArgs};
 
 /// `nova.perceive.maxElements` bounds and default.
 pub const PERCEIVE_MAX_ELEMENTS: (u32, u32, u32) = (1, 5000, 400);
@@ -35,8 +36,6 @@ pub const READ_TEXT_MAX_CHARS: (u32, u32, u32) = (1, 1_000_000, 20_000);
 pub const NAVIGATE_TIMEOUT_MS: (u32, u32, u32) = (1000, 120_000, 30_000);
 /// `nova.type_selector.text`: most characters in one call.
 pub const TYPE_MAX_CHARS: usize = 100_000;
-/// `nova.capture_screenshot.quality` bounds and default (JPEG only).
-pub const SCREENSHOT_QUALITY: (u32, u32, u32) = (1, 100, 80);
 /// Longest selector accepted.
 pub const MAX_SELECTOR_LEN: usize = 4096;
 /// `nativeDialogWarning` on a click or type that timed out.
@@ -57,7 +56,6 @@ default_fn!(default_max_elements, PERCEIVE_MAX_ELEMENTS);
 default_fn!(default_max_text, PERCEIVE_MAX_TEXT);
 default_fn!(default_read_chars, READ_TEXT_MAX_CHARS);
 default_fn!(default_nav_timeout, NAVIGATE_TIMEOUT_MS);
-default_fn!(default_quality, SCREENSHOT_QUALITY);
 
 fn yes() -> bool {
     true
@@ -183,42 +181,6 @@ pub struct TypeArgs {
     /// Press Enter after typing.
     #[serde(default)]
     pub press_enter: bool,
-}
-
-/// Screenshot image format.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum ImageFormat {
-    /// Lossless PNG (default).
-    #[default]
-    Png,
-    /// JPEG with `quality`.
-    Jpeg,
-}
-
-/// `nova.capture_screenshot` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ScreenshotArgs {
-    /// Tab: a target id or `active` (default).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// `png` (default) or `jpeg`.
-    #[serde(default)]
-    pub format: ImageFormat,
-    /// JPEG quality 1-100 (default 80).
-    #[serde(default = "default_quality")]
-    #[schemars(range(min = 1, max = 100))]
-    pub quality: u32,
-    /// inline | reference | thumbnail+reference | auto (default: inline when small).
-    #[serde(default)]
-    pub response_mode: crate::aag::screenshot::ResponseMode,
-    /// Return an over-budget capture inline anyway (never above the absolute limits).
-    #[serde(default)]
-    pub allow_large: bool,
 }
 
 /// The shared preparation of click and type.
@@ -370,24 +332,6 @@ pub const TYPE: crate::registry::ToolDef = crate::registry::ToolDef::new(
 )
 .page(crate::registry::PageUse::Acts { needs_perception: true })
 .secrets(&["text"])
-.in_sequence();
-
-/// `nova.capture_screenshot` in the tool registry.
-pub const SCREENSHOT: crate::registry::ToolDef = crate::registry::ToolDef::new(
-    "nova.capture_screenshot",
-    "Capture the visible part of a tab as an image.",
-    crate::registry::schema::<ScreenshotArgs>,
-    crate::handler!(screenshot),
-)
-.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::PageReadDebug])
-.tob(
-    crate::tob::ActionKind::Read,
-    "webpage",
-    crate::tob::flags::VISUAL_EXPOSED | crate::tob::flags::VIEWPORT_ONLY,
-)
-.page(crate::registry::PageUse::Reads { perceives: false })
-.evidence(crate::registry::Evidence::Screenshot)
-.read_only()
 .in_sequence();
 
 impl Hub {
@@ -727,163 +671,6 @@ impl Hub {
             }
         }
     }
-
-    /// `nova.capture_screenshot`.
-    pub async fn screenshot(&self, rec: &mut CallRecord, a: ScreenshotArgs) -> Result<ToolReply, CallError> {
-        check_range("quality", a.quality, SCREENSHOT_QUALITY)?;
-        let tab = match self.enter_target(rec, &a.target_id, false).await? {
-            Ok(tab) => tab,
-            Err(reply) => return Ok(reply),
-        };
-        let (format, mime, ext) = match a.format {
-            ImageFormat::Png => ("png", "image/png", "png"),
-            ImageFormat::Jpeg => ("jpeg", "image/jpeg", "jpg"),
-        };
-        use crate::aag::screenshot::{self as budget, Budget, ResponseMode};
-        let wants_thumbnail =
-            matches!(a.response_mode, ResponseMode::Auto | ResponseMode::ThumbnailReference);
-        let params = ScreenshotParams {
-            target: tab.target_id.clone(),
-            format: format.to_owned(),
-            quality: u8::try_from(a.quality).unwrap_or(80),
-            thumbnail_max_px: wants_thumbnail.then_some(budget::THUMBNAIL_PX),
-        };
-        let shot: ScreenshotResult = match self.bridge.call(method::SCREENSHOT, params, DEFAULT_TIMEOUT).await
-        {
-            Ok(s) => s,
-            Err(e) => return Ok(ToolReply::bridge_failure(&e)),
-        };
-        rec.executed();
-        rec.obs.url_after = Some(shot.url.clone());
-        let b64 = shot.data_url.split_once(',').map(|(_, d)| d).unwrap_or_default().to_owned();
-        let bytes = base64::engine::general_purpose::STANDARD.decode(&b64).unwrap_or_default();
-        let (width, height) = image_size(&bytes).unzip();
-        let size = bytes.len() as u64;
-        let settings = crate::settings::Settings::load(&self.data);
-        let gate_mode = crate::aag::mode_of(&settings, crate::aag::gate::SCREENSHOT_BUDGET);
-        let (w, h) = (width.unwrap_or(0), height.unwrap_or(0));
-        // Over budget as asked: what `block` would refuse. Other modes, `allowLarge` and a
-        // force bypass let it through, each reported as such.
-        let over_budget = matches!(
-            budget::decide(size, w, h, a.response_mode, a.allow_large),
-            Budget::Refuse { overridable: true, .. }
-        );
-        let let_through = gate_mode != GateMode::Block || rec.force_bypass;
-        let decision = budget::decide(size, w, h, a.response_mode, a.allow_large || let_through);
-        let details = json!({
-            "bytes": size, "width": width, "height": height, "responseMode": a.response_mode.as_str(),
-            "limits": {"warnBytes": budget::WARN_BYTES, "limitBytes": budget::LIMIT_BYTES, "limitPixels": budget::LIMIT_PIXELS,
-                       "limitSide": budget::LIMIT_SIDE, "absoluteBytes": budget::ABSOLUTE_BYTES, "absolutePixels": budget::ABSOLUTE_PIXELS},
-        });
-        let (mode, warn) = match decision {
-            Budget::Refuse { reason, overridable } => {
-                let message = if overridable {
-                    "The capture is over the inline budget: ask for responseMode reference or thumbnail+reference, or allowLarge."
-                } else {
-                    "The capture is above the absolute size limits and is not returned."
-                };
-                let mut reply = crate::aag::block_reply(
-                    crate::aag::gate::SCREENSHOT_BUDGET,
-                    GateMode::Block,
-                    reason,
-                    message.into(),
-                    None,
-                    details,
-                    "nova.capture_screenshot",
-                );
-                // Judged once the size is known: the capture ran but is not returned.
-                for aag in
-                    [reply.meta.get_mut("io.nova/aag"), Some(&mut reply.structured)].into_iter().flatten()
-                {
-                    aag["forceBypassAvailable"] = json!(overridable);
-                    aag["stage"] = json!(SCREENSHOT_STAGE);
-                }
-                rec.obs.block_stage = Some(SCREENSHOT_STAGE.into());
-                rec.obs.error_code = Some(format!("aag_blocked:{}", crate::aag::gate::SCREENSHOT_BUDGET));
-                return Ok(reply);
-            }
-            Budget::Send { mode, warn } => (mode, warn),
-        };
-        let status = match gate_mode {
-            GateMode::Off => None,
-            GateMode::ShadowBlock if over_budget => Some("would_block"),
-            GateMode::Block if over_budget => Some("bypassed"),
-            _ => warn.map(|_| "warned"),
-        };
-        let path = self.data.screenshots().join(format!("{}.{ext}", rec.obs.call_id));
-        let saved = std::fs::write(&path, &bytes).is_ok();
-        let mut structured = ok_body(&tab.target_id);
-        merge(
-            &mut structured,
-            json!({
-                "url": shot.url, "mimeType": mime, "bytes": size,
-                "width": width, "height": height, "responseMode": mode.as_str(),
-                "screenshotFilePath": saved.then(|| path.display().to_string()),
-            }),
-        );
-        if let (Some(status), Some(reason)) = (status, warn) {
-            let id = crate::aag::gate::SCREENSHOT_BUDGET;
-            structured["_aagGates"][crate::aag::warning_key(id)] = json!({
-                "gateId": id, "gateMode": gate_mode.as_str(), "status": status,
-                "reasonCode": reason, "details": details,
-            });
-            rec.obs.note_gates([(id, status)]);
-        }
-        let reply = ToolReply::ok(structured);
-        Ok(match mode {
-            ResponseMode::Reference => reply,
-            ResponseMode::ThumbnailReference => {
-                match shot.thumbnail_data_url.as_deref().and_then(|d| d.split_once(',')) {
-                    Some((_, thumb)) => reply.with_image(thumb.to_owned(), "image/jpeg"),
-                    None => reply,
-                }
-            }
-            _ => reply.with_image(b64, mime),
-        })
-    }
-}
-
-/// `stage` of a screenshot refused by its budget: judged after the capture, before the reply.
-const SCREENSHOT_STAGE: &str = "aag_postcapture";
-
-/// Width and height of a PNG (IHDR chunk) or JPEG (first start-of-frame segment).
-fn image_size(bytes: &[u8]) -> Option<(u32, u32)> {
-    png_size(bytes).or_else(|| jpeg_size(bytes))
-}
-
-fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
-    if bytes.len() < 24 || &bytes[..8] != b"\x89PNG\r\n\x1a\n" {
-        return None;
-    }
-    let w = u32::from_be_bytes(bytes[16..20].try_into().ok()?);
-    let h = u32::from_be_bytes(bytes[20..24].try_into().ok()?);
-    Some((w, h))
-}
-
-fn jpeg_size(bytes: &[u8]) -> Option<(u32, u32)> {
-    let be16 = |i: usize| Some(u16::from_be_bytes([*bytes.get(i)?, *bytes.get(i + 1)?]));
-    if bytes.get(..2) != Some(&[0xFF, 0xD8][..]) {
-        return None;
-    }
-    let mut i = 2;
-    while i + 4 <= bytes.len() {
-        if bytes[i] != 0xFF {
-            return None;
-        }
-        let marker = bytes[i + 1];
-        match marker {
-            // Fill bytes before a marker.
-            0xFF => i += 1,
-            // Start of frame (baseline, progressive, ...), not DHT / JPG / DAC.
-            0xC0..=0xCF if !matches!(marker, 0xC4 | 0xC8 | 0xCC) => {
-                let h = be16(i + 5)?;
-                let w = be16(i + 7)?;
-                return Some((u32::from(w), u32::from(h)));
-            }
-            _ => i += 2 + usize::from(be16(i + 2)?),
-        }
-    }
-    None
 }
 
 /// `fileInputRisk: high`, its reason and the `nova.file_upload` selector of a click refused with
@@ -1001,20 +788,5 @@ mod tests {
         let err =
             serde_json::from_value::<ClickArgs>(json!({"selector": "a", "bogus": 1})).expect_err("unknown");
         assert!(err.to_string().contains("bogus"));
-    }
-
-    #[test]
-    fn png_dimensions_are_read_from_the_header() {
-        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-        png.extend_from_slice(&800u32.to_be_bytes());
-        png.extend_from_slice(&600u32.to_be_bytes());
-        assert_eq!(png_size(&png), Some((800, 600)));
-        assert_eq!(png_size(b"nope"), None);
-        // SOI, an APP0 segment, then SOF0 with height 600 and width 800.
-        let mut jpeg = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x00, 0x00];
-        jpeg.extend([0xFF, 0xC0, 0x00, 0x11, 0x08, 0x02, 0x58, 0x03, 0x20, 0x03]);
-        assert_eq!(image_size(&jpeg), Some((800, 600)));
-        assert_eq!(jpeg_size(&jpeg[..12]), None, "truncated");
-        assert_eq!(jpeg_size(&[0xFF, 0xD8, 0xFF, 0xE0, 0xFF, 0xFF]), None, "a length past the end");
     }
 }

@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::BUNDLES;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
@@ -18,9 +18,6 @@ pub struct BundleArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// `nova.get_instructions` modes.
@@ -46,9 +43,6 @@ pub struct InstructionsArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 const QUICKSTART: &str = "Nova drives the person's own browser and proves what your actions did.

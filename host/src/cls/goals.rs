@@ -2,6 +2,10 @@
 //! with an ordered step plan. Goals, steps and events live in the store and survive restarts;
 //! a goal whose lease expires without progress becomes `orphaned`.
 
+mod tool;
+
+pub use tool::GOAL_REGISTER;
+
 use std::path::Path;
 use std::sync::Mutex;
 
