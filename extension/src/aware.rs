@@ -1,4 +1,4 @@
-//! Awareness signals (AAG seed, agent-facing fields): what on a page belongs to the person or
+//! Awareness signals (docs/gates.md and the README's "Awareness signals"): what on a page belongs to the person or
 //! happens outside the page DOM, where MCP tools cannot see it.
 //!
 //! # Layout

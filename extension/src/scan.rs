@@ -1,7 +1,7 @@
-//! Registered coverage scans (contracts.md §3.5), run in the page. Each scan produces its own
-//! JSON output (`raw`); Nova measures the document separately (`DocumentFacts`) so that the
-//! host can check the scan's claims against what was measured. The scan reads the URL it runs
-//! on when it starts: a page that changes its route while the scan waits for hydration gives a
+//! Registered coverage scans (docs/tasks.md, "Registered scans"), run in the page. Each scan
+//! produces its own JSON output (`raw`); Nova measures the document separately (`DocumentFacts`) so
+//! that the host can check the scan's claims against what was measured. The scan reads the URL it
+//! runs on when it starts: a page that changes its route while the scan waits for hydration gives a
 //! result that no longer matches the tab (the host reports `effective_url_mismatch`).
 
 use std::cell::Cell;

@@ -1,5 +1,5 @@
 -- TOB observation rows: one per tool call, blocked and failed calls included.
--- Field names follow the TOB seed and reference/contracts.md §4.1-4.2.
+-- Column meanings: docs/tasks.md, "Evidence (TOB)" and "Signal flags".
 CREATE TABLE observations (
     seq               INTEGER PRIMARY KEY,         -- dispatch_seq: monotonic across hub restarts
     call_id           TEXT NOT NULL UNIQUE,        -- dispatch_call_id (UUIDv4)
@@ -15,7 +15,7 @@ CREATE TABLE observations (
     nav_epoch_after   INTEGER,
     action_kind       TEXT NOT NULL CHECK (action_kind IN ('read','navigate','interact','write','meta')),
     surface           TEXT NOT NULL,               -- webpage | dom_node | tab | none
-    signal_flags      INTEGER NOT NULL,            -- 64-bit mask, contracts.md §4.2
+    signal_flags      INTEGER NOT NULL,            -- 64-bit mask, docs/tasks.md "Signal flags"
     ok                INTEGER NOT NULL,            -- logical success
     executed          INTEGER NOT NULL,            -- the call reached the browser
     outcome_kind      TEXT NOT NULL,               -- success | failed | blocked_preflight | invalid_params

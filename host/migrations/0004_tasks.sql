@@ -1,4 +1,4 @@
--- ETM task memory, TUC URL coverage and TOB scopes (contracts.md §2-§4).
+-- ETM task memory, TUC URL coverage and TOB scopes (docs/tasks.md).
 
 CREATE TABLE task_profiles (
     profile_id           TEXT PRIMARY KEY,
@@ -130,7 +130,7 @@ ALTER TABLE observations ADD COLUMN binding_mode TEXT;   -- live | prelude_backf
 ALTER TABLE observations ADD COLUMN evidence_json TEXT;  -- coverage evidence of a registered scan
 CREATE INDEX observations_scope ON observations (workflow_scope_id, seq);
 
--- TUC passive attribution (contracts.md §3.8).
+-- TUC passive attribution (docs/tasks.md, "Attribution").
 CREATE TABLE tuc_observations (
     observation_id        TEXT PRIMARY KEY,
     seq                   INTEGER,

@@ -1,4 +1,4 @@
-//! AAG, agent awareness gates (AAG seed): a pipeline that runs before every tool call. Each gate
+//! AAG, agent awareness gates (docs/gates.md): a pipeline that runs before every tool call. Each gate
 //! has an id, a default mode (off / warn / shadow_block / block, overridable per gate in
 //! `settings.json` `gateModes`) and a clear condition. A block is not executed: the reply carries
 //! `_meta["io.nova/aag"]` (gateId, gateMode, status, stage, retryable, retryAfterMs, reasonCode,
@@ -31,7 +31,7 @@ use serde_json::{Map, Value, json};
 use crate::dispatch::ToolReply;
 use crate::settings::{GateMode, Settings};
 
-/// Gate ids (AAG seed, "Warning and block rules" and the reason list).
+/// Gate ids (docs/gates.md, the gate table).
 pub mod gate {
     /// Load a tool bundle before work.
     pub const BOOTSTRAP: &str = "setup.bootstrap_required";

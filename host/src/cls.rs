@@ -1,4 +1,4 @@
-//! CLS, the closed loop around state-changing actions (CLS seed): precondition check in the
+//! CLS, the closed loop around state-changing actions (docs/cls.md): precondition check in the
 //! page -> intent journaled in SQLite (durable before dispatch) -> dispatch with the
 //! postcondition watch armed in the page -> verdict, retry advice, journal update.
 //!
@@ -27,7 +27,7 @@ use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
 use crate::paths::now_ms;
 use crate::tob::flags;
 
-/// Wait suggested to a caller that found the target busy: 1000 ms (CLS seed).
+/// Wait suggested to a caller that found the target busy: 1000 ms (docs/cls.md).
 pub const COORDINATOR_RETRY_AFTER_MS: u64 = 1000;
 
 /// Reason codes of the CLS failure table.

@@ -1,6 +1,6 @@
-//! ETM, episodic task memory (contracts.md §2): reusable task profiles, concrete instances with
-//! work units, and completion judged by the host against observed evidence (TOB), never by the
-//! agent's own report. Every instance mutation is compare-and-set on `instanceRev` and
+//! ETM, episodic task memory (docs/tasks.md, "Task runs"): reusable task profiles, concrete
+//! instances with work units, and completion judged by the host against observed evidence (TOB),
+//! never by the agent's own report. Every instance mutation is compare-and-set on `instanceRev` and
 //! idempotent on `clientEventId` (a replay returns the stored result and writes nothing).
 
 pub mod args;
@@ -54,7 +54,7 @@ fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A soft rejection: a normal result with `ok:false` and a reason (contracts.md §1.1).
+/// A soft rejection: a normal result with `ok:false` and a reason (docs/tasks.md, "Refusals").
 pub fn soft(reason: &str, message: impl Into<String>, extra: Value) -> ToolReply {
     let mut body = json!({
         "ok": false, "status": "rejected", "reason": reason, "reasonCode": reason,
@@ -489,7 +489,7 @@ fn patch_list(list: &mut Vec<Value>, patch: &Value) {
     }
 }
 
-/// Task kinds implied by the words of a goal (contracts.md §3.11 keywords).
+/// Task kinds implied by the words of a goal (docs/tasks.md, "Task kinds").
 pub fn heuristic_kind(text: &str) -> Option<TaskKind> {
     let t = text.to_lowercase();
     let strict = [
@@ -601,7 +601,7 @@ fn insert_unit(
     Ok(n > 0)
 }
 
-/// Allowed unit moves (contracts.md §2.2).
+/// Allowed unit moves (docs/tasks.md, "State machines").
 fn unit_move_ok(from: &str, to: UnitStatus) -> bool {
     matches!(
         (from, to),
@@ -616,9 +616,9 @@ fn discovery_move_ok(from: &str, to: DiscoveryState) -> bool {
 }
 
 impl Hub {
-    /// Goal-close enforcement (contracts.md §2.3): a goal linked to a task instance closes as
-    /// completed only once that instance is completed, and, under the TUC Block mode, has no
-    /// open URL units.
+    /// Goal-close enforcement (docs/tasks.md, "Completion"): a goal linked to a task instance
+    /// closes as completed only once that instance is completed, and, under the TUC Block mode,
+    /// has no open URL units.
     pub fn linked_task_refusal(&self, goal_id: &str) -> Result<Option<ToolReply>, CallError> {
         let Some(instance) = self.cls.goals.linked(goal_id) else { return Ok(None) };
         let settings = Settings::load(&self.data);
@@ -1781,7 +1781,8 @@ pub fn profile_json(c: &Connection, id: &str) -> rusqlite::Result<Option<Value>>
     .optional()
 }
 
-/// Profile confidence tuning after a completion or terminal failure (contracts.md §2.7).
+/// Profile confidence tuning after a completion or terminal failure (docs/tasks.md,
+/// "Profile confidence").
 fn tune_confidence(c: &Connection, profile: &str) -> rusqlite::Result<()> {
     let (base, instances, completed, failed, last): (f64, f64, f64, f64, i64) = c.query_row(
         "SELECT p.confidence, COUNT(i.instance_id), COALESCE(SUM(i.status = 'completed'), 0),

@@ -1,4 +1,4 @@
-//! The remaining browser tools of the TOB seed: `nova.route` (client-side routing),
+//! The remaining browser tools: `nova.route` (client-side routing),
 //! `nova.file_upload`, `nova.dismiss_blockers` and `nova.run_sequence`. Each is recorded as
 //! evidence like any other call; the steps of a sequence go through the full call pipeline one
 //! by one.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::paths::DataDir;
 
-/// The shared gate-mode enum (contracts.md §1.4).
+/// The shared gate-mode enum (docs/gates.md, "Gates (AAG)"; docs/tasks.md, "Settings").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GateMode {
@@ -42,7 +42,7 @@ fn yes() -> bool {
     true
 }
 
-/// Everything configurable (TUC defaults from contracts.md §3.12).
+/// Everything configurable (docs/tasks.md, "Settings"; docs/gates.md for the gate keys).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {

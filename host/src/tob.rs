@@ -1,5 +1,5 @@
 //! TOB, the Tool Observation Bus: every tool call becomes one observation row, failed and
-//! blocked calls included (TOB seed; contracts.md §4.1-4.2).
+//! blocked calls included (docs/tasks.md, "Evidence (TOB)" and "Signal flags").
 //!
 //! Rows are written off the hot path: [`Recorder::record`] hands the row to a writer thread that
 //! batches inserts into one transaction; [`Recorder::flush`] is the barrier that waits until
@@ -19,13 +19,13 @@ use tokio::sync::oneshot;
 
 use crate::store::{self, StoreError};
 
-/// Longest wait of a flush barrier before correlation (contracts.md §4.4).
+/// Longest wait of a flush barrier before correlation (docs/tasks.md, "Completion").
 pub const FLUSH_MAX: std::time::Duration = std::time::Duration::from_millis(5000);
 
 /// Most rows inserted in one transaction.
 const MAX_BATCH: usize = 1024;
 
-/// Signal flags (64-bit mask), contracts.md §4.2.
+/// Signal flags, a 64-bit mask (docs/tasks.md, "Signal flags").
 pub mod flags {
     /// Page content reached the agent.
     pub const CONTENT_EXPOSED: i64 = 1 << 0;
@@ -59,7 +59,7 @@ pub mod flags {
     pub const TARGET_RESOLVED: i64 = 1 << 14;
 }
 
-/// Action kind of a call (TOB seed).
+/// Action kind of a call (docs/tasks.md, "Evidence (TOB)").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ActionKind {

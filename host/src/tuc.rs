@@ -1,6 +1,6 @@
-//! TUC, task URL coverage (contracts.md §3): URL work units of an instance move to `checked`
-//! only on server-trusted evidence, a registered coverage scan whose claims match what Nova
-//! measured. Every relevant call is attributed to the calling agent's open instance on the
+//! TUC, task URL coverage (docs/tasks.md, "URL coverage (TUC)"): URL work units of an instance move
+//! to `checked` only on server-trusted evidence, a registered coverage scan whose claims match what
+//! Nova measured. Every relevant call is attributed to the calling agent's open instance on the
 //! page's origin (`tuc_observations`); reconcile replays stored scans against open URL units.
 
 pub mod normalize;
@@ -32,7 +32,7 @@ pub const RECONCILE_APPLY_PER_HOUR: i64 = 1;
 /// Text of a full-page scan returned to the agent at most (the rest stays in the page).
 const MAX_RETURNED_TEXT: usize = 20_000;
 
-/// Wildcard class of a path segment (contracts.md §3.11).
+/// Wildcard class of a path segment (docs/tasks.md, "Reporting groups").
 fn segment_class(seg: &str) -> u8 {
     if seg.is_empty() {
         return 0;
@@ -119,7 +119,7 @@ fn active() -> String {
     "active".into()
 }
 
-/// The trust checks of contracts.md §3.3 on a scan result, in order.
+/// The trust checks on a scan result, in order (docs/tasks.md, "Trust checks").
 pub fn trust(raw: &str, tab_url: &str, measured_chars: u64) -> (bool, &'static str, Value) {
     let Ok(parsed) = serde_json::from_str::<Value>(raw) else {
         return (false, "scan_result_not_json", Value::Null);
@@ -152,7 +152,7 @@ fn strict_kind(kind: &str) -> bool {
     matches!(kind, "content_audit" | "compliance" | "legal" | "security_review" | "accessibility")
 }
 
-/// Block eligibility of a trusted scan (contracts.md §3.4).
+/// Block eligibility of a trusted scan (docs/tasks.md, "Block eligibility").
 fn eligibility(
     trusted: bool,
     r: &ScanResult,
@@ -495,9 +495,9 @@ impl Hub {
         Ok(ToolReply::ok(body).with_text(text))
     }
 
-    /// The scan-recommendation hint `etm.coverage_scan_recommended` (contracts.md §3.7): once per
-    /// run, on a read by an agent whose latest open run is exhaustive with URL units, when no
-    /// coverage scan ran on the tab in the last 10 minutes.
+    /// The scan-recommendation hint `etm.coverage_scan_recommended` (docs/tasks.md,
+    /// "Scan recommendation"): once per run, on a read by an agent whose latest open run is
+    /// exhaustive with URL units, when no coverage scan ran on the tab in the last 10 minutes.
     pub fn scan_hint(&self, obs: &crate::tob::Observation) -> Option<Value> {
         // Reads of what the page shows (text or pixels), not scans themselves.
         use crate::registry::Evidence;

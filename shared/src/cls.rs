@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::facts;
 
-/// Assertion operators (CLS seed).
+/// Assertion operators (docs/cls.md, "Contract").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Operator {
@@ -181,9 +181,9 @@ pub enum AmbiguityPolicy {
     Abort,
 }
 
-/// `stabilityWindowMs` bounds: 500-30000 (CLS seed).
+/// `stabilityWindowMs` bounds: 500-30000 (docs/cls.md, "Contract").
 pub const STABILITY_WINDOW_MS: (u32, u32) = (500, 30_000);
-/// `stabilityMs` bounds: 0-5000 (CLS seed).
+/// `stabilityMs` bounds: 0-5000 (docs/cls.md, "Contract").
 pub const STABILITY_MS: (u32, u32) = (0, 5_000);
 /// Most assertions in one contract.
 pub const MAX_ASSERTIONS: usize = 64;
@@ -241,7 +241,7 @@ impl TransitionContract {
     }
 
     /// Checks every fact key and operator, and resolves timing (clamping out-of-range values
-    /// to the guarded-safe bounds, as the seed specifies). `commit_point` contracts must say
+    /// to the guarded-safe bounds, as docs/cls.md says). `commit_point` contracts must say
     /// what an outcome looks like: empty postconditions fail closed.
     pub fn validate(&self, commit_point: bool) -> Result<Effective, String> {
         let all: Vec<&Assertion> = self

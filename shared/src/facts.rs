@@ -1,6 +1,6 @@
 //! Fact keys: `namespace.path`, optionally with one argument in parentheses.
 //!
-//! Page-level and DOM facts every page has (../shared/DESIGN.md, "Facts and assertions"):
+//! Page-level and DOM facts every page has (docs/cls.md, "Contract"):
 //! `page.url`, `page.origin`, `page.title`, `page.readyState`, `page.navEpoch`,
 //! `dom.exists(SEL)`, `dom.visible(SEL)`, `dom.count(SEL)`, `dom.text(SEL)`, `dom.value(SEL)`,
 //! `dom.attr(SEL|NAME)`, `dom.checked(SEL)`, `dom.enabled(SEL)`. Collector namespaces
@@ -31,7 +31,7 @@ pub const FORM_FACTS: &[&str] = &["submitted", "validationErrors"];
 /// `overlay.*` facts.
 pub const OVERLAY_FACTS: &[&str] = &["present", "count", "text"];
 
-/// The 15 canonical `core.*` signals (OK seed). Unknown core keys fail fast.
+/// The 15 canonical `core.*` signals (docs/cls.md, "Contract"). Unknown core keys fail fast.
 pub const CORE_FACTS: &[&str] = &[
     "login_state",
     "model.active",

@@ -674,7 +674,7 @@ pub struct DismissResult {
     pub skipped: Vec<String>,
 }
 
-/// Registered coverage scans (contracts.md §3.5).
+/// Registered coverage scans (docs/tasks.md, "Registered scans").
 pub mod scan {
     /// Visible text, aria-labels, placeholders, alt text; node, control, frame, shadow counts.
     pub const FULL_PAGE_TEXT: &str = "nova_full_page_text_v1";

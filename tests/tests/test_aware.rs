@@ -1,4 +1,4 @@
-//! Awareness signals (AAG seed, agent-facing fields) in real Chromium: identity, payment and
+//! Awareness signals (the README's "Awareness signals") in real Chromium: identity, payment and
 //! consent overlays, autofill fields, native dialogs, frameworks, file-chooser clicks, typing
 //! truncation and page states, and the `safety.identity_overlay` gate they feed.
 

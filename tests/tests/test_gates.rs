@@ -1,11 +1,12 @@
 //! AAG gates with the product's default modes, in real Chromium: each gate blocks or warns with
-//! the seed's shape and clears as documented; blocked calls are recorded and never executed.
+//! the shape docs/gates.md shows and clears as documented; blocked calls are recorded and never
+//! executed.
 
 use nova_e2e::{Client, Nova};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-/// The bundles of contracts.md §1.3.
+/// The capability bundles, in the order of `knownBundles` (docs/gates.md, "Gates (AAG)").
 const BUNDLES: [&str; 5] =
     ["browser_automation", "task_memory", "page_read_debug", "pks_learning", "system_tools"];
 
@@ -55,7 +56,7 @@ async fn bootstrap_then_perceive_first_block_with_the_seed_shape_and_clear() -> 
     assert_eq!(
         (a["preferredBundle"].clone(), a["knownBundles"].clone()),
         (json!("browser_automation"), json!(BUNDLES)),
-        "bundles named as in contracts.md §1.3"
+        "bundles named as in docs/gates.md"
     );
     let meta = first.meta.clone().unwrap_or_default();
     assert!(meta.0.contains_key("io.nova/onboarding"), "onboarding advisory on the first call");

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::paths::now_ms;
 use crate::store::{self, StoreError};
 
-/// `leaseMs` bounds and default: 1000-600000, 120000 (CLS seed).
+/// `leaseMs` bounds and default: 1000-600000, 120000 (docs/cls.md, "Goals").
 pub const LEASE_MS: (u32, u32, u32) = (1_000, 600_000, 120_000);
 /// Most steps in a goal: 50.
 pub const MAX_STEPS: usize = 50;

@@ -1,4 +1,4 @@
-//! Arguments of the ETM and TUC tools (contracts.md §2.3, §3.6, §3.9). Every type rejects
+//! Arguments of the ETM and TUC tools (docs/tasks.md, "Arguments"). Every type rejects
 //! unknown fields; bounds are checked by the tools and named in the error.
 
 use std::collections::BTreeMap;
@@ -594,7 +594,7 @@ pub struct ProgressArgs {
     pub expected_instance_rev: i64,
     /// Idempotency key.
     pub client_event_id: String,
-    /// New units (the guide's `newUnits`).
+    /// New units (alias `newUnits`).
     #[serde(default, alias = "newUnits")]
     pub discovered_units: Vec<DiscoveredUnit>,
     /// Unit status changes.
@@ -609,7 +609,7 @@ pub struct ProgressArgs {
     /// Resume state to merge.
     #[serde(default)]
     pub resume_state_delta: Option<ResumeDelta>,
-    /// unknown | partial | frozen (the guide's `discoveryState`).
+    /// unknown | partial | frozen (alias `discoveryState`).
     #[serde(default, alias = "discoveryState")]
     pub set_discovery_state: Option<DiscoveryState>,
     /// Note.
@@ -843,7 +843,7 @@ fn fifty() -> u32 {
 pub struct CandidatesArgs {
     /// The profile.
     pub profile_id: String,
-    /// Minimum occurrenceCount, 1-100, default 3 (the guide's `minOccurrences`).
+    /// Minimum occurrenceCount, 1-100, default 3 (alias `minOccurrences`).
     #[serde(default = "three", alias = "minOccurrences")]
     #[schemars(range(min = 1, max = 100))]
     pub threshold: u32,

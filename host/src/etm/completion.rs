@@ -1,5 +1,5 @@
-//! The completion condition and its evaluator (contracts.md §2.5). Pure: the caller gathers
-//! the counts, this decides. Order: mandatory checks -> TUC URL gate -> mode rules ->
+//! The completion condition and its evaluator (docs/tasks.md, "Completion"). Pure: the caller
+//! gathers the counts, this decides. Order: mandatory checks -> TUC URL gate -> mode rules ->
 //! verification (required fast-gate steps) -> evidence gap.
 
 use schemars::JsonSchema;

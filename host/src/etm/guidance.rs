@@ -1,4 +1,4 @@
-//! Guidance logs (contracts.md §2.3, §2.8): lessons agents and people log against a profile,
+//! Guidance logs (docs/tasks.md, "Guidance"): lessons agents and people log against a profile,
 //! deduplicated by a normalised payload hash; recurring ones become promotion candidates and are
 //! promoted into the profile's `stableGuidance` atomically (contentRev + 1).
 

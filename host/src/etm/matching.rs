@@ -1,5 +1,5 @@
-//! Profile matching for `nova.task_match` / `nova.task_search` (contracts.md §2.6): German and
-//! English stop words removed, German compounds split on known parts, then
+//! Profile matching for `nova.task_match` / `nova.task_search` (docs/tasks.md, "Matching"):
+//! German and English stop words removed, German compounds split on known parts, then
 //! `text = 0.45 displayName + 0.35 goal + 0.10 taskType + 0.10 guidance` and
 //! `final = 0.55 text + 0.20 domain + 0.20 platform + 0.10 fuzzy` (the platform weight is
 //! spread over the others when no platform is given). Acceptance threshold 0.45, +0.07 with a

@@ -1,7 +1,7 @@
-//! Evidence grading (contracts.md §4.5-4.6): observations bound to a scope are merged into visit
-//! windows per page (a new window on a page change or after 2.5 s without a call), and every
-//! unit the agent claimed checked gets a grade, strong / weak / none / unknown, with reason codes.
-//! Pure and linear in units + observations.
+//! Evidence grading (docs/tasks.md, "Visit windows and grades"): observations bound to a scope are
+//! merged into visit windows per page (a new window on a page change or after 2.5 s without a
+//! call), and every unit the agent claimed checked gets a grade, strong / weak / none / unknown,
+//! with reason codes. Pure and linear in units + observations.
 
 use std::collections::{HashMap, HashSet};
 
@@ -140,7 +140,7 @@ fn host_path(url: &str) -> Option<String> {
     Some(format!("{}{}", p.host, path))
 }
 
-/// Infers the locator of a unit (contracts.md §4.6). `url` is a TUC unit's URL, if any.
+/// Infers the locator of a unit (docs/tasks.md, "Locators"). `url` is a TUC unit's URL, if any.
 pub fn locator(unit_key: &str, unit_kind: &str, url: Option<&str>) -> Option<Locator> {
     if let Some(u) = url.and_then(normalize::route_url) {
         return Some(Locator::UrlExact(u));

@@ -1,5 +1,5 @@
-//! Retention of observation rows (contracts.md §4.8), run when a hub starts: rows of cleanly
-//! closed scopes go after 7 days, rows of problematic scopes (any none / unknown grade,
+//! Retention of observation rows (docs/tasks.md, "Retention"), run when a hub starts: rows of
+//! cleanly closed scopes go after 7 days, rows of problematic scopes (any none / unknown grade,
 //! incomplete ingestion, faulted) and blocked-preflight and unscoped rows after 30 days. A scope's
 //! rows are never pruned before it is closed (its evidence snapshot is written before closing).
 

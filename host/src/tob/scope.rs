@@ -1,9 +1,8 @@
-//! TOB scopes (contracts.md §4.4): the work boundary that binds observations to a task instance
-//! or a tab lease. At most one open scope per target. A new scope backfills the target's
+//! TOB scopes (docs/tasks.md, "Scopes"): the work boundary that binds observations to a task
+//! instance or a tab lease. At most one open scope per target. A new scope backfills the target's
 //! unbound calls of the last 30 s (`prelude_backfill`); calls that finish within 750 ms after a
-//! scope starts closing still bind (`epilogue_grace`); nothing binds once it is flushing.
-//! Scopes live in `tob_scopes`; after a crash, open / active / closing / flushing scopes come
-//! back active.
+//! scope starts closing still bind (`epilogue_grace`); nothing binds once it is flushing. Scopes
+//! live in `tob_scopes`; after a crash, open / active / closing / flushing scopes come back active.
 
 use std::collections::HashMap;
 use std::path::Path;

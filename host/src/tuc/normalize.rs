@@ -1,7 +1,7 @@
-//! URL normaliser, version 1 (contracts.md §3.1): http(s) only; tracking parameters stripped;
-//! query keys sorted (case-insensitive, stable); needless percent-encoding decoded; host
-//! lowercased; trailing slash dropped; fragment dropped. The hash is the first 8 bytes of
-//! SHA-256 as 16 hex digits (`url:{hash}` is the unit key of a URL unit).
+//! URL normaliser, version 1 (docs/tasks.md, "URL normalisation"): http(s) only; tracking
+//! parameters stripped; query keys sorted (case-insensitive, stable); needless percent-encoding
+//! decoded; host lowercased; trailing slash dropped; fragment dropped. The hash is the first 8
+//! bytes of SHA-256 as 16 hex digits (`url:{hash}` is the unit key of a URL unit).
 
 use sha2::{Digest, Sha256};
 

@@ -1,6 +1,6 @@
-//! URL unit sources `site_urls` and `crawler` (contracts.md §3.1): the URLs reachable on the
-//! open site, read through the extension with the user's session. `site_urls` takes the
-//! sitemap (`/sitemap.xml`, sitemap indexes followed) and the links of the start page;
+//! URL unit sources `site_urls` and `crawler` (docs/tasks.md, "URL coverage (TUC)"): the URLs
+//! reachable on the open site, read through the extension with the user's session. `site_urls`
+//! takes the sitemap (`/sitemap.xml`, sitemap indexes followed) and the links of the start page;
 //! `crawler` follows same-site links breadth-first. Both stop at 1,000 URLs, and the result is
 //! kept in the `site_urls` index per scope domain.
 
