@@ -110,9 +110,6 @@ pub struct CoverageScanArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 fn active() -> String {

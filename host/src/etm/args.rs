@@ -74,9 +74,6 @@ pub struct SearchArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 fn ten() -> u32 {
@@ -107,9 +104,6 @@ pub struct MatchArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// `nova.task_profiles`.
@@ -135,9 +129,6 @@ pub struct ProfilesArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 fn hundred() -> u32 {
@@ -153,9 +144,6 @@ pub struct ProfileGetArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// A mandatory check of a profile or ad-hoc context.
@@ -294,9 +282,6 @@ pub struct ProfileUpsertArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// `declaredTaskKind`.
@@ -412,9 +397,6 @@ pub struct CreateArgs {
     /// else the active tab).
     #[serde(default)]
     pub target_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// `nova.task_instance_get`.
@@ -440,9 +422,6 @@ pub struct GetArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 fn twenty() -> u32 {
@@ -618,9 +597,6 @@ pub struct ProgressArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// `nova.task_instance_verify`.
@@ -632,9 +608,6 @@ pub struct VerifyArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// State of a verification step as reported by the agent.
@@ -686,9 +659,6 @@ pub struct CompleteArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// `abort.outcome`.
@@ -720,9 +690,6 @@ pub struct AbortArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// Guidance kinds.
@@ -784,9 +751,6 @@ pub struct GuidanceAddArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// Guidance-log status.
@@ -828,9 +792,6 @@ pub struct GuidanceLogsArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 fn fifty() -> u32 {
@@ -850,9 +811,6 @@ pub struct CandidatesArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 fn three() -> u32 {
@@ -870,9 +828,6 @@ pub struct PromoteArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
 
 /// `nova.task_instance_reconcile_coverage`.
@@ -890,7 +845,4 @@ pub struct ReconcileArgs {
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
-    /// Client metadata.
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
 }
