@@ -23,6 +23,7 @@ use crate::paths::now_ms;
 use crate::settings::{GateMode, Settings};
 use crate::store::{self, StoreError};
 use crate::tob::evidence::{self as tob_evidence, GradeCounts, Obs, Unit};
+use crate::tuc::args::UnitSourceKind;
 use crate::tuc::{self, normalize};
 
 /// Units a `site_urls` / `crawler` source copies at most.

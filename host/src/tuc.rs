@@ -3,6 +3,7 @@
 //! Nova measured. Every relevant call is attributed to the calling agent's open instance on the
 //! page's origin (`tuc_observations`); reconcile replays stored scans against open URL units.
 
+pub mod args;
 pub mod normalize;
 pub mod sources;
 pub mod spell;
@@ -311,7 +312,7 @@ pub const COVERAGE_SCAN: crate::registry::ToolDef = crate::registry::ToolDef::ne
 pub const RECONCILE_COVERAGE: crate::registry::ToolDef = crate::registry::ToolDef::new(
     "nova.task_instance_reconcile_coverage",
     "Replay stored coverage scans against a task run's open URL units; dryRun (default) proposes,                  dryRun=false applies when the user allows it.",
-    crate::registry::schema::<crate::etm::args::ReconcileArgs>,
+    crate::registry::schema::<args::ReconcileArgs>,
     crate::handler!(reconcile_coverage),
 )
 .bundles(&[crate::registry::Bundle::TaskMemory])
@@ -580,7 +581,7 @@ impl Hub {
     pub async fn reconcile_coverage(
         &self,
         rec: &mut CallRecord,
-        a: crate::etm::args::ReconcileArgs,
+        a: args::ReconcileArgs,
     ) -> Result<ToolReply, CallError> {
         let settings = Settings::load(&self.data);
         if !a.dry_run && !settings.task_url_coverage_allow_agent_reconcile_apply {

@@ -4,7 +4,7 @@
 //! Requests flow both ways; each has a timeout on the sending side, and a missing reply becomes
 //! an error with a reason rather than a hang. Host-to-browser frames above
 //! [`HOST_TO_BROWSER_MAX_FRAME`] are split into [`Kind::Chunk`] frames that the extension
-//! reassembles.
+//! reassembles. The messages of a guarded action (check, act, watch) are in [`act`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,11 @@ pub const BROWSER_TO_HOST_MAX_FRAME: usize = 64 * 1024 * 1024;
 /// Payload bytes per chunk: the frame limit minus room for the envelope around the data
 /// (JSON string escaping can double a byte, so half the budget is the safe figure).
 pub const CHUNK_DATA_BYTES: usize = HOST_TO_BROWSER_MAX_FRAME / 2 - 1024;
+
+mod act;
+pub use act::{
+    ActParams, CheckParams, CheckResult, PageAction, SelectParams, WatchParams, WatchResult, WatchSpec,
+};
 
 /// A frame id as the browser numbers them: 0 is the top frame; Chromium's fit in 32 bits,
 /// Firefox's (process-qualified window ids) need more, and stay below 2^53 like every JS number.
@@ -455,134 +460,6 @@ pub struct TypeParams {
     pub clear: bool,
     /// Press Enter after typing.
     pub press_enter: bool,
-}
-
-/// `page.check` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CheckParams {
-    /// `active` or a target id.
-    pub target: String,
-    /// Frame (top frame when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<FrameId>,
-    /// The assertions to evaluate.
-    pub set: crate::cls::AssertionSet,
-    /// Selectors the `chat.*` / `form.*` collectors use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adapter: Option<crate::adapter::Adapter>,
-    /// The tab's navigation epoch, for `page.navEpoch` (filled by the background).
-    #[serde(default)]
-    pub nav_epoch: u32,
-}
-
-/// `page.check` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CheckResult {
-    /// The set's verdict.
-    pub verdict: crate::cls::Verdict,
-    /// Assertions that failed or could not be evaluated.
-    pub failed_assertions: Vec<crate::cls::AssertionResult>,
-}
-
-/// What to watch after dispatch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct WatchSpec {
-    /// The postconditions.
-    pub postconditions: crate::cls::Postconditions,
-    /// How long to watch, ms.
-    pub window_ms: u32,
-    /// How long success must hold, ms.
-    pub hold_ms: u32,
-    /// Selectors the `chat.*` / `form.*` collectors use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adapter: Option<crate::adapter::Adapter>,
-}
-
-/// The action `page.act` dispatches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub enum PageAction {
-    /// A click.
-    Click(ClickParams),
-    /// Typing.
-    Type(TypeParams),
-    /// Choosing an option of a `<select>` or of a listbox picker.
-    Select(SelectParams),
-}
-
-/// Choosing an option: a `<select>` gets the option selected (with `input`/`change`); any other
-/// picker is clicked open and the visible `[role=option]` named `option` is clicked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SelectParams {
-    /// `active` or a target id.
-    pub target: String,
-    /// Frame (top frame when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<FrameId>,
-    /// The picker: a `<select>`, or the control that opens the option list.
-    pub selector: String,
-    /// The option's visible text (case-insensitive; an exact match wins over a partial one).
-    pub option: String,
-}
-
-/// `page.act` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ActParams {
-    /// `active` or a target id.
-    pub target: String,
-    /// Frame (top frame when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<FrameId>,
-    /// What to do.
-    pub action: PageAction,
-    /// What to watch for.
-    pub watch: WatchSpec,
-    /// Names the armed watch for the following `page.watch`.
-    pub watch_id: String,
-    /// The tab's navigation epoch (filled by the background).
-    #[serde(default)]
-    pub nav_epoch: u32,
-}
-
-/// `page.watch` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct WatchParams {
-    /// `active` or a target id.
-    pub target: String,
-    /// Frame (top frame when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<FrameId>,
-    /// What to watch for (used when no watch with this id is armed in the document).
-    pub watch: WatchSpec,
-    /// The watch armed by `page.act`.
-    pub watch_id: String,
-    /// The tab's navigation epoch (filled by the background).
-    #[serde(default)]
-    pub nav_epoch: u32,
-}
-
-/// What the postcondition watch concluded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct WatchResult {
-    /// The final classification.
-    pub outcome: crate::cls::Outcome,
-    /// Assertions behind a failure or an evaluation error.
-    pub failed_assertions: Vec<crate::cls::AssertionResult>,
-    /// Time from arming to the verdict, ms.
-    pub elapsed_ms: u32,
-    /// Whether the verdict was reached on a new document after the action navigated.
-    #[serde(default)]
-    pub navigated: bool,
-    /// Whether success was seen at some point without holding for the stability time.
-    #[serde(default)]
-    pub success_seen: bool,
 }
 
 /// `page.route` parameters.

@@ -1,4 +1,4 @@
-//! Arguments of the ETM and TUC tools (docs/tasks.md, "Arguments"). Every type rejects
+//! Arguments of the ETM tools (docs/tasks.md, "Arguments"); TUC's are in `crate::tuc::args`. Every type rejects
 //! unknown fields; bounds are checked by the tools and named in the error.
 
 use std::collections::BTreeMap;
@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::completion::CompletionCondition;
+use crate::tuc::args::UnitSource;
 
 fn yes() -> bool {
     true
@@ -335,35 +336,6 @@ impl TaskKind {
     }
 }
 
-/// `unitSource.kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum UnitSourceKind {
-    /// The site's sitemap and the links of its start page.
-    SiteUrls,
-    /// A breadth-first crawl of the site.
-    Crawler,
-    /// `explicitUrls`.
-    Explicit,
-}
-
-/// `unitSource`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct UnitSource {
-    /// site_urls | crawler | explicit.
-    pub kind: UnitSourceKind,
-    /// Required for site_urls and crawler (host, host:port or an origin URL).
-    #[serde(default)]
-    pub scope_domain: Option<String>,
-    /// Required for explicit.
-    #[serde(default)]
-    pub explicit_urls: Option<Vec<String>>,
-    /// Freeze discovery once the units are written.
-    #[serde(default)]
-    pub freeze_after_populate: bool,
-}
-
 /// `nova.task_instance_create`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -687,161 +659,6 @@ pub struct AbortArgs {
     /// aborted (default) | failed.
     #[serde(default)]
     pub outcome: AbortOutcome,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-/// Guidance kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum GuidanceKind {
-    /// Style.
-    Style,
-    /// Terminology.
-    Terminology,
-    /// Scope rule.
-    ScopeRule,
-    /// Workflow.
-    Workflow,
-    /// Quality.
-    Quality,
-    /// Match telemetry.
-    MatchTelemetry,
-    /// Anything else.
-    Custom,
-}
-
-/// Who logged guidance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceKind {
-    /// The user.
-    User,
-    /// An agent.
-    Agent,
-    /// A reviewer.
-    Reviewer,
-    /// A migration.
-    Migration,
-    /// Nova itself.
-    System,
-}
-
-/// `nova.task_guidance_log_add`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GuidanceAddArgs {
-    /// Profile (without it the entry is `proposed`).
-    #[serde(default)]
-    pub profile_id: Option<String>,
-    /// Instance.
-    #[serde(default)]
-    pub instance_id: Option<String>,
-    /// Kind.
-    pub guidance_kind: GuidanceKind,
-    /// Payload (text, appliesTo, rationale, decision, ...; extra keys allowed).
-    #[serde(default)]
-    pub payload: serde_json::Map<String, Value>,
-    /// Who.
-    pub source_kind: SourceKind,
-    /// Reference.
-    #[serde(default)]
-    pub source_ref: Option<String>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-/// Guidance-log status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum GuidanceStatus {
-    /// Logged.
-    Logged,
-    /// Proposed.
-    Proposed,
-    /// Accepted.
-    Accepted,
-    /// Rejected.
-    Rejected,
-    /// Promoted.
-    Promoted,
-}
-
-/// `nova.task_guidance_logs`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GuidanceLogsArgs {
-    /// Filter.
-    #[serde(default)]
-    pub profile_id: Option<String>,
-    /// Filter.
-    #[serde(default)]
-    pub instance_id: Option<String>,
-    /// Filter.
-    #[serde(default)]
-    pub guidance_kind: Option<GuidanceKind>,
-    /// Filter.
-    #[serde(default)]
-    pub status: Option<GuidanceStatus>,
-    /// 1-200, default 50.
-    #[serde(default = "fifty")]
-    #[schemars(range(min = 1, max = 200))]
-    pub limit: u32,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-fn fifty() -> u32 {
-    50
-}
-
-/// `nova.task_promotion_candidates`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CandidatesArgs {
-    /// The profile.
-    pub profile_id: String,
-    /// Minimum occurrenceCount, 1-100, default 3 (alias `minOccurrences`).
-    #[serde(default = "three", alias = "minOccurrences")]
-    #[schemars(range(min = 1, max = 100))]
-    pub threshold: u32,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-fn three() -> u32 {
-    3
-}
-
-/// `nova.task_promote_guidance`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PromoteArgs {
-    /// The log entry.
-    pub guidance_log_id: String,
-    /// The profile it is promoted into.
-    pub profile_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-/// `nova.task_instance_reconcile_coverage`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReconcileArgs {
-    /// The instance.
-    pub instance_id: String,
-    /// Propose only (default true); false applies (needs the user's setting).
-    #[serde(default = "yes")]
-    pub dry_run: bool,
-    /// Observations after this (ISO 8601 or epoch ms) are ignored; default now.
-    #[serde(default)]
-    pub observation_cutoff: Option<Value>,
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,

@@ -3,10 +3,11 @@
 //! promoted into the profile's `stableGuidance` atomically (contentRev + 1).
 
 use rusqlite::{OptionalExtension as _, params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::args::{CandidatesArgs, GuidanceAddArgs, GuidanceLogsArgs, PromoteArgs};
 use super::{ok, soft};
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
 use crate::paths::now_ms;
@@ -60,6 +61,144 @@ fn log_json(r: &rusqlite::Row<'_>) -> rusqlite::Result<Value> {
 
 const LOG_COLUMNS: &str = "guidance_log_id, profile_id, instance_id, normalized_hash, guidance_kind, payload,
     source_kind, source_ref, status, occurrence_count, promoted_to_content_rev, created_at_ms, updated_at_ms";
+
+/// Guidance kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidanceKind {
+    /// Style.
+    Style,
+    /// Terminology.
+    Terminology,
+    /// Scope rule.
+    ScopeRule,
+    /// Workflow.
+    Workflow,
+    /// Quality.
+    Quality,
+    /// Match telemetry.
+    MatchTelemetry,
+    /// Anything else.
+    Custom,
+}
+
+/// Who logged guidance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// The user.
+    User,
+    /// An agent.
+    Agent,
+    /// A reviewer.
+    Reviewer,
+    /// A migration.
+    Migration,
+    /// Nova itself.
+    System,
+}
+
+/// `nova.task_guidance_log_add`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GuidanceAddArgs {
+    /// Profile (without it the entry is `proposed`).
+    #[serde(default)]
+    pub profile_id: Option<String>,
+    /// Instance.
+    #[serde(default)]
+    pub instance_id: Option<String>,
+    /// Kind.
+    pub guidance_kind: GuidanceKind,
+    /// Payload (text, appliesTo, rationale, decision, ...; extra keys allowed).
+    #[serde(default)]
+    pub payload: serde_json::Map<String, Value>,
+    /// Who.
+    pub source_kind: SourceKind,
+    /// Reference.
+    #[serde(default)]
+    pub source_ref: Option<String>,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+/// Guidance-log status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidanceStatus {
+    /// Logged.
+    Logged,
+    /// Proposed.
+    Proposed,
+    /// Accepted.
+    Accepted,
+    /// Rejected.
+    Rejected,
+    /// Promoted.
+    Promoted,
+}
+
+/// `nova.task_guidance_logs`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GuidanceLogsArgs {
+    /// Filter.
+    #[serde(default)]
+    pub profile_id: Option<String>,
+    /// Filter.
+    #[serde(default)]
+    pub instance_id: Option<String>,
+    /// Filter.
+    #[serde(default)]
+    pub guidance_kind: Option<GuidanceKind>,
+    /// Filter.
+    #[serde(default)]
+    pub status: Option<GuidanceStatus>,
+    /// 1-200, default 50.
+    #[serde(default = "fifty")]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: u32,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+fn fifty() -> u32 {
+    50
+}
+
+/// `nova.task_promotion_candidates`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CandidatesArgs {
+    /// The profile.
+    pub profile_id: String,
+    /// Minimum occurrenceCount, 1-100, default 3 (alias `minOccurrences`).
+    #[serde(default = "three", alias = "minOccurrences")]
+    #[schemars(range(min = 1, max = 100))]
+    pub threshold: u32,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+fn three() -> u32 {
+    3
+}
+
+/// `nova.task_promote_guidance`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PromoteArgs {
+    /// The log entry.
+    pub guidance_log_id: String,
+    /// The profile it is promoted into.
+    pub profile_id: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
 
 impl Hub {
     /// `nova.task_guidance_log_add`.

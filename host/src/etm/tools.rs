@@ -121,7 +121,7 @@ pub const TASK_INSTANCE_ABORT: crate::registry::ToolDef = crate::registry::ToolD
 pub const TASK_GUIDANCE_LOG_ADD: crate::registry::ToolDef = crate::registry::ToolDef::new(
     "nova.task_guidance_log_add",
     "Log a lesson for a task profile; recurring lessons become promotion candidates.",
-    crate::registry::schema::<super::args::GuidanceAddArgs>,
+    crate::registry::schema::<super::guidance::GuidanceAddArgs>,
     crate::handler!(task_guidance_log_add),
 )
 .bundles(&[crate::registry::Bundle::TaskMemory])
@@ -131,7 +131,7 @@ pub const TASK_GUIDANCE_LOG_ADD: crate::registry::ToolDef = crate::registry::Too
 pub const TASK_GUIDANCE_LOGS: crate::registry::ToolDef = crate::registry::ToolDef::new(
     "nova.task_guidance_logs",
     "List guidance logs.",
-    crate::registry::schema::<super::args::GuidanceLogsArgs>,
+    crate::registry::schema::<super::guidance::GuidanceLogsArgs>,
     crate::handler!(task_guidance_logs),
 )
 .bundles(&[crate::registry::Bundle::TaskMemory])
@@ -142,7 +142,7 @@ pub const TASK_GUIDANCE_LOGS: crate::registry::ToolDef = crate::registry::ToolDe
 pub const TASK_PROMOTION_CANDIDATES: crate::registry::ToolDef = crate::registry::ToolDef::new(
     "nova.task_promotion_candidates",
     "Guidance logged often enough to promote into the profile.",
-    crate::registry::schema::<super::args::CandidatesArgs>,
+    crate::registry::schema::<super::guidance::CandidatesArgs>,
     crate::handler!(task_promotion_candidates),
 )
 .bundles(&[crate::registry::Bundle::TaskMemory])
@@ -153,7 +153,7 @@ pub const TASK_PROMOTION_CANDIDATES: crate::registry::ToolDef = crate::registry:
 pub const TASK_PROMOTE_GUIDANCE: crate::registry::ToolDef = crate::registry::ToolDef::new(
     "nova.task_promote_guidance",
     "Promote a guidance log into the profile's stable guidance.",
-    crate::registry::schema::<super::args::PromoteArgs>,
+    crate::registry::schema::<super::guidance::PromoteArgs>,
     crate::handler!(task_promote_guidance),
 )
 .bundles(&[crate::registry::Bundle::TaskMemory])

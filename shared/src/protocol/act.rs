@@ -1,0 +1,135 @@
+//! The messages of a guarded action: `page.check` (assertions now), `page.act` (arm the
+//! postcondition watch, then dispatch) and `page.watch` (its verdict).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{ClickParams, FrameId, TypeParams};
+
+/// `page.check` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CheckParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// The assertions to evaluate.
+    pub set: crate::cls::AssertionSet,
+    /// Selectors the `chat.*` / `form.*` collectors use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<crate::adapter::Adapter>,
+    /// The tab's navigation epoch, for `page.navEpoch` (filled by the background).
+    #[serde(default)]
+    pub nav_epoch: u32,
+}
+
+/// `page.check` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CheckResult {
+    /// The set's verdict.
+    pub verdict: crate::cls::Verdict,
+    /// Assertions that failed or could not be evaluated.
+    pub failed_assertions: Vec<crate::cls::AssertionResult>,
+}
+
+/// What to watch after dispatch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WatchSpec {
+    /// The postconditions.
+    pub postconditions: crate::cls::Postconditions,
+    /// How long to watch, ms.
+    pub window_ms: u32,
+    /// How long success must hold, ms.
+    pub hold_ms: u32,
+    /// Selectors the `chat.*` / `form.*` collectors use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<crate::adapter::Adapter>,
+}
+
+/// The action `page.act` dispatches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub enum PageAction {
+    /// A click.
+    Click(ClickParams),
+    /// Typing.
+    Type(TypeParams),
+    /// Choosing an option of a `<select>` or of a listbox picker.
+    Select(SelectParams),
+}
+
+/// Choosing an option: a `<select>` gets the option selected (with `input`/`change`); any other
+/// picker is clicked open and the visible `[role=option]` named `option` is clicked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SelectParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// The picker: a `<select>`, or the control that opens the option list.
+    pub selector: String,
+    /// The option's visible text (case-insensitive; an exact match wins over a partial one).
+    pub option: String,
+}
+
+/// `page.act` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// What to do.
+    pub action: PageAction,
+    /// What to watch for.
+    pub watch: WatchSpec,
+    /// Names the armed watch for the following `page.watch`.
+    pub watch_id: String,
+    /// The tab's navigation epoch (filled by the background).
+    #[serde(default)]
+    pub nav_epoch: u32,
+}
+
+/// `page.watch` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WatchParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame (top frame when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// What to watch for (used when no watch with this id is armed in the document).
+    pub watch: WatchSpec,
+    /// The watch armed by `page.act`.
+    pub watch_id: String,
+    /// The tab's navigation epoch (filled by the background).
+    #[serde(default)]
+    pub nav_epoch: u32,
+}
+
+/// What the postcondition watch concluded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WatchResult {
+    /// The final classification.
+    pub outcome: crate::cls::Outcome,
+    /// Assertions behind a failure or an evaluation error.
+    pub failed_assertions: Vec<crate::cls::AssertionResult>,
+    /// Time from arming to the verdict, ms.
+    pub elapsed_ms: u32,
+    /// Whether the verdict was reached on a new document after the action navigated.
+    #[serde(default)]
+    pub navigated: bool,
+    /// Whether success was seen at some point without holding for the stability time.
+    #[serde(default)]
+    pub success_seen: bool,
+}
