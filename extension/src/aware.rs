@@ -35,7 +35,7 @@ use nova_shared::selector::format_ref;
 use web_sys::{Document, Element};
 
 use crate::dom;
-use crate::perceive::clip;
+use crate::dom::clip;
 
 /// Password fields.
 const PASSWORD: &str = "input[type=\"password\" i]";

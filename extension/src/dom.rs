@@ -262,9 +262,10 @@ pub fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn clip(s: String, max: usize) -> String {
+/// At most `max` characters, with an ellipsis when cut.
+pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
-        return s;
+        return s.to_owned();
     }
     let mut out: String = s.chars().take(max).collect();
     out.push('…');
@@ -352,11 +353,11 @@ pub fn name(el: &Element) -> String {
     if let Some(ids) = el.get_attribute("aria-labelledby") {
         let n = text_of_ids(el, &ids);
         if !n.is_empty() {
-            return clip(n, 80);
+            return clip(&n, 80);
         }
     }
     if let Some(n) = attr("aria-label") {
-        return clip(n, 80);
+        return clip(&n, 80);
     }
     let t = tag(el);
     if matches!(t.as_str(), "input" | "select" | "textarea") {
@@ -368,12 +369,12 @@ pub fn name(el: &Element) -> String {
                 (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.text_content()).collect();
             let n = collapse(&text.join(" "));
             if !n.is_empty() {
-                return clip(n, 80);
+                return clip(&n, 80);
             }
         }
         if t == "input" && matches!(input_type(el).as_str(), "button" | "submit" | "reset") {
             if let Some(v) = attr("value") {
-                return clip(v, 80);
+                return clip(&v, 80);
             }
             return if input_type(el) == "submit" { "Submit".into() } else { String::new() };
         }
@@ -382,7 +383,7 @@ pub fn name(el: &Element) -> String {
         // labels (part of the accessible name) are kept.
         let n = collapse(&el.text_content().unwrap_or_default());
         if !n.is_empty() {
-            return clip(n, 80);
+            return clip(&n, 80);
         }
         // Icon links and buttons: the name comes from an image's alt or a labelled child.
         if let Ok(Some(child)) = el.query_selector("img[alt]:not([alt='']), [aria-label], svg title") {
@@ -393,14 +394,14 @@ pub fn name(el: &Element) -> String {
                 .map(|v| collapse(&v))
                 .unwrap_or_default();
             if !n.is_empty() {
-                return clip(n, 80);
+                return clip(&n, 80);
             }
         }
     }
     ["placeholder", "title", "alt", "name"]
         .iter()
         .find_map(|a| attr(a))
-        .map(|n| clip(n, 80))
+        .map(|n| clip(&n, 80))
         .unwrap_or_default()
 }
 
@@ -416,13 +417,13 @@ pub fn name_attr_only(el: &Element) -> String {
     if let Some(ids) = el.get_attribute("aria-labelledby") {
         let n = text_of_ids(el, &ids);
         if !n.is_empty() {
-            return clip(n, 60);
+            return clip(&n, 60);
         }
     }
     ["aria-label", "name", "id"]
         .iter()
         .find_map(|a| el.get_attribute(a).map(|v| collapse(&v)).filter(|v| !v.is_empty()))
-        .map(|n| clip(n, 60))
+        .map(|n| clip(&n, 60))
         .unwrap_or_default()
 }
 

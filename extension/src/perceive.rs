@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, Node};
 
 use crate::aware;
-use crate::dom::{self, Failure};
+use crate::dom::{self, Failure, clip};
 
 const INTERACTIVE_ROLES: &[&str] = &[
     "button",
@@ -367,16 +367,6 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
         line.push_str(" selected");
     }
     line
-}
-
-/// At most `max` characters, with an ellipsis when cut.
-pub(crate) fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let mut out: String = s.chars().take(max).collect();
-    out.push('…');
-    out
 }
 
 fn scroll() -> (f64, f64) {
