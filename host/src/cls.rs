@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
-use crate::paths::now_ms;
+use crate::time::now_ms;
 use crate::tob::flags;
 
 /// Wait suggested to a caller that found the target busy: 1000 ms (docs/cls.md).

@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 
 use crate::bridge::{Bridge, BridgeError};
 use crate::lease::{Leases, OwnerMismatch};
-use crate::paths::{DataDir, now_ms};
+use crate::paths::DataDir;
+use crate::time::now_ms;
 use crate::tob::{self, Observation, Outcome, Recorder};
 
 /// Everything a tool call needs: the browser, the store, the leases.

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::bridge::Bridge;
 use crate::dispatch::Hub;
 use crate::mcp;
-use crate::paths::{DataDir, now_ms};
+use crate::paths::DataDir;
+use crate::time::now_ms;
 
 /// Environment variable with the preferred HTTP port; `0` picks a free one.
 pub const HTTP_PORT_ENV: &str = "NOVA_HTTP_PORT";

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::paths::now_ms;
+use crate::time::now_ms;
 
 /// `tab_claim.ttlMs` default: 120000.
 pub const DEFAULT_TTL_MS: u32 = 120_000;
@@ -366,7 +366,7 @@ mod tools {
                 self.recorder.flush().await;
                 self.scopes.backfill(&scope, &tab.target_id, &a.agent_id);
             }
-            let remaining = lease.expires_at_ms - crate::paths::now_ms();
+            let remaining = lease.expires_at_ms - crate::time::now_ms();
             Ok(ToolReply::ok(json!({
                 "ok": true, "status": "ok", "targetId": tab.target_id, "claimed": true,
                 "claimOwner": lease.owner, "leaseRemainingMs": remaining,

@@ -20,7 +20,7 @@
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
-//! - [`paths`]: the data dir and everything in it.
+//! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601.
 //!
 //! `docs/architecture.md` follows one call through these modules.
 
@@ -41,5 +41,6 @@ pub mod paths;
 pub mod registry;
 pub mod settings;
 pub mod store;
+pub mod time;
 pub mod tob;
 pub mod tuc;

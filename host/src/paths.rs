@@ -113,14 +113,6 @@ pub fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
     }
 }
 
-/// Milliseconds since the unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

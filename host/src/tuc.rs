@@ -17,9 +17,10 @@ use sha2::{Digest, Sha256};
 
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
-use crate::etm::{load_instance, parse_time, soft};
-use crate::paths::now_ms;
+use crate::etm::{load_instance, soft};
 use crate::settings::Settings;
+use crate::time::now_ms;
+use crate::time::parse_time;
 use crate::tob::flags;
 
 /// Registered scans are hashed with the page code that runs them.

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use nova_shared::ui::Prompt;
 
-use crate::paths::now_ms;
 use crate::store::{self, StoreError};
+use crate::time::now_ms;
 
 /// The engaged stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,8 +13,8 @@ use super::resume::Durable;
 use super::{Preflight, SessionState};
 use crate::bridge::BrowserState;
 use crate::dispatch::{Hub, Session};
-use crate::paths::now_ms;
 use crate::settings::Settings;
+use crate::time::now_ms;
 
 /// How long the page may take to say its revision; past it the gates judge on what the hub
 /// last heard.

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 use super::control::Control;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
-use crate::paths::now_ms;
+use crate::time::now_ms;
 
 /// `timeoutMs` bounds and default.
 pub const TIMEOUT_MS: (u32, u32, u32) = (5_000, 600_000, 120_000);

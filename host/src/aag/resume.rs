@@ -18,8 +18,8 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde::{Deserialize, Serialize};
 
 use super::SessionState;
-use crate::paths::now_ms;
 use crate::store::{self, StoreError};
+use crate::time::now_ms;
 
 /// The experimental capability through which `nova mcp` names its session.
 pub const RELAY_CAPABILITY: &str = "io.nova/relay";

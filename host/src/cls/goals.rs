@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::paths::now_ms;
 use crate::store::{self, StoreError};
+use crate::time::now_ms;
 
 /// `leaseMs` bounds and default: 1000-600000, 120000 (docs/cls.md, "Goals").
 pub const LEASE_MS: (u32, u32, u32) = (1_000, 600_000, 120_000);

@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension as _, params};
 use serde_json::{Value, json};
 
-use crate::paths::now_ms;
 use crate::store::{self, StoreError};
+use crate::time::now_ms;
 
 /// What the journal needs to know at intent time.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::{ok, soft};
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
-use crate::paths::now_ms;
+use crate::time::now_ms;
 
 /// Most entries a profile's `stableGuidance` holds.
 pub const MAX_STABLE_GUIDANCE: usize = 200;

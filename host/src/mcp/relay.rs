@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 
 use super::{MAX_LINE_BYTES, NOT_CONNECTED_HELP};
 use crate::hub::HubRecord;
-use crate::paths::{DataDir, now_ms};
+use crate::paths::DataDir;
+use crate::time::now_ms;
 use crate::tob::{self, Observation, Outcome, Recorder};
 
 /// Id of the `initialize` the relay replays to a hub found mid-session.

@@ -10,8 +10,8 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, params};
 
-use crate::paths::now_ms;
 use crate::store::{self, StoreError};
+use crate::time::now_ms;
 
 /// Prelude backfill window.
 pub const PRELUDE_MS: i64 = 30_000;

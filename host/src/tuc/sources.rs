@@ -11,7 +11,7 @@ use nova_shared::protocol::{FetchParams, FetchResult, method};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::Hub;
 use crate::etm::MAX_SEEDED_URLS;
-use crate::paths::now_ms;
+use crate::time::now_ms;
 use crate::tuc::normalize;
 
 /// Largest page or sitemap read, bytes.
