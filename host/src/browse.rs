@@ -19,10 +19,11 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
-use crate::tob::flags;
+use crate::tob::{ActionKind, flags};
 use nova_shared::cls::TransitionContract;
 
 pub mod screenshot;
+use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use nova_shared::protocol::PageAction;
 pub use screenshot::{ImageFormat, SCREENSHOT, SCREENSHOT_QUALITY, ScreenshotArgs};
 
@@ -251,86 +252,74 @@ fn check_url(url: &str) -> Result<(), CallError> {
 }
 
 /// `nova.perceive` in the tool registry.
-pub const PERCEIVE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const PERCEIVE: ToolDef = ToolDef::new(
     "nova.perceive",
     "Understand the visible page: URL, title, page state, interactive elements with \
      refs (e12) usable as selectors, landmarks, forms and visible text, plus awareness \
      signals: sign-in / payment / consent overlays, autofill fields, native dialogs \
      and framework hints.",
-    crate::registry::schema::<PerceiveArgs>,
+    registry::schema::<PerceiveArgs>,
     crate::handler!(perceive),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::PageReadDebug])
-.tob(
-    crate::tob::ActionKind::Read,
-    "webpage",
-    crate::tob::flags::CONTENT_EXPOSED | crate::tob::flags::VISUAL_EXPOSED | crate::tob::flags::DOM_EXPOSED,
-)
-.page(crate::registry::PageUse::Reads { perceives: true })
-.evidence(crate::registry::Evidence::TextLight)
+.bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
+.tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::VISUAL_EXPOSED | flags::DOM_EXPOSED)
+.page(PageUse::Reads { perceives: true })
+.evidence(Evidence::TextLight)
 .read_only()
 .in_sequence();
 
 /// `nova.read_text` in the tool registry.
-pub const READ_TEXT: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const READ_TEXT: ToolDef = ToolDef::new(
     "nova.read_text",
     "Read the visible text of the page or of one element.",
-    crate::registry::schema::<ReadTextArgs>,
+    registry::schema::<ReadTextArgs>,
     crate::handler!(read_text),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::PageReadDebug])
-.tob(
-    crate::tob::ActionKind::Read,
-    "dom_node",
-    crate::tob::flags::CONTENT_EXPOSED | crate::tob::flags::DOM_EXPOSED,
-)
-.page(crate::registry::PageUse::Reads { perceives: true })
-.evidence(crate::registry::Evidence::TextLight)
+.bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
+.tob(ActionKind::Read, "dom_node", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED)
+.page(PageUse::Reads { perceives: true })
+.evidence(Evidence::TextLight)
 .read_only()
 .in_sequence();
 
 /// `nova.navigate` in the tool registry.
-pub const NAVIGATE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const NAVIGATE: ToolDef = ToolDef::new(
     "nova.navigate",
     "Open a URL in a tab and wait for it to load.",
-    crate::registry::schema::<NavigateArgs>,
+    registry::schema::<NavigateArgs>,
     crate::handler!(navigate),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(crate::tob::ActionKind::Navigate, "webpage", crate::tob::flags::NAVIGATION_INTENT)
-.page(crate::registry::PageUse::Navigates)
-.evidence(crate::registry::Evidence::Visit)
+.bundles(&[Bundle::BrowserAutomation])
+.tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
+.page(PageUse::Navigates)
+.evidence(Evidence::Visit)
 .in_sequence();
 
 /// `nova.click_selector` in the tool registry.
-pub const CLICK: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const CLICK: ToolDef = ToolDef::new(
     "nova.click_selector",
     "Click an element after checking it is visible, enabled and not covered. \
      Reports actionDispatched: true only once the page was touched. File inputs and \
      their labels are refused (file_input_click): use nova.file_upload.",
-    crate::registry::schema::<ClickArgs>,
+    registry::schema::<ClickArgs>,
     crate::handler!(click),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(crate::tob::ActionKind::Interact, "dom_node", crate::tob::flags::MUTATION_ATTEMPTED)
-.page(crate::registry::PageUse::Acts { needs_perception: true })
+.bundles(&[Bundle::BrowserAutomation])
+.tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED)
+.page(PageUse::Acts { needs_perception: true })
 .in_sequence();
 
 /// `nova.type_selector` in the tool registry.
-pub const TYPE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const TYPE: ToolDef = ToolDef::new(
     "nova.type_selector",
     "Type into an input, textarea or contenteditable editor with real input events. \
      Password values are never stored or logged.",
-    crate::registry::schema::<TypeArgs>,
+    registry::schema::<TypeArgs>,
     crate::handler!(type_text),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(
-    crate::tob::ActionKind::Interact,
-    "dom_node",
-    crate::tob::flags::MUTATION_ATTEMPTED | crate::tob::flags::INPUT_SUPPLIED,
-)
-.page(crate::registry::PageUse::Acts { needs_perception: true })
+.bundles(&[Bundle::BrowserAutomation])
+.tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED | flags::INPUT_SUPPLIED)
+.page(PageUse::Acts { needs_perception: true })
 .secrets(&["text"])
 .in_sequence();
 

@@ -319,27 +319,28 @@ mod tools {
     use super::{ClaimArgs, MAX_TTL_MS, MIN_TTL_MS, ReleaseArgs};
     use crate::browse::check_range;
     use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+    use crate::registry::{self, Bundle, PageUse, ToolDef};
 
     /// `nova.tab_claim` in the tool registry.
-    pub const TAB_CLAIM: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    pub const TAB_CLAIM: ToolDef = ToolDef::new(
         "nova.tab_claim",
         "Reserve a tab for this agent; other agents' calls on it fail with \
      claim.owner_mismatch until release or expiry.",
-        crate::registry::schema::<ClaimArgs>,
+        registry::schema::<ClaimArgs>,
         crate::handler!(tab_claim),
     )
-    .bundles(&[crate::registry::Bundle::BrowserAutomation])
-    .page(crate::registry::PageUse::Tab);
+    .bundles(&[Bundle::BrowserAutomation])
+    .page(PageUse::Tab);
 
     /// `nova.tab_release` in the tool registry.
-    pub const TAB_RELEASE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+    pub const TAB_RELEASE: ToolDef = ToolDef::new(
         "nova.tab_release",
         "Release a tab this agent claimed.",
-        crate::registry::schema::<ReleaseArgs>,
+        registry::schema::<ReleaseArgs>,
         crate::handler!(tab_release),
     )
-    .bundles(&[crate::registry::Bundle::BrowserAutomation])
-    .page(crate::registry::PageUse::Tab);
+    .bundles(&[Bundle::BrowserAutomation])
+    .page(PageUse::Tab);
 
     impl Hub {
         /// `nova.tab_claim`.

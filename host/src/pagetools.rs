@@ -17,7 +17,8 @@ use serde_json::{Map, Value, json};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::browse::{check_range, merge, ok_body, parse_frame};
 use crate::dispatch::{CallError, CallRecord, Hub, Session, ToolReply};
-use crate::tob::flags;
+use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
+use crate::tob::{ActionKind, flags};
 use crate::tuc::sources;
 
 fn active() -> String {
@@ -140,61 +141,58 @@ pub fn sequence_tools() -> Vec<&'static str> {
 }
 
 /// `nova.route` in the tool registry.
-pub const ROUTE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const ROUTE: ToolDef = ToolDef::new(
     "nova.route",
     "Route inside a single-page web app without reloading it (history push + popstate), on the \
                  same origin; use nova.navigate for other sites.",
-    crate::registry::schema::<RouteArgs>,
+    registry::schema::<RouteArgs>,
     crate::handler!(route),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(crate::tob::ActionKind::Navigate, "webpage", crate::tob::flags::NAVIGATION_INTENT)
-.page(crate::registry::PageUse::Navigates)
-.evidence(crate::registry::Evidence::Visit)
+.bundles(&[Bundle::BrowserAutomation])
+.tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
+.page(PageUse::Navigates)
+.evidence(Evidence::Visit)
 .in_sequence();
 
 /// `nova.file_upload` in the tool registry.
-pub const FILE_UPLOAD: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const FILE_UPLOAD: ToolDef = ToolDef::new(
     "nova.file_upload",
     "Put files (absolute paths on this computer, or inline base64) into an <input type=file>, \
                  as the browser's file picker would.",
-    crate::registry::schema::<UploadArgs>,
+    registry::schema::<UploadArgs>,
     crate::handler!(file_upload),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
+.bundles(&[Bundle::BrowserAutomation])
 .tob(
-    crate::tob::ActionKind::Interact,
+    ActionKind::Interact,
     "dom_node",
-    crate::tob::flags::SELECTOR_TOUCHED
-        | crate::tob::flags::INPUT_SUPPLIED
-        | crate::tob::flags::MUTATION_ATTEMPTED
-        | crate::tob::flags::FILE_EXPOSED,
+    flags::SELECTOR_TOUCHED | flags::INPUT_SUPPLIED | flags::MUTATION_ATTEMPTED | flags::FILE_EXPOSED,
 )
-.page(crate::registry::PageUse::Acts { needs_perception: true })
+.page(PageUse::Acts { needs_perception: true })
 .in_sequence();
 
 /// `nova.dismiss_blockers` in the tool registry.
-pub const DISMISS_BLOCKERS: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const DISMISS_BLOCKERS: ToolDef = ToolDef::new(
     "nova.dismiss_blockers",
     "Close visible blockers (cookie/consent banners, dialogs, modal layers) with their decline or \
                  close control; consent is never accepted unless allowAccept is set.",
-    crate::registry::schema::<DismissArgs>,
+    registry::schema::<DismissArgs>,
     crate::handler!(dismiss_blockers),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(crate::tob::ActionKind::Interact, "webpage", crate::tob::flags::MUTATION_ATTEMPTED)
-.page(crate::registry::PageUse::Acts { needs_perception: false })
+.bundles(&[Bundle::BrowserAutomation])
+.tob(ActionKind::Interact, "webpage", flags::MUTATION_ATTEMPTED)
+.page(PageUse::Acts { needs_perception: false })
 .in_sequence();
 
 /// `nova.run_sequence` in the tool registry.
-pub const RUN_SEQUENCE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const RUN_SEQUENCE: ToolDef = ToolDef::new(
     "nova.run_sequence",
     "Run up to 20 browser tool calls in order; each is checked and recorded like a single call and \
                  the first failure stops the sequence.",
-    crate::registry::schema::<SequenceArgs>,
+    registry::schema::<SequenceArgs>,
     crate::handler!(run_sequence),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation]);
+.bundles(&[Bundle::BrowserAutomation]);
 
 impl Hub {
     /// `nova.route`.

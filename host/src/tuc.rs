@@ -18,10 +18,11 @@ use sha2::{Digest, Sha256};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
 use crate::etm::{load_instance, soft};
+use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::settings::Settings;
 use crate::time::now_ms;
 use crate::time::parse_time;
-use crate::tob::flags;
+use crate::tob::{ActionKind, flags};
 
 /// Registered scans are hashed with the page code that runs them.
 const SCAN_SOURCE: &str = include_str!("../../extension/src/scan.rs");
@@ -68,7 +69,7 @@ pub fn pattern(normalized: &str) -> String {
 /// Evidence class of an observation (docs/tasks.md, "Evidence classes"): (kind, score), from the
 /// class the tool declares in the registry.
 pub fn evidence_class(tool: &str, settings: &Settings) -> Option<(&'static str, f64)> {
-    use crate::registry::Evidence;
+    use Evidence;
     Some(match crate::registry::find(tool)?.evidence? {
         Evidence::Visit => ("visited", 1.0),
         Evidence::Screenshot if settings.task_url_coverage_screenshot_counts => ("visited", 1.0),
@@ -296,28 +297,28 @@ fn scan_hash(scan_id: &str) -> String {
 }
 
 /// `nova.coverage_scan` in the tool registry.
-pub const COVERAGE_SCAN: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const COVERAGE_SCAN: ToolDef = ToolDef::new(
     "nova.coverage_scan",
     "Run a registered coverage scan (nova_full_page_text_v1, nova_structured_dom_v1,                  nova_i18n_spellcheck_v1) on a tab. Its coverageEvidence is checked by Nova against what it                  measured, and trusted evidence checks the page's URL unit.",
-    crate::registry::schema::<CoverageScanArgs>,
+    registry::schema::<CoverageScanArgs>,
     crate::handler!(coverage_scan),
 )
-.bundles(&[crate::registry::Bundle::TaskMemory, crate::registry::Bundle::PageReadDebug])
-.tob(crate::tob::ActionKind::Read, "webpage", crate::tob::flags::CONTENT_EXPOSED | crate::tob::flags::DOM_EXPOSED | crate::tob::flags::FULL_DOCUMENT)
-.page(crate::registry::PageUse::Reads { perceives: true })
-.evidence(crate::registry::Evidence::RegisteredScan)
+.bundles(&[Bundle::TaskMemory, Bundle::PageReadDebug])
+.tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED | flags::FULL_DOCUMENT)
+.page(PageUse::Reads { perceives: true })
+.evidence(Evidence::RegisteredScan)
 .in_sequence()
 .read_only();
 
 /// `nova.task_instance_reconcile_coverage` in the tool registry.
-pub const RECONCILE_COVERAGE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const RECONCILE_COVERAGE: ToolDef = ToolDef::new(
     "nova.task_instance_reconcile_coverage",
     "Replay stored coverage scans against a task run's open URL units; dryRun (default) proposes,                  dryRun=false applies when the user allows it.",
-    crate::registry::schema::<args::ReconcileArgs>,
+    registry::schema::<args::ReconcileArgs>,
     crate::handler!(reconcile_coverage),
 )
-.bundles(&[crate::registry::Bundle::TaskMemory])
-.tob(crate::tob::ActionKind::Write, "none", 0);
+.bundles(&[Bundle::TaskMemory])
+.tob(ActionKind::Write, "none", 0);
 
 impl Hub {
     async fn current_tab(&self, target: &str) -> Option<TabInfo> {
@@ -499,7 +500,7 @@ impl Hub {
     /// exhaustive with URL units, when no coverage scan ran on the tab in the last 10 minutes.
     pub fn scan_hint(&self, obs: &crate::tob::Observation) -> Option<Value> {
         // Reads of what the page shows (text or pixels), not scans themselves.
-        use crate::registry::Evidence;
+        use Evidence;
         let read = crate::registry::find(&obs.tool)
             .is_some_and(|t| matches!(t.evidence, Some(Evidence::TextLight | Evidence::Screenshot)));
         if !read || !obs.ok {

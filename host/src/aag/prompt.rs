@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 use super::control::Control;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::registry::{self, Bundle, ToolDef};
 use crate::time::now_ms;
 
 /// `timeoutMs` bounds and default.
@@ -104,14 +105,14 @@ fn check_text(field: &str, value: &str, max: usize) -> Result<(), CallError> {
 }
 
 /// `nova.permission_prompt` in the tool registry.
-pub const PERMISSION_PROMPT: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const PERMISSION_PROMPT: ToolDef = ToolDef::new(
     "nova.permission_prompt",
     "Ask the person in the browser for permission (a prompt window in the extension). Waits for \
                  their answer: decision approved, denied or timed_out (treat anything but approved as no).",
-    crate::registry::schema::<PromptArgs>,
+    registry::schema::<PromptArgs>,
     crate::handler!(permission_prompt),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::SystemTools]);
+.bundles(&[Bundle::BrowserAutomation, Bundle::SystemTools]);
 
 impl Hub {
     /// `nova.permission_prompt`.

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::BUNDLES;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::registry::{self, ToolDef};
 
 pub use crate::registry::Bundle;
 
@@ -75,25 +76,25 @@ nova_full_page_text_v1 otherwise, nova_structured_dom_v1 for route inventories).
 (coverageEvidence.trust.trusted=false) do not count; exclude unreachable URLs with a reason.";
 
 /// `nova.get_instructions` in the tool registry.
-pub const GET_INSTRUCTIONS: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const GET_INSTRUCTIONS: ToolDef = ToolDef::new(
     "nova.get_instructions",
     "How to work with Nova: the tool contract, gates and recovery (mode quickstart | task | learn).",
-    crate::registry::schema::<InstructionsArgs>,
+    registry::schema::<InstructionsArgs>,
     crate::handler!(get_instructions),
 )
-.bundles(&[crate::registry::Bundle::SystemTools])
+.bundles(&[Bundle::SystemTools])
 .read_only()
 .setup();
 
 /// `nova.tools_bundle` in the tool registry.
-pub const TOOLS_BUNDLE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const TOOLS_BUNDLE: ToolDef = ToolDef::new(
     "nova.tools_bundle",
     "Load a capability bundle (browser_automation, task_memory, page_read_debug, pks_learning, \
      system_tools). Work calls are blocked until a bundle is loaded (setup.bootstrap_required).",
-    crate::registry::schema::<BundleArgs>,
+    registry::schema::<BundleArgs>,
     crate::handler!(tools_bundle),
 )
-.bundles(&[crate::registry::Bundle::SystemTools])
+.bundles(&[Bundle::SystemTools])
 .setup();
 
 /// `nova.version`.
@@ -106,13 +107,13 @@ pub struct VersionArgs {
 }
 
 /// `nova.version` in the tool registry.
-pub const VERSION: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const VERSION: ToolDef = ToolDef::new(
     "nova.version",
     "The host's version and build, the evidence store's schema version, and the connected extension.",
-    crate::registry::schema::<VersionArgs>,
+    registry::schema::<VersionArgs>,
     crate::handler!(version),
 )
-.bundles(&[crate::registry::Bundle::SystemTools])
+.bundles(&[Bundle::SystemTools])
 .read_only();
 
 /// Every tool name the instructions mention (checked against the registry).

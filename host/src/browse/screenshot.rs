@@ -10,7 +10,9 @@ use serde_json::json;
 use super::{active, check_range, merge, ok_body};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::settings::GateMode;
+use crate::tob::{ActionKind, flags};
 
 /// `nova.capture_screenshot.quality` bounds and default (JPEG only).
 pub const SCREENSHOT_QUALITY: (u32, u32, u32) = (1, 100, 80);
@@ -56,20 +58,16 @@ pub struct ScreenshotArgs {
 }
 
 /// `nova.capture_screenshot` in the tool registry.
-pub const SCREENSHOT: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const SCREENSHOT: ToolDef = ToolDef::new(
     "nova.capture_screenshot",
     "Capture the visible part of a tab as an image.",
-    crate::registry::schema::<ScreenshotArgs>,
+    registry::schema::<ScreenshotArgs>,
     crate::handler!(screenshot),
 )
-.bundles(&[crate::registry::Bundle::BrowserAutomation, crate::registry::Bundle::PageReadDebug])
-.tob(
-    crate::tob::ActionKind::Read,
-    "webpage",
-    crate::tob::flags::VISUAL_EXPOSED | crate::tob::flags::VIEWPORT_ONLY,
-)
-.page(crate::registry::PageUse::Reads { perceives: false })
-.evidence(crate::registry::Evidence::Screenshot)
+.bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
+.tob(ActionKind::Read, "webpage", flags::VISUAL_EXPOSED | flags::VIEWPORT_ONLY)
+.page(PageUse::Reads { perceives: false })
+.evidence(Evidence::Screenshot)
 .read_only()
 .in_sequence();
 impl Hub {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::registry::{self, Bundle, PageUse, ToolDef};
 use crate::tob::flags;
 
 /// The adapters: the generic one (compiled in) and every `*.json` in `dir`, in name order.
@@ -39,85 +40,58 @@ pub fn load_adapters(dir: &std::path::Path) -> (Vec<Adapter>, Vec<String>) {
     (all, errors)
 }
 
+/// What every guarded macro shares in the tool registry: browser automation, a page
+/// interaction that supplies input, behind fresh perception.
+const fn guarded(tool: ToolDef) -> ToolDef {
+    tool.bundles(&[Bundle::BrowserAutomation])
+        .tob(crate::tob::ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED | flags::INPUT_SUPPLIED)
+        .page(PageUse::Acts { needs_perception: true })
+}
+
 /// `nova.guarded_send_message` in the tool registry.
-pub const SEND_MESSAGE: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const SEND_MESSAGE: ToolDef = guarded(ToolDef::new(
     "nova.guarded_send_message",
     "Send a chat message with outcome checks: types into the composer, sends, and verifies that \
      an assistant turn or stream started (or that an error banner appeared). Never re-sends.",
-    crate::registry::schema::<SendMessageArgs>,
+    registry::schema::<SendMessageArgs>,
     crate::handler!(guarded_send_message),
-)
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(
-    crate::tob::ActionKind::Interact,
-    "dom_node",
-    crate::tob::flags::MUTATION_ATTEMPTED | crate::tob::flags::INPUT_SUPPLIED,
-)
-.page(crate::registry::PageUse::Acts { needs_perception: true });
+));
 
 /// `nova.guarded_login` in the tool registry.
-pub const LOGIN: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const LOGIN: ToolDef = guarded(ToolDef::new(
     "nova.guarded_login",
     "Sign in with outcome checks: fills the username and password fields, submits, and verifies \
      the login left the form (or reports the error shown). The password is never stored or logged.",
-    crate::registry::schema::<LoginArgs>,
+    registry::schema::<LoginArgs>,
     crate::handler!(guarded_login),
-)
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(
-    crate::tob::ActionKind::Interact,
-    "dom_node",
-    crate::tob::flags::MUTATION_ATTEMPTED | crate::tob::flags::INPUT_SUPPLIED,
-)
-.page(crate::registry::PageUse::Acts { needs_perception: true })
+))
 .secrets(&["password"]);
 
 /// `nova.guarded_submit_form` in the tool registry.
-pub const SUBMIT_FORM: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const SUBMIT_FORM: ToolDef = guarded(ToolDef::new(
     "nova.guarded_submit_form",
     "Fill and submit a form with outcome checks: success is a navigation or a success message; \
      validation errors or an error banner are a verified failure. Never submits twice.",
-    crate::registry::schema::<SubmitFormArgs>,
+    registry::schema::<SubmitFormArgs>,
     crate::handler!(guarded_submit_form),
-)
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(
-    crate::tob::ActionKind::Interact,
-    "dom_node",
-    crate::tob::flags::MUTATION_ATTEMPTED | crate::tob::flags::INPUT_SUPPLIED,
-)
-.page(crate::registry::PageUse::Acts { needs_perception: true });
+));
 
 /// `nova.guarded_switch_model` in the tool registry.
-pub const SWITCH_MODEL: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const SWITCH_MODEL: ToolDef = guarded(ToolDef::new(
     "nova.guarded_switch_model",
     "Switch the model of an assistant with outcome checks: opens the model picker, chooses the \
      option and verifies the picker shows it; an upgrade dialog or error is a verified failure.",
-    crate::registry::schema::<SwitchArgs>,
+    registry::schema::<SwitchArgs>,
     crate::handler!(guarded_switch, Picker::Model),
-)
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(
-    crate::tob::ActionKind::Interact,
-    "dom_node",
-    crate::tob::flags::MUTATION_ATTEMPTED | crate::tob::flags::INPUT_SUPPLIED,
-)
-.page(crate::registry::PageUse::Acts { needs_perception: true });
+));
 
 /// `nova.guarded_switch_sandbox` in the tool registry.
-pub const SWITCH_SANDBOX: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const SWITCH_SANDBOX: ToolDef = guarded(ToolDef::new(
     "nova.guarded_switch_sandbox",
     "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
-    crate::registry::schema::<SwitchArgs>,
+    registry::schema::<SwitchArgs>,
     crate::handler!(guarded_switch, Picker::Sandbox),
-)
-.bundles(&[crate::registry::Bundle::BrowserAutomation])
-.tob(
-    crate::tob::ActionKind::Interact,
-    "dom_node",
-    crate::tob::flags::MUTATION_ATTEMPTED | crate::tob::flags::INPUT_SUPPLIED,
-)
-.page(crate::registry::PageUse::Acts { needs_perception: true });
+));
 
 impl Hub {
     /// The adapter for a page: a site adapter from the data dir matching `url`, completed by

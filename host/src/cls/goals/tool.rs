@@ -10,6 +10,8 @@ use super::{EVENTS_LIMIT, GoalArgs, GoalOp, LEASE_MS, MAX_STEPS, NewGoal, pick};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::browse::check_range;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::registry::{self, Bundle, ToolDef};
+use crate::tob::ActionKind;
 
 fn invalid(field: &str) -> impl Fn(String) -> CallError + '_ {
     move |m| CallError::invalid(field, m)
@@ -31,15 +33,15 @@ fn answer(op: &str, goal: Option<Value>) -> ToolReply {
 }
 
 /// `nova.goal_register` in the tool registry.
-pub const GOAL_REGISTER: crate::registry::ToolDef = crate::registry::ToolDef::new(
+pub const GOAL_REGISTER: ToolDef = ToolDef::new(
     "nova.goal_register",
     "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
                  ordered step plan whose verified outcomes advance it; nova.perceive shows it as goalContext.",
-    crate::registry::schema::<GoalArgs>,
+    registry::schema::<GoalArgs>,
     crate::handler!(goal_register),
 )
-.bundles(&[crate::registry::Bundle::TaskMemory, crate::registry::Bundle::BrowserAutomation])
-.tob(crate::tob::ActionKind::Write, "none", 0);
+.bundles(&[Bundle::TaskMemory, Bundle::BrowserAutomation])
+.tob(ActionKind::Write, "none", 0);
 
 impl Hub {
     /// `nova.goal_register`.
