@@ -20,24 +20,31 @@ extern "C" {
     /// A `chrome.events.Event`.
     pub type ChromeEvent;
 
+    /// `chrome.runtime.connectNative`: a port to the native host (starts it).
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connectNative)]
     pub fn connect_native(application: &str) -> Port;
 
+    /// `port.postMessage`; throws when the port is closed.
     #[wasm_bindgen(method, js_name = postMessage, catch)]
     pub fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
 
+    /// `port.onMessage`.
     #[wasm_bindgen(method, getter, js_name = onMessage)]
     pub fn on_message(this: &Port) -> ChromeEvent;
 
+    /// `port.onDisconnect`.
     #[wasm_bindgen(method, getter, js_name = onDisconnect)]
     pub fn on_disconnect(this: &Port) -> ChromeEvent;
 
+    /// `port.disconnect`.
     #[wasm_bindgen(method)]
     pub fn disconnect(this: &Port);
 
+    /// `event.addListener`.
     #[wasm_bindgen(method, js_name = addListener)]
     pub fn add_listener(this: &ChromeEvent, listener: &Function);
 
+    /// `chrome.runtime.getManifest`.
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]
     pub fn get_manifest() -> JsValue;
 
@@ -65,15 +72,18 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript)]
     fn execute_script_raw(injection: &JsValue) -> Promise;
 
+    /// The global `setTimeout`.
     #[wasm_bindgen(js_name = setTimeout)]
     pub fn set_timeout(handler: &Function, ms: i32) -> JsValue;
 
+    /// The global `setInterval`.
     #[wasm_bindgen(js_name = setInterval)]
     pub fn set_interval(handler: &Function, ms: i32) -> JsValue;
 
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
     fn runtime_send_message_raw(message: &JsValue) -> Promise;
 
+    /// `chrome.runtime.getURL`: the URL of a file of the extension.
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
     pub fn runtime_url(path: &str) -> String;
 

@@ -17,6 +17,8 @@
 //!
 //! The JavaScript in `extension/static/` only loads this module and forwards browser events.
 
+#![warn(missing_docs)]
+
 pub mod actions;
 pub mod aware;
 pub mod background;

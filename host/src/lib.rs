@@ -24,6 +24,8 @@
 //!
 //! `docs/architecture.md` follows one call through these modules.
 
+#![warn(missing_docs)]
+
 pub mod aag;
 pub mod bridge;
 pub mod browse;

@@ -16,6 +16,8 @@
 //!
 //! Nothing here does I/O: the crate compiles for the host and for `wasm32-unknown-unknown`.
 
+#![warn(missing_docs)]
+
 pub mod adapter;
 pub mod cls;
 pub mod csp;

@@ -59,10 +59,20 @@ impl ResponseMode {
 /// What the budget decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Budget {
-    /// Send it this way; `warn` carries the reason of a warning.
-    Send { mode: ResponseMode, warn: Option<&'static str> },
-    /// Refused: (reason, whether `allowLarge` / another mode would pass).
-    Refuse { reason: &'static str, overridable: bool },
+    /// Send it this way.
+    Send {
+        /// How the capture travels.
+        mode: ResponseMode,
+        /// The reason of a warning, when there is one.
+        warn: Option<&'static str>,
+    },
+    /// Refused.
+    Refuse {
+        /// The reason code.
+        reason: &'static str,
+        /// Whether `allowLarge` or another mode would pass (below the absolute limits).
+        overridable: bool,
+    },
 }
 
 /// Decides how a capture of `bytes` and `width` x `height` pixels travels.
