@@ -23,8 +23,9 @@ use crate::settings::{GateMode, Settings};
 use crate::store::{self, StoreError};
 use crate::time::{iso, now_ms};
 use crate::tob::evidence::{self as tob_evidence, GradeCounts, Obs, Unit};
+use crate::tuc;
 use crate::tuc::args::UnitSourceKind;
-use crate::tuc::{self, normalize};
+use crate::url as normalize;
 
 /// Units a `site_urls` / `crawler` source copies at most.
 pub const MAX_SEEDED_URLS: usize = 1000;

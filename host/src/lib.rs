@@ -20,7 +20,8 @@
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
-//! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601.
+//! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
+//!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB.
 //!
 //! `docs/architecture.md` follows one call through these modules.
 
@@ -46,3 +47,4 @@ pub mod store;
 pub mod time;
 pub mod tob;
 pub mod tuc;
+pub mod url;

@@ -236,7 +236,7 @@ impl Hub {
         let Some(url) = sources::resolve(&current, &a.path) else {
             return Err(CallError::invalid("path", format!("`{}` is not a route", a.path)));
         };
-        if crate::tuc::normalize::origin(&url) != crate::tuc::normalize::origin(&current) {
+        if crate::url::origin(&url) != crate::url::origin(&current) {
             return Ok(ToolReply::failure(
                 "route_cross_origin",
                 format!("{url} is on another origin than {current}; use nova.navigate"),

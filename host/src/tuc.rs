@@ -4,7 +4,6 @@
 //! page's origin (`tuc_observations`); reconcile replays stored scans against open URL units.
 
 pub mod args;
-pub mod normalize;
 pub mod sources;
 pub mod spell;
 
@@ -57,7 +56,7 @@ fn segment_class(seg: &str) -> u8 {
 
 /// The reporting group of a normalised URL: its path with id-like segments as `{id}`.
 pub fn pattern(normalized: &str) -> String {
-    let Some(p) = normalize::parts(normalized) else { return normalized.to_owned() };
+    let Some(p) = crate::url::parts(normalized) else { return normalized.to_owned() };
     let path: Vec<String> = p
         .path
         .split('/')
@@ -135,8 +134,8 @@ pub fn trust(raw: &str, tab_url: &str, measured_chars: u64) -> (bool, &'static s
         return (false, "scan_returned_null_or_empty", parsed);
     }
     let claimed_url = parsed["effectiveUrl"].as_str().unwrap_or_default();
-    if normalize::normalize(claimed_url).is_none()
-        || normalize::normalize(claimed_url) != normalize::normalize(tab_url)
+    if crate::url::normalize(claimed_url).is_none()
+        || crate::url::normalize(claimed_url) != crate::url::normalize(tab_url)
     {
         return (false, "effective_url_mismatch", parsed);
     }
@@ -207,9 +206,9 @@ pub struct Attribution<'a> {
 /// Writes the attribution row and, when exactly one instance is in scope and the evidence is
 /// trusted and eligible, advances its unit `discovered -> checked`. Returns what happened.
 pub fn attribute(c: &Connection, a: &Attribution<'_>) -> rusqlite::Result<Value> {
-    let Some(norm) = normalize::normalize(a.url) else { return Ok(json!({"skipReason": "not_http"})) };
-    let origin = normalize::origin(&norm).unwrap_or_default();
-    let hash = normalize::url_hash(&norm);
+    let Some(norm) = crate::url::normalize(a.url) else { return Ok(json!({"skipReason": "not_http"})) };
+    let origin = crate::url::origin(&norm).unwrap_or_default();
+    let hash = crate::url::url_hash(&norm);
     let instances: Vec<(String, String)> = c
         .prepare_cached(
             "SELECT i.instance_id, i.effective_task_kind FROM task_instances i
@@ -264,7 +263,7 @@ pub fn attribute(c: &Connection, a: &Attribution<'_>) -> rusqlite::Result<Value>
             eligible,
             reason,
             ratio,
-            normalize::NORMALIZER_VERSION,
+            crate::url::NORMALIZER_VERSION,
             now_ms()
         ],
     )?;
@@ -665,11 +664,11 @@ impl Hub {
                 if ev["trusted"] != json!(true) || ev["eligible"] != json!(true) {
                     continue;
                 }
-                let Some(norm) = ev["effectiveUrl"].as_str().and_then(normalize::normalize) else { continue };
+                let Some(norm) = ev["effectiveUrl"].as_str().and_then(crate::url::normalize) else { continue };
                 let unit: Option<(String, String)> = c
                     .query_row(
                         "SELECT unit_key, status FROM task_units WHERE instance_id = ?1 AND url_hash = ?2",
-                        params![inst.instance_id, normalize::url_hash(&norm)],
+                        params![inst.instance_id, crate::url::url_hash(&norm)],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
                     .optional()?;
@@ -720,7 +719,7 @@ impl Hub {
             );
             Ok(ToolReply::ok(json!({
                 "ok": true, "status": "ok", "instanceId": inst.instance_id, "dryRun": a.dry_run, "runId": run_id,
-                "result": "ok", "ruleVersion": 1, "normalizerVersion": normalize::NORMALIZER_VERSION,
+                "result": "ok", "ruleVersion": 1, "normalizerVersion": crate::url::NORMALIZER_VERSION,
                 "observationsConsidered": scans.len(), "proposedUpgrades": proposed, "unitDeltas": deltas,
                 "historyCompleteness": 1.0,
             }))

@@ -352,11 +352,11 @@ fn bootstrap(r: &mut Run<'_>) -> bool {
 
 /// The host a call works on, and the one a navigation goes to.
 fn hosts(r: &Run<'_>) -> Vec<String> {
-    let here = r.tab.as_ref().and_then(|t| crate::tuc::normalize::parts(&t.url)).map(|p| p.host);
+    let here = r.tab.as_ref().and_then(|t| crate::url::parts(&t.url)).map(|p| p.host);
     let there = (r.call.tool == "nova.navigate")
         .then(|| r.call.args.get("url").and_then(Value::as_str))
         .flatten()
-        .and_then(crate::tuc::normalize::parts)
+        .and_then(crate::url::parts)
         .map(|p| p.host);
     [here, there].into_iter().flatten().collect()
 }
@@ -497,7 +497,7 @@ fn identity_overlay(r: &mut Run<'_>) -> bool {
 /// The calls of `tools` the person's domain policy lets run on `tab`: a block names only ways
 /// out that pass.
 fn passable(r: &Run<'_>, tab: &TabInfo, tools: &[&'static str]) -> Vec<&'static str> {
-    let host = crate::tuc::normalize::parts(&tab.url).map(|p| p.host);
+    let host = crate::url::parts(&tab.url).map(|p| p.host);
     tools
         .iter()
         .copied()

@@ -9,7 +9,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::tob::flags;
-use crate::tuc::normalize;
+use crate::url as normalize;
 
 /// Idle gap that ends a visit window.
 pub const WINDOW_IDLE_MS: i64 = 2500;

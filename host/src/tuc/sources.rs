@@ -12,7 +12,7 @@ use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::Hub;
 use crate::etm::MAX_SEEDED_URLS;
 use crate::time::now_ms;
-use crate::tuc::normalize;
+use crate::url as normalize;
 
 /// Largest page or sitemap read, bytes.
 const MAX_FETCH_BYTES: u32 = 4 * 1024 * 1024;
