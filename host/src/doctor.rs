@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use crate::hub::HubRecord;
 use crate::install;
+use crate::ipc::HubRecord;
 use crate::paths::DataDir;
 
 /// AAG `safety.disk_space_low`: below 500 MB free Nova blocks work.

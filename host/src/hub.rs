@@ -6,13 +6,11 @@
 //! new process): the newest hub takes the socket and the registration over, and an older hub
 //! exits as soon as its browser stream closes.
 
-use std::path::PathBuf;
 use std::sync::Arc;
-
-use serde::{Deserialize, Serialize};
 
 use crate::bridge::Bridge;
 use crate::dispatch::Hub;
+use crate::ipc::HubRecord;
 use crate::mcp;
 use crate::paths::DataDir;
 use crate::time::now_ms;
@@ -21,40 +19,6 @@ use crate::time::now_ms;
 pub const HTTP_PORT_ENV: &str = "NOVA_HTTP_PORT";
 /// Port tried first when `NOVA_HTTP_PORT` is unset; a free port is used when it is taken.
 pub const DEFAULT_HTTP_PORT: u16 = 47_821;
-
-/// What a running hub publishes in `hubs/<browser>.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HubRecord {
-    /// Browser family: `chromium` or `firefox`.
-    pub browser: String,
-    /// Hub process id.
-    pub pid: u32,
-    /// Unix socket for `nova mcp`.
-    pub socket: PathBuf,
-    /// Streamable HTTP endpoint.
-    pub http_url: String,
-    /// Start time, ms since epoch.
-    pub started_at_ms: i64,
-    /// The caller the browser named (extension origin).
-    pub caller: String,
-}
-
-impl HubRecord {
-    /// Reads every registration in the data dir, newest first.
-    pub fn all(data: &DataDir) -> Vec<Self> {
-        let mut out: Vec<Self> = std::fs::read_dir(data.hubs())
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| std::fs::read(e.path()).ok())
-            .filter_map(|b| serde_json::from_slice(&b).ok())
-            .collect();
-        out.sort_by_key(|r| std::cmp::Reverse(r.started_at_ms));
-        out
-    }
-}
 
 /// Browser family from the argument the browser passes to its native host: Chromium passes
 /// the extension origin `chrome-extension://<id>/`, Firefox the manifest path and the add-on id.
@@ -94,7 +58,7 @@ pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
         started_at_ms: now_ms(),
         caller,
     };
-    write_record(&data, &record)?;
+    record.write(&data)?;
     tracing::info!(%http_url, socket = %socket.display(), "hub ready");
 
     tokio::select! {
@@ -103,15 +67,7 @@ pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
     }
     hub.recorder.flush().await;
     // Only remove what is still ours: a newer hub may have taken over.
-    let file = data.hub_file(&browser);
-    let still_ours = std::fs::read(&file)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<HubRecord>(&b).ok())
-        .is_some_and(|r| r.pid == record.pid);
-    if still_ours {
-        let _ = std::fs::remove_file(&file);
-        let _ = std::fs::remove_file(&socket);
-    }
+    record.remove_if_ours(&data);
     Ok(())
 }
 
@@ -126,14 +82,6 @@ async fn bind_http() -> std::io::Result<tokio::net::TcpListener> {
         }
         Err(e) => Err(e),
     }
-}
-
-fn write_record(data: &DataDir, record: &HubRecord) -> std::io::Result<()> {
-    let file = data.hub_file(&record.browser);
-    let tmp = file.with_extension(format!("json.{}", record.pid));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?)?;
-    crate::paths::set_mode(&tmp, 0o600)?;
-    std::fs::rename(tmp, file)
 }
 
 async fn accept_relays(hub: Arc<Hub>, mut listener: crate::ipc::Listener) {

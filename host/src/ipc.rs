@@ -1,6 +1,11 @@
 //! The local channel between `nova mcp` (the agent's stdio relay) and the hub: a Unix socket in
 //! the data dir (mode 0600) on Unix, a named pipe on Windows whose name is derived from that
-//! socket path, so hub registrations look the same on every OS.
+//! socket path, so hub registrations look the same on every OS. [`HubRecord`] is how a relay
+//! finds the hub to connect to.
+
+mod record;
+
+pub use record::HubRecord;
 
 use std::path::Path;
 

@@ -165,7 +165,7 @@ fn main() -> anyhow::Result<()> {
 
 fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
-    let http_url = hub::HubRecord::all(data)
+    let http_url = nova_host::ipc::HubRecord::all(data)
         .first()
         .map(|h| h.http_url.clone())
         .unwrap_or_else(|| format!("http://127.0.0.1:{}{}", hub::DEFAULT_HTTP_PORT, mcp::http::MCP_PATH));

@@ -95,7 +95,7 @@ pub fn host_manifest_dir(profile: &Path, kind: BrowserKind) -> PathBuf {
     }
 }
 
-pub use nova_host::hub::HubRecord;
+pub use nova_host::ipc::HubRecord;
 
 /// The browser the end-to-end tests drive: `NOVA_BROWSER=chromium` (default) or `firefox`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::{MAX_LINE_BYTES, NOT_CONNECTED_HELP};
-use crate::hub::HubRecord;
+use crate::ipc::HubRecord;
 use crate::paths::DataDir;
 use crate::time::now_ms;
 use crate::tob::{self, Observation, Outcome, Recorder};
