@@ -335,35 +335,9 @@ async fn fetch(p: protocol::FetchParams) -> Result<protocol::FetchResult, Failur
     if !(p.url.starts_with("http://") || p.url.starts_with("https://")) {
         return Err(fail(reason::BAD_PARAMS, format!("only http(s) URLs can be fetched, not `{}`", p.url)));
     }
-    let global = js_sys::global();
-    let fetch = Reflect::get(&global, &"fetch".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-        .ok_or_else(|| fail(reason::INTERNAL, "fetch is not available"))?;
-    let init = obj(&[("credentials", "include".into()), ("redirect", "follow".into())]);
-    let promise =
-        fetch.call2(&global, &p.url.clone().into(), &init).map_err(js_err(reason::NAVIGATION_FAILED))?;
-    let response =
-        JsFuture::from(js_sys::Promise::from(promise)).await.map_err(js_err(reason::NAVIGATION_FAILED))?;
-    let status: u16 = field::<f64>(&response, "status").unwrap_or(0.0) as u16;
-    let final_url: String = field(&response, "url").unwrap_or_else(|| p.url.clone());
-    let headers = Reflect::get(&response, &"headers".into()).unwrap_or(JsValue::NULL);
-    let content_type = Reflect::get(&headers, &"get".into())
-        .ok()
-        .and_then(|g| g.dyn_into::<js_sys::Function>().ok())
-        .and_then(|g| g.call1(&headers, &"content-type".into()).ok())
-        .and_then(|v| v.as_string())
-        .unwrap_or_default();
-    let text_fn = Reflect::get(&response, &"text".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-        .ok_or_else(|| fail(reason::INTERNAL, "response has no text()"))?;
-    let text = text_fn.call0(&response).map_err(js_err(reason::INTERNAL))?;
-    let mut body = JsFuture::from(js_sys::Promise::from(text))
-        .await
-        .map_err(js_err(reason::INTERNAL))?
-        .as_string()
-        .unwrap_or_default();
+    let r = bindings::fetch_with_session(&p.url).await.map_err(js_err(reason::NAVIGATION_FAILED))?;
+    let (status, content_type, mut body) = (r.status, r.content_type, r.body);
+    let final_url = if r.final_url.is_empty() { p.url.clone() } else { r.final_url };
     let max = p.max_bytes as usize;
     if body.len() > max {
         let mut cut = max;
@@ -548,38 +522,9 @@ async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {
     })
 }
 
-/// Calls `obj.name(args...)` and awaits the promise it returns.
-async fn call_async(obj: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
-    let f: Function = Reflect::get(obj, &name.into())?.dyn_into()?;
-    let r = f.apply(obj, &args.iter().collect::<js_sys::Array>())?;
-    JsFuture::from(Promise::from(r)).await
-}
-
-/// A JPEG thumbnail of a captured image, its longer side at most `max` pixels, made in the
-/// worker with `createImageBitmap` and an `OffscreenCanvas`.
+/// A JPEG thumbnail of a captured image, its longer side at most `max` pixels.
 async fn thumbnail(data_url: &str, max: u32) -> Result<String, JsValue> {
-    let global: JsValue = js_sys::global().into();
-    let response = call_async(&global, "fetch", &[data_url.into()]).await?;
-    let blob = call_async(&response, "blob", &[]).await?;
-    let bitmap = call_async(&global, "createImageBitmap", &[blob]).await?;
-    let (w, h) =
-        (field::<f64>(&bitmap, "width").unwrap_or(1.0), field::<f64>(&bitmap, "height").unwrap_or(1.0));
-    let scale = (f64::from(max) / w.max(h)).min(1.0);
-    let (tw, th) = ((w * scale).round().max(1.0), (h * scale).round().max(1.0));
-    let ctor: Function = Reflect::get(&global, &"OffscreenCanvas".into())?.dyn_into()?;
-    let canvas = Reflect::construct(&ctor, &js_sys::Array::of2(&tw.into(), &th.into()))?;
-    let get_context: Function = Reflect::get(&canvas, &"getContext".into())?.dyn_into()?;
-    let ctx = get_context.call1(&canvas, &"2d".into())?;
-    let draw: Function = Reflect::get(&ctx, &"drawImage".into())?.dyn_into()?;
-    draw.apply(&ctx, &js_sys::Array::of5(&bitmap, &0.into(), &0.into(), &tw.into(), &th.into()))?;
-    let out = call_async(
-        &canvas,
-        "convertToBlob",
-        &[obj(&[("type", "image/jpeg".into()), ("quality", 0.7.into())])],
-    )
-    .await?;
-    let buffer = call_async(&out, "arrayBuffer", &[]).await?;
-    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    let bytes = bindings::jpeg_thumbnail(data_url, max).await?;
     use base64::Engine as _;
     Ok(format!("data:image/jpeg;base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes)))
 }

@@ -278,3 +278,66 @@ pub fn user_agent() -> String {
 pub fn log(message: &str) {
     web_sys::console::log_1(&JsValue::from_str(&format!("[nova] {message}")));
 }
+
+/// A response read whole by [`fetch_with_session`].
+pub struct Fetched {
+    /// HTTP status.
+    pub status: u16,
+    /// The URL after redirects (empty when the browser does not say).
+    pub final_url: String,
+    /// The `Content-Type` header.
+    pub content_type: String,
+    /// The body as text.
+    pub body: String,
+}
+
+/// `fetch(url)` from the worker with the person's cookies (`credentials: include`), following
+/// redirects, read whole as text.
+pub async fn fetch_with_session(url: &str) -> Result<Fetched, JsValue> {
+    let global: JsValue = js_sys::global().into();
+    let init = js_sys::Object::new();
+    Reflect::set(&init, &"credentials".into(), &"include".into())?;
+    Reflect::set(&init, &"redirect".into(), &"follow".into())?;
+    let response = call_async(&global, "fetch", &[url.into(), init.into()]).await?;
+    let number = |name: &str| Reflect::get(&response, &name.into()).ok().and_then(|v| v.as_f64());
+    let status = number("status").unwrap_or(0.0) as u16;
+    let final_url =
+        Reflect::get(&response, &"url".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+    let headers = Reflect::get(&response, &"headers".into())?;
+    let get: Function = Reflect::get(&headers, &"get".into())?.dyn_into()?;
+    let content_type = get.call1(&headers, &"content-type".into())?.as_string().unwrap_or_default();
+    let body = call_async(&response, "text", &[]).await?.as_string().unwrap_or_default();
+    Ok(Fetched { status, final_url, content_type, body })
+}
+
+/// A JPEG (quality 0.7) of an image given as a data URL, its longer side at most `max` pixels,
+/// made in the worker with `createImageBitmap` and an `OffscreenCanvas`.
+pub async fn jpeg_thumbnail(data_url: &str, max: u32) -> Result<Vec<u8>, JsValue> {
+    let global: JsValue = js_sys::global().into();
+    let response = call_async(&global, "fetch", &[data_url.into()]).await?;
+    let blob = call_async(&response, "blob", &[]).await?;
+    let bitmap = call_async(&global, "createImageBitmap", &[blob]).await?;
+    let size = |name: &str| Reflect::get(&bitmap, &name.into()).ok().and_then(|v| v.as_f64()).unwrap_or(1.0);
+    let (w, h) = (size("width"), size("height"));
+    let scale = (f64::from(max) / w.max(h)).min(1.0);
+    let (tw, th) = ((w * scale).round().max(1.0), (h * scale).round().max(1.0));
+    let ctor: Function = Reflect::get(&global, &"OffscreenCanvas".into())?.dyn_into()?;
+    let canvas = Reflect::construct(&ctor, &js_sys::Array::of2(&tw.into(), &th.into()))?;
+    let get_context: Function = Reflect::get(&canvas, &"getContext".into())?.dyn_into()?;
+    let ctx = get_context.call1(&canvas, &"2d".into())?;
+    let draw: Function = Reflect::get(&ctx, &"drawImage".into())?.dyn_into()?;
+    draw.apply(&ctx, &js_sys::Array::of5(&bitmap, &0.into(), &0.into(), &tw.into(), &th.into()))?;
+    let options = js_sys::Object::new();
+    Reflect::set(&options, &"type".into(), &"image/jpeg".into())?;
+    Reflect::set(&options, &"quality".into(), &0.7.into())?;
+    let out = call_async(&canvas, "convertToBlob", &[options.into()]).await?;
+    let buffer = call_async(&out, "arrayBuffer", &[]).await?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// Calls `obj.name(args...)` and awaits the promise it returns.
+async fn call_async(obj: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = Reflect::get(obj, &name.into())?.dyn_into()?;
+    let r = f.apply(obj, &args.iter().collect::<js_sys::Array>())?;
+    wasm_bindgen_futures::JsFuture::from(Promise::from(r)).await
+}
