@@ -125,6 +125,7 @@ pub fn correlation(runs: usize) -> anyhow::Result<Value> {
 /// `nova.coverage_scan` on a 2,000-word page, per registered scan, in `kind`.
 pub async fn coverage(kind: nova_e2e::BrowserKind, iterations: usize) -> anyhow::Result<Value> {
     let nova = Nova::start_in(kind).await?;
+    std::fs::write(nova.data.join("settings.json"), crate::bench::BENCH_SETTINGS)?;
     let c = nova.client().await?;
     c.structured("nova.navigate", json!({"url": nova.url("site/special/words-2000.html")})).await?;
     let mut out = json!({});
