@@ -212,16 +212,22 @@ pub struct Nova {
     pub devtools: bool,
     /// Which browser (default: `NOVA_BROWSER`).
     pub kind: BrowserKind,
+    /// Whether [`Nova::client`] loads a bundle on connect (feature tests: a compliant agent).
+    pub bundle_on_connect: bool,
     _tmp: tempfile::TempDir,
 }
 
-/// Gate modes of feature tests. Every gate is at its product default except two that stand in
-/// the way of what most feature tests check: `setup.bootstrap_required` (one more call, and row,
-/// per session) and `safety.perceive_first` (a perceive before every first click, which would
-/// change the rows and the page state those tests assert on). The journeys
+/// Gate modes of feature tests: every gate at its product default except
+/// `safety.perceive_first`, which stands in the way of what most feature tests check (a perceive
+/// before every first click would add rows and calls to what they assert on). Their clients load
+/// a bundle on connect, as a compliant agent does ([`Nova::client`]). The journeys
 /// (`test_journeys.rs`) and the gate tests (`test_gates.rs`) run with every gate at its default,
 /// through [`Nova::start_with_default_gates`].
-pub const FEATURE_TEST_SETTINGS: &str = r#"{"gateModes": {
+pub const FEATURE_TEST_SETTINGS: &str = r#"{"gateModes": {"safety.perceive_first": "off"}}"#;
+
+/// Gate modes of the tests of the observation bus itself (`test_protocol.rs`), which assert on
+/// exact sequences of observation rows: the bootstrap gate's bundle call would be one more row.
+pub const ROW_TEST_SETTINGS: &str = r#"{"gateModes": {
     "setup.bootstrap_required": "off", "safety.perceive_first": "off"
 }}"#;
 
@@ -235,6 +241,15 @@ impl Nova {
     pub async fn start_in(kind: BrowserKind) -> anyhow::Result<Self> {
         let mut nova = Self::without_browser_in(kind).await?;
         std::fs::write(nova.data.join("settings.json"), FEATURE_TEST_SETTINGS)?;
+        nova.bundle_on_connect = true;
+        nova.launch_browser().await?;
+        Ok(nova)
+    }
+
+    /// Starts everything with `settings` (a `settings.json`) and clients that load no bundle.
+    pub async fn start_with_settings(settings: &str) -> anyhow::Result<Self> {
+        let mut nova = Self::without_browser().await?;
+        std::fs::write(nova.data.join("settings.json"), settings)?;
         nova.launch_browser().await?;
         Ok(nova)
     }
@@ -300,7 +315,17 @@ impl Nova {
         std::fs::create_dir_all(&data)?;
         dist.register_host(&profile, kind)?;
         let fixtures = fixtures::FixtureServer::start(&workspace_root().join("tests/fixtures")).await?;
-        Ok(Self { dist, data, profile, fixtures, browser: None, devtools: false, kind, _tmp: tmp })
+        Ok(Self {
+            dist,
+            data,
+            profile,
+            fixtures,
+            browser: None,
+            devtools: false,
+            kind,
+            bundle_on_connect: false,
+            _tmp: tmp,
+        })
     }
 
     /// Launches the browser on about:blank and waits for the hub.
@@ -353,9 +378,17 @@ impl Nova {
         Ok(())
     }
 
-    /// A new MCP client through `nova mcp`.
+    /// A new MCP client through `nova mcp`; for feature tests it has loaded the
+    /// `browser_automation` bundle, as a compliant agent does first.
     pub async fn client(&self) -> anyhow::Result<Client> {
-        Client::stdio(&self.dist.host, &self.data).await
+        let client = Client::stdio(&self.dist.host, &self.data).await?;
+        if self.bundle_on_connect {
+            let r = client
+                .structured("nova.tools_bundle", serde_json::json!({"bundle": "browser_automation"}))
+                .await?;
+            anyhow::ensure!(r["ok"] == true, "loading the bundle: {r}");
+        }
+        Ok(client)
     }
 
     /// The URL of a fixture page.

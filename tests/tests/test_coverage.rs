@@ -127,7 +127,7 @@ async fn trusted_scans_check_url_units_the_gate_blocks_and_reconcile_upgrades_fr
     std::fs::write(
         nova.data.join("settings.json"),
         r#"{"taskUrlCoverageGateMode": "block", "taskUrlCoverageAllowAgentReconcileApply": true,
-            "gateModes": {"setup.bootstrap_required": "off", "safety.perceive_first": "off"}}"#,
+            "gateModes": {"safety.perceive_first": "off"}}"#,
     )?;
     let c = nova.client().await?;
     // Scans made before the task exists are stored as observations only.

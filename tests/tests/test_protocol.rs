@@ -7,7 +7,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_arguments_are_rejected_by_name_and_recorded() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
+    let nova = Nova::start_with_settings(nova_e2e::ROW_TEST_SETTINGS).await?;
     let c = nova.client().await?;
     let unknown = c.call_err("nova.perceive", json!({"bogus": 1})).await?;
     assert_eq!(unknown.code.0, -32602);
@@ -26,7 +26,7 @@ async fn bad_arguments_are_rejected_by_name_and_recorded() -> anyhow::Result<()>
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_call_becomes_an_observation_row() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
+    let nova = Nova::start_with_settings(nova_e2e::ROW_TEST_SETTINGS).await?;
     let c = nova.client().await?;
     let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     c.structured("nova.perceive", json!({})).await?;
@@ -54,7 +54,7 @@ async fn every_call_becomes_an_observation_row() -> anyhow::Result<()> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_claimed_tab_refuses_other_agents_until_released() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
+    let nova = Nova::start_with_settings(nova_e2e::ROW_TEST_SETTINGS).await?;
     let a = nova.client().await?;
     let b = nova.client().await?;
     a.structured("nova.navigate", json!({"url": nova.url("basic.html"), "agentId": "alice"})).await?;
@@ -88,7 +88,7 @@ async fn a_claimed_tab_refuses_other_agents_until_released() -> anyhow::Result<(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_extension_reconnects_after_the_hub_is_killed() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
+    let nova = Nova::start_with_settings(nova_e2e::ROW_TEST_SETTINGS).await?;
     let before = nova.hub_pid().expect("hub");
     nova.kill_hub()?;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -132,7 +132,7 @@ async fn nova_mcp_without_a_browser_answers_then_relays_once_one_starts() -> any
     let rows = nova.observations(1)?;
     assert_eq!(rows[0]["reason_code"], "browser_not_connected");
 
-    std::fs::write(nova.data.join("settings.json"), nova_e2e::FEATURE_TEST_SETTINGS)?;
+    std::fs::write(nova.data.join("settings.json"), nova_e2e::ROW_TEST_SETTINGS)?;
     nova.launch_browser().await?;
     let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     assert_eq!(nav["title"], "Basic fixture", "the same session now reaches the browser");
