@@ -652,6 +652,15 @@ async fn to_page_within(tab: i32, name: &str, params: Value, ms: f64) -> Result<
     }
 }
 
+/// Tries after injecting the page script into a frame that was not listening yet.
+const NOT_LISTENING_RETRIES: u32 = 5;
+
+/// Whether a send failed because no script listened in that document: the message was not
+/// delivered.
+fn not_listening(error: &str) -> bool {
+    error.contains("Receiving end does not exist") || error.contains("Could not establish connection")
+}
+
 async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
     let frame = params.get("frameId").and_then(Value::as_i64).unwrap_or(0);
     if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {
@@ -665,9 +674,7 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
         Ok(r) => r,
         Err(e) => {
             let text = bindings::error_text(&e);
-            if !(text.contains("Receiving end does not exist")
-                || text.contains("Could not establish connection"))
-            {
+            if !not_listening(&text) {
                 return Err(fail(reason::INTERNAL, text));
             }
             bindings::inject_files(tab, &["content.js"]).await.map_err(|e| {
@@ -676,7 +683,26 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
                     format!("cannot script this page: {}", bindings::error_text(&e)),
                 )
             })?;
-            bindings::tabs_send_message(tab, &message, frame).await.map_err(js_err(reason::INTERNAL))?
+            // A frame that just appeared may not have its script listening yet (its document
+            // is still loading): nobody received the message, so sending it again cannot act
+            // twice. A few short tries, then the error.
+            let mut attempt = 0;
+            loop {
+                match bindings::tabs_send_message(tab, &message, frame).await {
+                    Ok(r) => break r,
+                    Err(e) if attempt < NOT_LISTENING_RETRIES && not_listening(&bindings::error_text(&e)) => {
+                        if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {
+                            return Err(fail(
+                                reason::TARGET_NOT_FOUND,
+                                format!("tab {tab} has no frame {frame}"),
+                            ));
+                        }
+                        attempt += 1;
+                        sleep_ms(100).await;
+                    }
+                    Err(e) => return Err(js_err(reason::INTERNAL)(e)),
+                }
+            }
         }
     };
     if reply.is_undefined() || reply.is_null() {
