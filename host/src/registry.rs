@@ -126,7 +126,7 @@ pub struct ToolDef {
     pub secrets: &'static [&'static str],
     /// The TUC evidence class of a successful call.
     pub evidence: Option<Evidence>,
-    /// Changes nothing (`readOnlyHint`; the risk class `safe`).
+    /// Changes nothing (`readOnlyHint`): the risk class is `safe` when set, `normal` otherwise.
     pub read_only: bool,
     /// Setup tools pass every gate.
     pub setup: bool,
@@ -211,11 +211,6 @@ impl ToolDef {
     pub const fn in_sequence(mut self) -> Self {
         self.in_sequence = true;
         self
-    }
-
-    /// The risk class: `safe` for what changes nothing, `normal` for everything else.
-    pub fn risk(&self) -> &'static str {
-        if self.read_only { "safe" } else { "normal" }
     }
 
     /// The domain policy's action group.
