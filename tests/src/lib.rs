@@ -135,10 +135,34 @@ pub fn wait_for_hub(data: &Path, timeout: Duration) -> anyhow::Result<HubRecord>
             return Ok(record);
         }
         if Instant::now() > deadline {
-            bail!("no hub registered in {} after {timeout:?}; see {}/logs", data.display(), data.display());
+            bail!(
+                "no hub registered in {} after {timeout:?}; {}",
+                data.display(),
+                log_tails(&data.join("logs"))
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// How long a browser may take to start the hub. Generous on purpose: the first cold start of
+/// a browser on a busy two-core CI machine once took more than 30 s.
+pub const HUB_START: Duration = Duration::from_secs(90);
+
+/// The last lines of every log in `dir`, for a failure message (the temporary directory is gone
+/// by the time anyone reads it).
+fn log_tails(dir: &Path) -> String {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return format!("no logs in {}", dir.display());
+    };
+    let mut out = String::new();
+    for entry in entries.flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(15)..].join("\n");
+        out.push_str(&format!("\n--- {} (last lines)\n{tail}", entry.path().display()));
+    }
+    if out.is_empty() { format!("{} is empty", dir.display()) } else { out }
 }
 
 /// All hub registrations, newest first.
@@ -331,7 +355,7 @@ impl Nova {
     /// Launches the browser on about:blank and waits for the hub.
     pub async fn launch_browser(&mut self) -> anyhow::Result<()> {
         self.spawn_browser().await?;
-        wait_for_hub(&self.data, Duration::from_secs(30))?;
+        wait_for_hub(&self.data, HUB_START)?;
         Ok(())
     }
 
@@ -343,14 +367,17 @@ impl Nova {
             b.stop();
         }
         self.spawn_browser().await?;
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + HUB_START;
         loop {
             if let Ok(hub) = wait_for_hub(&self.data, Duration::from_secs(1))
                 && i32::try_from(hub.pid).ok() != old
             {
                 return Ok(());
             }
-            anyhow::ensure!(Instant::now() < deadline, "no new hub within 30 s of the browser restart");
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "no new hub within {HUB_START:?} of the browser restart"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }

@@ -326,7 +326,7 @@ async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
     // Once the host is installed, the extension's next reconnect starts it and delivers the
     // STOP before any agent can act.
     nova.dist.register_host(&nova.profile, nova.kind)?;
-    nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(30))?;
+    nova_e2e::wait_for_hub(&nova.data, nova_e2e::HUB_START)?;
     popup
         .wait_for(
             "document.body.dataset.connected === 'true' && document.body.dataset.stopped === 'true'",

@@ -119,7 +119,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         BrowserKind::Firefox => runtime.block_on(firefox::launch(&options))?,
     };
     let log = data_dir.join("logs").join(format!("{}.log", kind.name()));
-    let hub = nova_e2e::wait_for_hub(&data_dir, Duration::from_secs(30))
+    let hub = nova_e2e::wait_for_hub(&data_dir, nova_e2e::HUB_START)
         .with_context(|| format!("the extension did not start the host; browser log: {}", log.display()))?;
     let config =
         Command::new(&built.host).args(["mcp", "--print-config", "--data-dir"]).arg(&data_dir).output()?;
