@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
-use crate::etm::{load_instance, soft};
+use crate::etm::instance::load_instance;
+use crate::etm::soft;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::settings::Settings;
 use crate::time::now_ms;
