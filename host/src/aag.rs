@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 
-use crate::dispatch::ToolReply;
+use crate::call::ToolReply;
 use crate::settings::{GateMode, Settings};
 
 /// Gate ids (docs/gates.md, the gate table).

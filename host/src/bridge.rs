@@ -18,6 +18,11 @@ use tokio::sync::{mpsc, oneshot};
 
 use codec::{BROWSER_TO_HOST_MAX_FRAME, FrameError, HOST_TO_BROWSER_MAX_FRAME};
 
+/// What a tool call without a browser says to do.
+pub const NOT_CONNECTED_HELP: &str = "No browser is connected to Nova. Start one with \
+`cargo xtask run` (or open your browser with the Nova extension installed), check with \
+`nova doctor`, then retry the call.";
+
 /// Default time a request may take before it fails with `timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 

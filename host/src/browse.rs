@@ -18,7 +18,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply, check_range};
+use crate::hub::Hub;
 use crate::tob::{ActionKind, flags};
 use nova_shared::cls::TransitionContract;
 
@@ -190,17 +191,6 @@ struct Prepared {
     frame_id: Option<nova_shared::protocol::FrameId>,
     contract: Option<TransitionContract>,
     guarded: bool,
-}
-
-/// Checks `value` against inclusive bounds, naming the field on failure.
-pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(), CallError> {
-    if value < bounds.0 || value > bounds.1 {
-        return Err(CallError::invalid(
-            field,
-            format!("`{field}` must be between {} and {}, got {value}", bounds.0, bounds.1),
-        ));
-    }
-    Ok(())
 }
 
 fn check_selector(selector: &str) -> Result<(), CallError> {

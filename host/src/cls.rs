@@ -23,7 +23,8 @@ use nova_shared::protocol::{
 use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::time::now_ms;
 use crate::tob::flags;
 

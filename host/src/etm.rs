@@ -26,7 +26,7 @@ use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::dispatch::{CallError, CallRecord, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
 use crate::store::{self, StoreError};
 
 /// Units a `site_urls` / `crawler` source copies at most.

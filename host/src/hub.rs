@@ -1,139 +1,62 @@
-//! `nova native`: the hub the browser spawns. It owns the browser connection (stdin/stdout),
-//! opens the store, serves MCP on a unix socket (for `nova mcp` relays) and on 127.0.0.1 HTTP,
-//! and registers itself in `hubs/<browser>.json` so relays and `nova doctor` can find it.
-//!
-//! The browser may start a hub at any time (a restarted service worker reconnects and spawns a
-//! new process): the newest hub takes the socket and the registration over, and an older hub
-//! exits as soon as its browser stream closes.
+//! The hub's state: what every tool call can reach (the browser connection, the store's
+//! subsystems, the leases, the person's controls). One `Hub` lives as long as the hub process;
+//! the handlers of each subsystem are `impl Hub` blocks next to their tool declarations.
 
 use std::sync::Arc;
 
 use crate::bridge::Bridge;
-use crate::dispatch::Hub;
-use crate::ipc::HubRecord;
-use crate::mcp;
+use crate::lease::Leases;
 use crate::paths::DataDir;
 use crate::time::now_ms;
+use crate::tob::Recorder;
 
-/// Environment variable with the preferred HTTP port; `0` picks a free one.
-pub const HTTP_PORT_ENV: &str = "NOVA_HTTP_PORT";
-/// Port tried first when `NOVA_HTTP_PORT` is unset; a free port is used when it is taken.
-pub const DEFAULT_HTTP_PORT: u16 = 47_821;
-
-/// Browser family from the argument the browser passes to its native host: Chromium passes
-/// the extension origin `chrome-extension://<id>/`, Firefox the manifest path and the add-on id.
-pub fn browser_from_caller(caller: &str) -> &'static str {
-    if caller.starts_with("chrome-extension://") { "chromium" } else { "firefox" }
+/// Everything a tool call needs: the browser, the store, the leases.
+pub struct Hub {
+    /// The data dir.
+    pub data: DataDir,
+    /// The extension connection.
+    pub bridge: Arc<Bridge>,
+    /// The observation recorder.
+    pub recorder: Recorder,
+    /// Tab leases.
+    pub leases: Leases,
+    /// Guarded transitions.
+    pub cls: crate::cls::Cls,
+    /// Task memory (ETM / TUC).
+    pub etm: crate::etm::Etm,
+    /// TOB scopes.
+    pub scopes: crate::tob::scope::Scopes,
+    /// The person's controls (STOP, handover notes).
+    pub control: crate::aag::control::Control,
+    /// Connected sessions and the activity feed (the popup).
+    pub presence: crate::aag::ui::Presence,
+    /// Permission prompts waiting for the person.
+    pub prompts: crate::aag::prompt::Prompts,
+    /// Sessions' gate state kept across hub restarts.
+    pub resumes: crate::aag::resume::Resumes,
 }
 
-/// Runs the hub until the browser disconnects or a termination signal arrives.
-pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
-    data.ensure()?;
-    let browser = browser_from_caller(&caller).to_owned();
-    let (bridge, browser_done) = Bridge::start(tokio::io::stdin(), tokio::io::stdout());
-    let hub = Arc::new(Hub::open(data.clone(), bridge)?);
-    crate::aag::ui::Service::attach(&hub);
-
-    let socket = data.hub_socket(&browser);
-    let listener = crate::ipc::Listener::bind(&socket)?;
-    tokio::spawn(accept_relays(hub.clone(), listener));
-
-    let token = mcp::http::ensure_token(&data)?;
-    let tcp = bind_http().await?;
-    let http_url = format!("http://{}{}", tcp.local_addr()?, mcp::http::MCP_PATH);
-    tokio::spawn({
-        let hub = hub.clone();
-        async move {
-            if let Err(e) = mcp::http::serve(hub, tcp, token).await {
-                tracing::error!(error = %e, "HTTP endpoint stopped");
-            }
+impl Hub {
+    /// Opens everything a hub keeps in the data dir around a bridge.
+    pub fn open(data: DataDir, bridge: Arc<Bridge>) -> Result<Self, crate::store::StoreError> {
+        let db = data.db();
+        match crate::tob::retention::prune(&crate::store::open(&db)?, now_ms()) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(rows = n, "expired observation rows pruned"),
+            Err(e) => tracing::warn!(error = %e, "observation retention failed"),
         }
-    });
-
-    let record = HubRecord {
-        browser: browser.clone(),
-        pid: std::process::id(),
-        socket: socket.clone(),
-        http_url: http_url.clone(),
-        started_at_ms: now_ms(),
-        caller,
-    };
-    record.write(&data)?;
-    tracing::info!(%http_url, socket = %socket.display(), "hub ready");
-
-    tokio::select! {
-        _ = browser_done => tracing::info!("browser closed the connection; hub stopping"),
-        _ = terminated() => tracing::info!("termination signal; hub stopping"),
-    }
-    hub.recorder.flush().await;
-    // Only remove what is still ours: a newer hub may have taken over.
-    record.remove_if_ours(&data);
-    Ok(())
-}
-
-async fn bind_http() -> std::io::Result<tokio::net::TcpListener> {
-    let preferred =
-        std::env::var(HTTP_PORT_ENV).ok().and_then(|v| v.parse::<u16>().ok()).unwrap_or(DEFAULT_HTTP_PORT);
-    match tokio::net::TcpListener::bind(("127.0.0.1", preferred)).await {
-        Ok(l) => Ok(l),
-        Err(e) if preferred != 0 => {
-            tracing::warn!(port = preferred, error = %e, "preferred HTTP port busy; using a free one");
-            tokio::net::TcpListener::bind(("127.0.0.1", 0)).await
-        }
-        Err(e) => Err(e),
-    }
-}
-
-async fn accept_relays(hub: Arc<Hub>, mut listener: crate::ipc::Listener) {
-    use rmcp::ServiceExt as _;
-    loop {
-        let (r, w) = match listener.accept().await {
-            Ok(halves) => halves,
-            Err(e) => {
-                tracing::warn!(error = %e, "relay accept failed");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let server = mcp::server::NovaServer::new(hub.clone());
-        tokio::spawn(async move {
-            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(r, w)
-                .with_max_line_length(mcp::MAX_LINE_BYTES);
-            match server.serve(transport).await {
-                Ok(running) => {
-                    let _ = running.waiting().await;
-                }
-                Err(e) => tracing::warn!(error = %e, "MCP session failed to start"),
-            }
-        });
-    }
-}
-
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn caller_names_the_browser() {
-        assert_eq!(browser_from_caller("chrome-extension://abc/"), "chromium");
-        assert_eq!(
-            browser_from_caller("/home/u/.mozilla/native-messaging-hosts/io.nova.host.json"),
-            "firefox"
-        );
+        Ok(Self {
+            recorder: Recorder::start(&db)?,
+            leases: Leases::open(&db)?,
+            cls: crate::cls::Cls::open(&db)?,
+            etm: crate::etm::Etm::open(&db)?,
+            scopes: crate::tob::scope::Scopes::open(&db)?,
+            control: crate::aag::control::Control::open(&db)?,
+            presence: crate::aag::ui::Presence::default(),
+            prompts: crate::aag::prompt::Prompts::default(),
+            resumes: crate::aag::resume::Resumes::open(&db)?,
+            data,
+            bridge,
+        })
     }
 }

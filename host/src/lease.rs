@@ -317,8 +317,9 @@ mod tools {
     use serde_json::json;
 
     use super::{ClaimArgs, MAX_TTL_MS, MIN_TTL_MS, ReleaseArgs};
-    use crate::browse::check_range;
-    use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+    use crate::call::check_range;
+    use crate::call::{CallError, CallRecord, ToolReply};
+    use crate::hub::Hub;
     use crate::registry::{self, Bundle, PageUse, ToolDef};
 
     /// `nova.tab_claim` in the tool registry.

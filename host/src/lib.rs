@@ -30,7 +30,9 @@
 pub mod aag;
 pub mod bridge;
 pub mod browse;
+pub mod call;
 pub mod cls;
+pub mod daemon;
 pub mod dispatch;
 pub mod doctor;
 pub mod etm;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use nova_host::install::{self, Browser};
 use nova_host::paths::DataDir;
-use nova_host::{doctor, hub, mcp};
+use nova_host::{daemon, doctor, mcp};
 
 #[derive(Parser)]
 #[command(name = "nova", version, about = "Nova: verified browser actions for AI agents")]
@@ -83,8 +83,8 @@ fn main() -> anyhow::Result<()> {
         Command::Native { caller, rest: _ } => {
             data.ensure()?;
             let caller = caller.unwrap_or_default();
-            init_logging(Some((&data, hub::browser_from_caller(&caller))));
-            runtime()?.block_on(hub::run(data, caller))
+            init_logging(Some((&data, daemon::browser_from_caller(&caller))));
+            runtime()?.block_on(daemon::run(data, caller))
         }
         Command::Mcp { print_config, .. } if print_config => print_config_json(&data),
         Command::Mcp { browser, wait_ms, .. } => {
@@ -168,7 +168,7 @@ fn print_config_json(data: &DataDir) -> anyhow::Result<()> {
     let http_url = nova_host::ipc::HubRecord::all(data)
         .first()
         .map(|h| h.http_url.clone())
-        .unwrap_or_else(|| format!("http://127.0.0.1:{}{}", hub::DEFAULT_HTTP_PORT, mcp::http::MCP_PATH));
+        .unwrap_or_else(|| format!("http://127.0.0.1:{}{}", daemon::DEFAULT_HTTP_PORT, mcp::http::MCP_PATH));
     let data_dir = data.root().display().to_string();
     let config = serde_json::json!({
         "mcpServers": {

@@ -1,4 +1,4 @@
-//! The MCP layer: maps MCP requests onto [`crate::dispatch::Hub::call_tool`] and holds no tool
+//! The MCP layer: maps MCP requests onto [`crate::hub::Hub::call_tool`] and holds no tool
 //! logic of its own.
 //!
 //! - [`catalog`]: the tool list with JSON schemas generated from the argument types.
@@ -14,8 +14,3 @@ pub mod server;
 /// Most bytes in one JSON-RPC line from an agent (stdio relay and unix socket): tool arguments
 /// are small; anything bigger is a broken or hostile client.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
-
-/// What a tool call without a browser says to do.
-pub const NOT_CONNECTED_HELP: &str = "No browser is connected to Nova. Start one with \
-`cargo xtask run` (or open your browser with the Nova extension installed), check with \
-`nova doctor`, then retry the call.";

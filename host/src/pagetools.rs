@@ -15,8 +15,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::DEFAULT_TIMEOUT;
-use crate::browse::{check_range, merge, ok_body, parse_frame};
-use crate::dispatch::{CallError, CallRecord, Hub, Session, ToolReply};
+use crate::browse::{merge, ok_body, parse_frame};
+use crate::call::check_range;
+use crate::call::{CallError, CallRecord, Session, ToolReply};
+use crate::hub::Hub;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::tob::{ActionKind, flags};
 use crate::tuc::sources;

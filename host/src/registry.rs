@@ -15,7 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::tob::ActionKind;
 
 /// A capability bundle an agent loads with `nova.tools_bundle`.
@@ -248,11 +249,11 @@ pub fn schema<T: JsonSchema>() -> Map<String, Value> {
 #[macro_export]
 macro_rules! handler {
     ($method:ident) => {
-        |hub, rec, args| Box::pin(async move { hub.$method(rec, $crate::dispatch::parse_args(args)?).await })
+        |hub, rec, args| Box::pin(async move { hub.$method(rec, $crate::call::parse_args(args)?).await })
     };
     ($method:ident, $extra:expr) => {
         |hub, rec, args| {
-            Box::pin(async move { hub.$method(rec, $extra, $crate::dispatch::parse_args(args)?).await })
+            Box::pin(async move { hub.$method(rec, $extra, $crate::call::parse_args(args)?).await })
         }
     };
 }

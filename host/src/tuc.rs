@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::bridge::DEFAULT_TIMEOUT;
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
 use crate::etm::instance::load_instance;
 use crate::etm::soft;
+use crate::hub::Hub;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::settings::Settings;
 use crate::time::now_ms;
@@ -343,7 +344,7 @@ impl Hub {
             hydration_timeout_ms: None,
         });
         let timeout = opts.hydration_timeout_ms.unwrap_or(5000);
-        crate::browse::check_range("scopeOptions.hydrationTimeoutMs", timeout, (0, 30_000, 5000))?;
+        crate::call::check_range("scopeOptions.hydrationTimeoutMs", timeout, (0, 30_000, 5000))?;
         let tab = match self.resolve_target(&a.target_id).await {
             Ok(t) => t,
             Err(reply) => return Ok(reply),

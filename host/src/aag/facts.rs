@@ -12,7 +12,8 @@ use super::pipeline::{self, Call, Facts, Ran};
 use super::resume::Durable;
 use super::{Preflight, SessionState};
 use crate::bridge::BrowserState;
-use crate::dispatch::{Hub, Session};
+use crate::call::Session;
+use crate::hub::Hub;
 use crate::settings::Settings;
 use crate::time::now_ms;
 

@@ -13,7 +13,8 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use super::control::Control;
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::registry::{self, Bundle, ToolDef};
 use crate::time::now_ms;
 
@@ -125,7 +126,7 @@ impl Hub {
         if let Some(t) = &a.title {
             check_text("title", t, TITLE_MAX)?;
         }
-        crate::browse::check_range("timeoutMs", a.timeout_ms, TIMEOUT_MS)?;
+        crate::call::check_range("timeoutMs", a.timeout_ms, TIMEOUT_MS)?;
         let page_url = match &a.target_id {
             Some(t) => match self.resolve_target(t).await {
                 Ok(tab) => Some(tab.url),

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::BUNDLES;
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::registry::{self, ToolDef};
 
 pub use crate::registry::Bundle;

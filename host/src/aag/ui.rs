@@ -11,7 +11,7 @@ use nova_shared::ui::{
 use serde_json::{Value, json};
 
 use crate::bridge::{self, BrowserRequests};
-use crate::dispatch::Hub;
+use crate::hub::Hub;
 use crate::settings::{GateMode, Rule, Settings};
 
 /// How many calls the activity feed keeps.

@@ -7,9 +7,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{active, check_range, merge, ok_body};
+use super::{active, merge, ok_body};
 use crate::bridge::DEFAULT_TIMEOUT;
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::check_range;
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::settings::GateMode;
 use crate::tob::{ActionKind, flags};

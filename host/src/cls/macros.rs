@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::bridge::DEFAULT_TIMEOUT;
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
 use crate::tob::flags;
 

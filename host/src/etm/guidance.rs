@@ -9,7 +9,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{ok, soft};
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::time::now_ms;
 
 /// Most entries a profile's `stableGuidance` holds.
@@ -263,7 +264,7 @@ impl Hub {
         rec: &mut CallRecord,
         a: GuidanceLogsArgs,
     ) -> Result<ToolReply, CallError> {
-        crate::browse::check_range("limit", a.limit, (1, 200, 50))?;
+        crate::call::check_range("limit", a.limit, (1, 200, 50))?;
         rec.executed();
         let kind = a.guidance_kind.map(wire);
         let status = a.status.map(wire);
@@ -301,7 +302,7 @@ impl Hub {
         rec: &mut CallRecord,
         a: CandidatesArgs,
     ) -> Result<ToolReply, CallError> {
-        crate::browse::check_range("threshold", a.threshold, (1, 100, 3))?;
+        crate::call::check_range("threshold", a.threshold, (1, 100, 3))?;
         rec.executed();
         self.etm.with(|c| {
             let rows: Vec<Value> = c

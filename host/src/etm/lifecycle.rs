@@ -3,7 +3,8 @@
 use rusqlite::params;
 use serde_json::{Map, Value, json};
 
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::settings::{GateMode, Settings};
 use crate::time::{iso, now_ms};
 use crate::tuc;
@@ -315,12 +316,12 @@ impl Hub {
 
     /// `nova.task_instance_get`.
     pub async fn task_instance_get(&self, rec: &mut CallRecord, a: GetArgs) -> Result<ToolReply, CallError> {
-        crate::browse::check_range(
+        crate::call::check_range(
             "discoveredUnitsPreviewLimit",
             a.discovered_units_preview_limit,
             (1, 200, 20),
         )?;
-        crate::browse::check_range("recentEventLimit", a.recent_event_limit, (1, 100, 10))?;
+        crate::call::check_range("recentEventLimit", a.recent_event_limit, (1, 100, 10))?;
         rec.executed();
         // Flush barrier: everything recorded so far is in the table before correlation.
         let complete = self.recorder.flush_within(crate::tob::FLUSH_MAX).await;

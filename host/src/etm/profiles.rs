@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 
 use super::args::*;
 use super::matching;
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::time::now_ms;
 use crate::url as normalize;
 
@@ -182,7 +183,7 @@ impl Hub {
 
     /// `nova.task_profiles`.
     pub async fn task_profiles(&self, rec: &mut CallRecord, a: ProfilesArgs) -> Result<ToolReply, CallError> {
-        crate::browse::check_range("limit", a.limit, (1, 500, 100))?;
+        crate::call::check_range("limit", a.limit, (1, 500, 100))?;
         rec.executed();
         self.etm.with(|c| {
             let mut stmt = c.prepare(
@@ -243,7 +244,7 @@ impl Hub {
 
     /// `nova.task_search`.
     pub async fn task_search(&self, rec: &mut CallRecord, a: SearchArgs) -> Result<ToolReply, CallError> {
-        crate::browse::check_range("limit", a.limit, (1, 50, 10))?;
+        crate::call::check_range("limit", a.limit, (1, 50, 10))?;
         if a.query.trim().is_empty() {
             return Err(CallError::invalid("query", "`query` must not be empty"));
         }

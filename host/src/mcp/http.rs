@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::server::NovaServer;
-use crate::dispatch::Hub;
+use crate::hub::Hub;
 use crate::paths::DataDir;
 
 /// Path of the MCP endpoint.

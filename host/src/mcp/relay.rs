@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::{MAX_LINE_BYTES, NOT_CONNECTED_HELP};
+use super::MAX_LINE_BYTES;
+use crate::bridge::NOT_CONNECTED_HELP;
 use crate::ipc::HubRecord;
 use crate::paths::DataDir;
 use crate::time::now_ms;

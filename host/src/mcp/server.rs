@@ -12,7 +12,8 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
-use crate::dispatch::{CallError, Hub, Session, ToolReply};
+use crate::call::{CallError, Session, ToolReply};
+use crate::hub::Hub;
 use crate::lease::OWNER_MISMATCH_CODE;
 
 /// Instructions sent to agents at initialize.

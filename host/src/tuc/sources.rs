@@ -9,8 +9,8 @@ use std::collections::{BTreeSet, VecDeque};
 use nova_shared::protocol::{FetchParams, FetchResult, method};
 
 use crate::bridge::DEFAULT_TIMEOUT;
-use crate::dispatch::Hub;
 use crate::etm::MAX_SEEDED_URLS;
+use crate::hub::Hub;
 use crate::time::now_ms;
 use crate::url as normalize;
 

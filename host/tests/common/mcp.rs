@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use nova_host::bridge::Bridge;
-use nova_host::dispatch::Hub;
+use nova_host::hub::Hub;
 use nova_host::mcp::server::NovaServer;
 use nova_host::paths::DataDir;
 use rmcp::ServiceExt as _;

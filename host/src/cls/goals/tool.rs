@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use super::{EVENTS_LIMIT, GoalArgs, GoalOp, LEASE_MS, MAX_STEPS, NewGoal, pick};
 use crate::bridge::DEFAULT_TIMEOUT;
-use crate::browse::check_range;
-use crate::dispatch::{CallError, CallRecord, Hub, ToolReply};
+use crate::call::check_range;
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::hub::Hub;
 use crate::registry::{self, Bundle, ToolDef};
 use crate::tob::ActionKind;
 

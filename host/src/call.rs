@@ -1,0 +1,174 @@
+//! What one tool call is made of, for every handler: the session it came in, its observation
+//! record, its reply, the errors that refuse it at the protocol level, and argument parsing
+//! that names the field and the bound.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::bridge::{BridgeError, NOT_CONNECTED_HELP};
+use crate::lease::OwnerMismatch;
+use crate::tob::Observation;
+
+/// One MCP session (one connection).
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Session id, recorded on every observation.
+    pub id: String,
+    /// Gate state of the session (bundles, perception, loops).
+    pub state: crate::aag::SharedState,
+}
+
+impl Session {
+    /// A new session with a random id.
+    pub fn new() -> Self {
+        Self { id: uuid::Uuid::new_v4().simple().to_string(), state: crate::aag::SharedState::default() }
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A call rejected at the protocol level (JSON-RPC error), not a tool failure.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// Arguments did not match the schema or bounds (-32602).
+    #[error("{message}")]
+    InvalidParams {
+        /// The offending field, when known.
+        field: Option<String>,
+        /// What is wrong, naming the field and the bound.
+        message: String,
+    },
+    /// The tool does not exist (-32602).
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// Another agent holds the tab (-32040).
+    #[error(transparent)]
+    Owner(#[from] OwnerMismatch),
+    /// An unknown `scanId` (-32602, with the known ids).
+    #[error("unknown scanId `{0}`")]
+    UnknownScan(String),
+    /// The user's settings do not allow this (-32002).
+    #[error("{message}")]
+    NotAllowed {
+        /// Reason code.
+        reason: &'static str,
+        /// What to change.
+        message: String,
+    },
+    /// The store failed (-32603).
+    #[error("store error: {0}")]
+    Store(String),
+}
+
+impl CallError {
+    /// An invalid-params error for `field`.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::InvalidParams { field: Some(field.to_owned()), message: message.into() }
+    }
+
+    /// The reason code recorded for this error.
+    pub fn reason_code(&self) -> &'static str {
+        match self {
+            Self::InvalidParams { .. } | Self::UnknownTool(_) | Self::UnknownScan(_) => "invalid_params",
+            Self::Owner(_) => crate::lease::OWNER_MISMATCH,
+            Self::NotAllowed { reason, .. } => reason,
+            Self::Store(_) => "store_error",
+        }
+    }
+}
+
+/// A tool result: structured content plus what the agent reads.
+#[derive(Debug, Clone)]
+pub struct ToolReply {
+    /// `structuredContent`: always has `ok` and `status`, and `reasonCode` on failure.
+    pub structured: Value,
+    /// Whether the MCP result is an error.
+    pub is_error: bool,
+    /// Text content; the structured JSON when absent.
+    pub text: Option<String>,
+    /// Image content (base64, mime type).
+    pub image: Option<(String, String)>,
+    /// MCP `_meta` of the result (`io.nova/aag`, `io.nova/onboarding`).
+    pub meta: Map<String, Value>,
+}
+
+impl ToolReply {
+    /// A success.
+    pub fn ok(structured: Value) -> Self {
+        Self { structured, is_error: false, text: None, image: None, meta: Map::new() }
+    }
+
+    /// A tool failure with a reason code.
+    pub fn failure(reason: &str, message: impl Into<String>, retryable: bool) -> Self {
+        let structured = json!({
+            "ok": false, "status": "failed", "reasonCode": reason,
+            "retryable": retryable, "message": message.into(),
+        });
+        Self { structured, is_error: true, text: None, image: None, meta: Map::new() }
+    }
+
+    /// A failure reported by the bridge.
+    pub fn bridge_failure(e: &BridgeError) -> Self {
+        let mut reply = Self::failure(e.reason_code(), e.to_string(), e.retryable());
+        if matches!(e, BridgeError::Disconnected) {
+            reply.structured["message"] = json!(NOT_CONNECTED_HELP);
+            reply.structured["retryAfterMs"] = json!(2000);
+        }
+        reply
+    }
+
+    /// Sets the text content.
+    pub fn with_text(mut self, text: String) -> Self {
+        self.text = Some(text);
+        self
+    }
+
+    /// Adds an image.
+    pub fn with_image(mut self, data: String, mime: &str) -> Self {
+        self.image = Some((data, mime.to_owned()));
+        self
+    }
+}
+
+/// The observation being built for one call.
+pub struct CallRecord {
+    /// The row.
+    pub obs: Observation,
+    /// The session's gate state (a sequence runs its steps in the same session).
+    pub session_state: crate::aag::SharedState,
+    /// `_meta.forceBypass` of the call, for gates that can only judge once the tool ran
+    /// (`aag.screenshot_budget`).
+    pub force_bypass: bool,
+}
+
+impl CallRecord {
+    /// Marks the call as having reached the browser.
+    pub fn executed(&mut self) {
+        self.obs.executed = true;
+    }
+}
+
+/// Parses tool arguments, turning serde's message into one that names the field.
+pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, CallError> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        let message = e.to_string();
+        let field = message.split('`').nth(1).map(str::to_owned);
+        CallError::InvalidParams { field, message: format!("invalid arguments: {message}") }
+    })
+}
+
+/// Checks `value` against inclusive bounds, naming the field on failure.
+pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(), CallError> {
+    if value < bounds.0 || value > bounds.1 {
+        return Err(CallError::invalid(
+            field,
+            format!("`{field}` must be between {} and {}, got {value}", bounds.0, bounds.1),
+        ));
+    }
+    Ok(())
+}
