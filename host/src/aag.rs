@@ -13,6 +13,7 @@
 //!   [`ui`]: the popup and options requests; [`screenshot`]: the screenshot budget;
 //!   [`tools`]: `nova.tools_bundle` and `nova.get_instructions`.
 
+pub mod block;
 pub mod control;
 pub mod facts;
 pub mod loops;
@@ -20,16 +21,15 @@ pub mod pipeline;
 pub mod prompt;
 pub mod resume;
 pub mod screenshot;
+pub mod session;
 pub mod tools;
 pub mod ui;
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use serde_json::{Map, Value};
 
-use serde_json::{Map, Value, json};
-
-use crate::call::ToolReply;
 use crate::settings::{GateMode, Settings};
+
+pub use session::{SessionState, SharedState};
 
 /// Gate ids (docs/gates.md, the gate table).
 pub mod gate {
@@ -181,58 +181,6 @@ pub const GATES: &[GateSpec] = &[
     },
 ];
 
-/// Bundles an agent can load with `nova.tools_bundle`.
-pub const BUNDLES: [&str; 5] = {
-    let all = crate::registry::Bundle::ALL;
-    [all[0].as_str(), all[1].as_str(), all[2].as_str(), all[3].as_str(), all[4].as_str()]
-};
-
-/// Per-session gate state.
-#[derive(Debug, Default, Clone)]
-pub struct SessionState {
-    /// Bundles loaded in this session.
-    pub bundles: BTreeSet<String>,
-    /// Whether `_meta["io.nova/onboarding"]` went out.
-    pub onboarding_sent: bool,
-    /// Tab -> navigation epoch at the last perception.
-    pub perceived: HashMap<String, u32>,
-    /// Whether a task lookup happened.
-    pub task_discovery: bool,
-    /// Whether the discovery warning went out.
-    pub discovery_warned: bool,
-    /// Work calls since the last task-run interaction.
-    pub calls_since_task: u32,
-    /// The active tab when the agent last looked.
-    pub last_active: Option<String>,
-    /// Calls that ran recently, with the scene each left (loop detection).
-    pub loops: loops::LoopMemory,
-    /// Successful non-read calls of the session (the scene of calls on no page).
-    pub writes: u64,
-    /// The name `nova mcp` gave this session, under which its durable state is kept across
-    /// hub restarts ([`resume`]).
-    pub resume_key: Option<String>,
-    /// The durable state as last stored.
-    pub saved: Option<resume::Durable>,
-}
-
-/// The outcome of the preflight.
-#[derive(Debug, Default)]
-pub struct Preflight {
-    /// The block, when a gate in block mode fired.
-    pub block: Option<ToolReply>,
-    /// Warnings for `_aagGates`.
-    pub warnings: Map<String, Value>,
-    /// `_meta` to add to the reply.
-    pub meta: Map<String, Value>,
-    /// The gate that blocked (for the observation row).
-    pub blocked_by: Option<&'static str>,
-    /// Gates that let the call run but spoke: (gate id, `warned` / `would_block` / `bypassed`),
-    /// for the observation row's `aag_gates`.
-    pub decisions: Vec<(&'static str, &'static str)>,
-    /// The tab whose handover note the pipeline delivered (the hub then consumes it).
-    pub reclaim_delivered: Option<String>,
-}
-
 /// The mode of a gate after `gateModes` in settings.
 pub fn mode_of(settings: &Settings, id: &str) -> GateMode {
     settings
@@ -241,37 +189,6 @@ pub fn mode_of(settings: &Settings, id: &str) -> GateMode {
         .copied()
         .or_else(|| GATES.iter().find(|g| g.id == id).map(|g| g.default))
         .unwrap_or(GateMode::Warn)
-}
-
-/// The bundle suggested for `tool`: the first that lists it.
-pub(crate) fn preferred_bundle(tool: &str) -> &'static str {
-    crate::registry::find(tool).and_then(|t| t.bundles.first()).map_or("browser_automation", |b| b.as_str())
-}
-
-/// A structured block (`_meta["io.nova/aag"]`), also mirrored into `structuredContent`.
-pub fn block_reply(
-    id: &'static str,
-    mode: GateMode,
-    reason: &str,
-    message: String,
-    retry_after_ms: Option<u64>,
-    details: Value,
-    tool: &str,
-) -> ToolReply {
-    let bypass = GATES.iter().find(|g| g.id == id).is_some_and(|g| g.bypass);
-    let aag = json!({
-        "gateId": id, "gateMode": mode.as_str(), "status": "blocked", "stage": "aag_preflight",
-        "retryable": true, "retryAfterMs": retry_after_ms, "reasonCode": reason, "details": details,
-        "forceBypassAvailable": bypass, "knownBundles": BUNDLES, "preferredBundle": preferred_bundle(tool),
-        "message": message,
-    });
-    let mut structured = aag.clone();
-    structured["ok"] = json!(false);
-    structured["actionDispatched"] = json!(false);
-    let mut reply = ToolReply::ok(structured);
-    reply.is_error = true;
-    reply.meta.insert("io.nova/aag".into(), aag);
-    reply
 }
 
 /// Whether the call's arguments ask to pass bypassable gates (`"_meta": {"forceBypass": true}`).
@@ -298,14 +215,6 @@ pub(crate) fn warning_key(id: &str) -> &'static str {
         _ => "emergencyStop",
     }
 }
-
-/// The action group of a tool for the domain policy: read, navigate, interact.
-pub fn action_group(tool: &str) -> Option<&'static str> {
-    crate::registry::find(tool).and_then(|t| t.action_group())
-}
-
-/// A mutex-wrapped state for sessions (re-exported for `Session`).
-pub type SharedState = std::sync::Arc<Mutex<SessionState>>;
 
 #[cfg(test)]
 mod tests {
@@ -349,24 +258,5 @@ mod tests {
             })
             .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "docs/gates.md lists the gates in another order: {at:?}");
-    }
-
-    #[test]
-    fn blocks_carry_the_seed_shape() {
-        let r = block_reply(
-            gate::LOOP,
-            GateMode::Block,
-            "loop.detected",
-            "m".into(),
-            Some(5000),
-            json!({}),
-            "nova.task_instance_get",
-        );
-        let a = &r.meta["io.nova/aag"];
-        assert_eq!(
-            (a["status"].clone(), a["preferredBundle"].clone()),
-            (json!("blocked"), json!("task_memory"))
-        );
-        assert!(r.is_error);
     }
 }

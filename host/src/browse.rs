@@ -241,77 +241,87 @@ fn check_url(url: &str) -> Result<(), CallError> {
     Ok(())
 }
 
-/// `nova.perceive` in the tool registry.
-pub const PERCEIVE: ToolDef = ToolDef::new(
-    "nova.perceive",
-    "Understand the visible page: URL, title, page state, interactive elements with \
-     refs (e12) usable as selectors, landmarks, forms and visible text, plus awareness \
-     signals: sign-in / payment / consent overlays, autofill fields, native dialogs \
-     and framework hints.",
-    registry::schema::<PerceiveArgs>,
-    crate::handler!(perceive),
-)
-.bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
-.tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::VISUAL_EXPOSED | flags::DOM_EXPOSED)
-.page(PageUse::Reads { perceives: true })
-.evidence(Evidence::TextLight)
-.read_only()
-.in_sequence();
+crate::tool! {
+    /// `nova.perceive` in the tool registry.
+    pub static PERCEIVE = ToolDef::new(
+        "nova.perceive",
+        "Understand the visible page: URL, title, page state, interactive elements with \
+         refs (e12) usable as selectors, landmarks, forms and visible text, plus awareness \
+         signals: sign-in / payment / consent overlays, autofill fields, native dialogs \
+         and framework hints.",
+        registry::schema::<PerceiveArgs>,
+        crate::handler!(perceive),
+    )
+    .bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
+    .tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::VISUAL_EXPOSED | flags::DOM_EXPOSED)
+    .page(PageUse::Reads { perceives: true })
+    .evidence(Evidence::TextLight)
+    .read_only()
+    .in_sequence();
+}
 
-/// `nova.read_text` in the tool registry.
-pub const READ_TEXT: ToolDef = ToolDef::new(
-    "nova.read_text",
-    "Read the visible text of the page or of one element.",
-    registry::schema::<ReadTextArgs>,
-    crate::handler!(read_text),
-)
-.bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
-.tob(ActionKind::Read, "dom_node", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED)
-.page(PageUse::Reads { perceives: true })
-.evidence(Evidence::TextLight)
-.read_only()
-.in_sequence();
+crate::tool! {
+    /// `nova.read_text` in the tool registry.
+    pub static READ_TEXT = ToolDef::new(
+        "nova.read_text",
+        "Read the visible text of the page or of one element.",
+        registry::schema::<ReadTextArgs>,
+        crate::handler!(read_text),
+    )
+    .bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
+    .tob(ActionKind::Read, "dom_node", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED)
+    .page(PageUse::Reads { perceives: true })
+    .evidence(Evidence::TextLight)
+    .read_only()
+    .in_sequence();
+}
 
-/// `nova.navigate` in the tool registry.
-pub const NAVIGATE: ToolDef = ToolDef::new(
-    "nova.navigate",
-    "Open a URL in a tab and wait for it to load.",
-    registry::schema::<NavigateArgs>,
-    crate::handler!(navigate),
-)
-.bundles(&[Bundle::BrowserAutomation])
-.tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
-.page(PageUse::Navigates)
-.evidence(Evidence::Visit)
-.in_sequence();
+crate::tool! {
+    /// `nova.navigate` in the tool registry.
+    pub static NAVIGATE = ToolDef::new(
+        "nova.navigate",
+        "Open a URL in a tab and wait for it to load.",
+        registry::schema::<NavigateArgs>,
+        crate::handler!(navigate),
+    )
+    .bundles(&[Bundle::BrowserAutomation])
+    .tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
+    .page(PageUse::Navigates)
+    .evidence(Evidence::Visit)
+    .in_sequence();
+}
 
-/// `nova.click_selector` in the tool registry.
-pub const CLICK: ToolDef = ToolDef::new(
-    "nova.click_selector",
-    "Click an element after checking it is visible, enabled and not covered. \
-     Reports actionDispatched: true only once the page was touched. File inputs and \
-     their labels are refused (file_input_click): use nova.file_upload.",
-    registry::schema::<ClickArgs>,
-    crate::handler!(click),
-)
-.bundles(&[Bundle::BrowserAutomation])
-.tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED)
-.page(PageUse::Acts { needs_perception: true })
-.in_sequence();
+crate::tool! {
+    /// `nova.click_selector` in the tool registry.
+    pub static CLICK = ToolDef::new(
+        "nova.click_selector",
+        "Click an element after checking it is visible, enabled and not covered. \
+         Reports actionDispatched: true only once the page was touched. File inputs and \
+         their labels are refused (file_input_click): use nova.file_upload.",
+        registry::schema::<ClickArgs>,
+        crate::handler!(click),
+    )
+    .bundles(&[Bundle::BrowserAutomation])
+    .tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED)
+    .page(PageUse::Acts { needs_perception: true })
+    .in_sequence();
+}
 
-/// `nova.type_selector` in the tool registry.
-pub const TYPE: ToolDef = ToolDef::new(
-    "nova.type_selector",
-    "Type into an input, textarea or contenteditable editor with real input events. \
-     Password values are never stored or logged.",
-    registry::schema::<TypeArgs>,
-    crate::handler!(type_text),
-)
-.bundles(&[Bundle::BrowserAutomation])
-.tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED | flags::INPUT_SUPPLIED)
-.page(PageUse::Acts { needs_perception: true })
-.secrets(&["text"])
-.in_sequence();
+crate::tool! {
+    /// `nova.type_selector` in the tool registry.
+    pub static TYPE = ToolDef::new(
+        "nova.type_selector",
+        "Type into an input, textarea or contenteditable editor with real input events. \
+         Password values are never stored or logged.",
+        registry::schema::<TypeArgs>,
+        crate::handler!(type_text),
+    )
+    .bundles(&[Bundle::BrowserAutomation])
+    .tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED | flags::INPUT_SUPPLIED)
+    .page(PageUse::Acts { needs_perception: true })
+    .secrets(&["text"])
+    .in_sequence();
+}
 
 impl Hub {
     /// Resolves `active` or a target id to a tab the extension knows.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::call::{CallError, CallRecord, Session, ToolReply};
 use crate::hub::Hub;
 use crate::time::now_ms;
-use crate::tob::{self, Observation, Outcome};
+use crate::tob::{Observation, Outcome};
 
 /// Arguments as recorded: the arguments the tool declares secret (typed text, passwords) are
 /// replaced by their length, so that no secret is ever stored.
@@ -39,12 +39,14 @@ impl Hub {
         let started = Instant::now();
         let agent_id =
             args.get("agentId").and_then(Value::as_str).unwrap_or(crate::lease::DEFAULT_AGENT).to_owned();
-        let (_, _, base_flags) = tob::classify(name);
+        let (action_kind, surface, base_flags) = crate::registry::classify(name);
         let mut rec = CallRecord {
             obs: Observation {
                 call_id: uuid::Uuid::new_v4().to_string(),
                 seq: self.recorder.next_seq(),
                 tool: name.to_owned(),
+                action_kind,
+                surface,
                 agent_id,
                 mcp_session: session.id.clone(),
                 signal_flags: base_flags,

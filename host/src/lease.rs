@@ -2,6 +2,8 @@
 //! agents on a claimed tab fail with `claim.owner_mismatch` (JSON-RPC -32040) until the lease is
 //! released, expires, or is force-reclaimed with a reason.
 
+pub mod tools;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -308,93 +310,5 @@ mod tests {
         assert_eq!(again.debug_label.as_deref(), Some("one"), "empty label keeps the old one");
         let taken = leases.claim("1", "b", None, 5_000, None, Some("stuck")).expect("reclaim");
         assert_eq!(taken.owner, "b");
-    }
-}
-
-pub use tools::{TAB_CLAIM, TAB_RELEASE};
-
-mod tools {
-    use serde_json::json;
-
-    use super::{ClaimArgs, MAX_TTL_MS, MIN_TTL_MS, ReleaseArgs};
-    use crate::call::check_range;
-    use crate::call::{CallError, CallRecord, ToolReply};
-    use crate::hub::Hub;
-    use crate::registry::{self, Bundle, PageUse, ToolDef};
-
-    /// `nova.tab_claim` in the tool registry.
-    pub const TAB_CLAIM: ToolDef = ToolDef::new(
-        "nova.tab_claim",
-        "Reserve a tab for this agent; other agents' calls on it fail with \
-     claim.owner_mismatch until release or expiry.",
-        registry::schema::<ClaimArgs>,
-        crate::handler!(tab_claim),
-    )
-    .bundles(&[Bundle::BrowserAutomation])
-    .page(PageUse::Tab);
-
-    /// `nova.tab_release` in the tool registry.
-    pub const TAB_RELEASE: ToolDef = ToolDef::new(
-        "nova.tab_release",
-        "Release a tab this agent claimed.",
-        registry::schema::<ReleaseArgs>,
-        crate::handler!(tab_release),
-    )
-    .bundles(&[Bundle::BrowserAutomation])
-    .page(PageUse::Tab);
-
-    impl Hub {
-        /// `nova.tab_claim`.
-        pub async fn tab_claim(&self, rec: &mut CallRecord, a: ClaimArgs) -> Result<ToolReply, CallError> {
-            check_range("ttlMs", a.ttl_ms, (MIN_TTL_MS, MAX_TTL_MS, 0))?;
-            let tab = match self.resolve_target(&a.target_id).await {
-                Ok(tab) => tab,
-                Err(reply) => return Ok(reply),
-            };
-            rec.obs.target_id = Some(tab.target_id.clone());
-            rec.obs.url_before = Some(tab.url.clone());
-            let lease = self.leases.claim(
-                &tab.target_id,
-                &a.agent_id,
-                a.agent_role,
-                a.ttl_ms,
-                a.debug_label.as_deref(),
-                a.reclaim_reason.as_deref(),
-            )?;
-            for (target, loser, by, reason) in self.leases.take_reclaims() {
-                self.control.note_reclaim(&target, &loser, &by, &reason);
-            }
-            if let Some(scope) = self.scopes.open_lease(&tab.target_id, &a.agent_id) {
-                self.recorder.flush().await;
-                self.scopes.backfill(&scope, &tab.target_id, &a.agent_id);
-            }
-            let remaining = lease.expires_at_ms - crate::time::now_ms();
-            Ok(ToolReply::ok(json!({
-                "ok": true, "status": "ok", "targetId": tab.target_id, "claimed": true,
-                "claimOwner": lease.owner, "leaseRemainingMs": remaining,
-                "expiresAtUtc": lease.expires_at_ms, "finalizationToken": lease.finalization_token,
-                "debugLabel": lease.debug_label,
-            })))
-        }
-
-        /// `nova.tab_release`.
-        pub async fn tab_release(
-            &self,
-            rec: &mut CallRecord,
-            a: ReleaseArgs,
-        ) -> Result<ToolReply, CallError> {
-            let tab = match self.resolve_target(&a.target_id).await {
-                Ok(tab) => tab,
-                Err(reply) => return Ok(reply),
-            };
-            rec.obs.target_id = Some(tab.target_id.clone());
-            let released = self.leases.release(&tab.target_id, &a.agent_id)?;
-            self.scopes.close_lease(&tab.target_id, &a.agent_id);
-            Ok(ToolReply::ok(json!({
-                "ok": true, "status": "ok", "targetId": tab.target_id,
-                "releaseState": "released", "claimState": "unclaimed", "released": released,
-                "finalized": false, "finalizeDecision": null, "finalizeReasonCode": null,
-            })))
-        }
     }
 }

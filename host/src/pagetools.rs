@@ -139,62 +139,70 @@ pub const MAX_STEPS: usize = 20;
 
 /// Tools a sequence may run (registry: `in_sequence`).
 pub fn sequence_tools() -> Vec<&'static str> {
-    crate::registry::TOOLS.iter().filter(|t| t.in_sequence).map(|t| t.name).collect()
+    crate::registry::all().iter().filter(|t| t.in_sequence).map(|t| t.name).collect()
 }
 
-/// `nova.route` in the tool registry.
-pub const ROUTE: ToolDef = ToolDef::new(
-    "nova.route",
-    "Route inside a single-page web app without reloading it (history push + popstate), on the \
-                 same origin; use nova.navigate for other sites.",
-    registry::schema::<RouteArgs>,
-    crate::handler!(route),
-)
-.bundles(&[Bundle::BrowserAutomation])
-.tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
-.page(PageUse::Navigates)
-.evidence(Evidence::Visit)
-.in_sequence();
+crate::tool! {
+    /// `nova.route` in the tool registry.
+    pub static ROUTE = ToolDef::new(
+        "nova.route",
+        "Route inside a single-page web app without reloading it (history push + popstate), on the \
+                     same origin; use nova.navigate for other sites.",
+        registry::schema::<RouteArgs>,
+        crate::handler!(route),
+    )
+    .bundles(&[Bundle::BrowserAutomation])
+    .tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
+    .page(PageUse::Navigates)
+    .evidence(Evidence::Visit)
+    .in_sequence();
+}
 
-/// `nova.file_upload` in the tool registry.
-pub const FILE_UPLOAD: ToolDef = ToolDef::new(
-    "nova.file_upload",
-    "Put files (absolute paths on this computer, or inline base64) into an <input type=file>, \
-                 as the browser's file picker would.",
-    registry::schema::<UploadArgs>,
-    crate::handler!(file_upload),
-)
-.bundles(&[Bundle::BrowserAutomation])
-.tob(
-    ActionKind::Interact,
-    "dom_node",
-    flags::SELECTOR_TOUCHED | flags::INPUT_SUPPLIED | flags::MUTATION_ATTEMPTED | flags::FILE_EXPOSED,
-)
-.page(PageUse::Acts { needs_perception: true })
-.in_sequence();
+crate::tool! {
+    /// `nova.file_upload` in the tool registry.
+    pub static FILE_UPLOAD = ToolDef::new(
+        "nova.file_upload",
+        "Put files (absolute paths on this computer, or inline base64) into an <input type=file>, \
+                     as the browser's file picker would.",
+        registry::schema::<UploadArgs>,
+        crate::handler!(file_upload),
+    )
+    .bundles(&[Bundle::BrowserAutomation])
+    .tob(
+        ActionKind::Interact,
+        "dom_node",
+        flags::SELECTOR_TOUCHED | flags::INPUT_SUPPLIED | flags::MUTATION_ATTEMPTED | flags::FILE_EXPOSED,
+    )
+    .page(PageUse::Acts { needs_perception: true })
+    .in_sequence();
+}
 
-/// `nova.dismiss_blockers` in the tool registry.
-pub const DISMISS_BLOCKERS: ToolDef = ToolDef::new(
-    "nova.dismiss_blockers",
-    "Close visible blockers (cookie/consent banners, dialogs, modal layers) with their decline or \
-                 close control; consent is never accepted unless allowAccept is set.",
-    registry::schema::<DismissArgs>,
-    crate::handler!(dismiss_blockers),
-)
-.bundles(&[Bundle::BrowserAutomation])
-.tob(ActionKind::Interact, "webpage", flags::MUTATION_ATTEMPTED)
-.page(PageUse::Acts { needs_perception: false })
-.in_sequence();
+crate::tool! {
+    /// `nova.dismiss_blockers` in the tool registry.
+    pub static DISMISS_BLOCKERS = ToolDef::new(
+        "nova.dismiss_blockers",
+        "Close visible blockers (cookie/consent banners, dialogs, modal layers) with their decline or \
+                     close control; consent is never accepted unless allowAccept is set.",
+        registry::schema::<DismissArgs>,
+        crate::handler!(dismiss_blockers),
+    )
+    .bundles(&[Bundle::BrowserAutomation])
+    .tob(ActionKind::Interact, "webpage", flags::MUTATION_ATTEMPTED)
+    .page(PageUse::Acts { needs_perception: false })
+    .in_sequence();
+}
 
-/// `nova.run_sequence` in the tool registry.
-pub const RUN_SEQUENCE: ToolDef = ToolDef::new(
-    "nova.run_sequence",
-    "Run up to 20 browser tool calls in order; each is checked and recorded like a single call and \
-                 the first failure stops the sequence.",
-    registry::schema::<SequenceArgs>,
-    crate::handler!(run_sequence),
-)
-.bundles(&[Bundle::BrowserAutomation]);
+crate::tool! {
+    /// `nova.run_sequence` in the tool registry.
+    pub static RUN_SEQUENCE = ToolDef::new(
+        "nova.run_sequence",
+        "Run up to 20 browser tool calls in order; each is checked and recorded like a single call and \
+                     the first failure stops the sequence.",
+        registry::schema::<SequenceArgs>,
+        crate::handler!(run_sequence),
+    )
+    .bundles(&[Bundle::BrowserAutomation]);
+}
 
 impl Hub {
     /// `nova.route`.

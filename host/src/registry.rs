@@ -1,15 +1,15 @@
 //! The tool registry: every tool Nova offers, declared once next to its handler as a
-//! [`ToolDef`], and listed here in [`TOOLS`].
+//! [`ToolDef`] that adds itself to [`TOOLS`].
 //!
 //! Everything that needs to know about tools reads this: the MCP catalog (name, description,
 //! schema from the argument type), the dispatcher (the handler), the gates (bundles, whether a
 //! tool touches, reads or perceives a page, setup tools), TOB (action kind, entity type, signal
 //! flags), redaction (secret arguments), TUC (evidence class) and `nova.run_sequence` (which
-//! tools a sequence may run). Adding a tool is one handler plus its declaration, and one line in
-//! [`TOOLS`].
+//! tools a sequence may run). Adding a tool is one handler plus its declaration.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -58,7 +58,7 @@ impl Bundle {
 
     /// The tools it groups, in catalog order.
     pub fn tools(self) -> Vec<&'static str> {
-        TOOLS.iter().filter(|t| t.bundles.contains(&self)).map(|t| t.name).collect()
+        all().iter().filter(|t| t.bundles.contains(&self)).map(|t| t.name).collect()
     }
 }
 
@@ -245,6 +245,21 @@ pub fn schema<T: JsonSchema>() -> Map<String, Value> {
     object
 }
 
+/// Declares a tool and adds it to [`TOOLS`]:
+/// `tool! { /// docs \n pub static NAME = ToolDef::new(..).bundles(..); }`.
+///
+/// Registration is a link section (`linkme`), the one place where the host allows
+/// `unsafe_code`: it holds no unsafe operation, only the attribute that places the static.
+#[macro_export]
+macro_rules! tool {
+    ($(#[$attr:meta])* $vis:vis static $name:ident = $def:expr;) => {
+        $(#[$attr])*
+        #[allow(unsafe_code)]
+        #[linkme::distributed_slice($crate::registry::TOOLS)]
+        $vis static $name: $crate::registry::ToolDef = $def;
+    };
+}
+
 /// A [`Handler`] calling `Hub::$method` with parsed arguments.
 #[macro_export]
 macro_rules! handler {
@@ -258,52 +273,33 @@ macro_rules! handler {
     };
 }
 
-/// Every tool, in catalog order.
-pub const TOOLS: &[&ToolDef] = &[
-    &crate::browse::PERCEIVE,
-    &crate::browse::READ_TEXT,
-    &crate::browse::NAVIGATE,
-    &crate::browse::CLICK,
-    &crate::browse::TYPE,
-    &crate::browse::SCREENSHOT,
-    &crate::lease::TAB_CLAIM,
-    &crate::lease::TAB_RELEASE,
-    &crate::cls::macros::SEND_MESSAGE,
-    &crate::cls::macros::LOGIN,
-    &crate::cls::macros::SUBMIT_FORM,
-    &crate::cls::macros::SWITCH_MODEL,
-    &crate::cls::macros::SWITCH_SANDBOX,
-    &crate::aag::tools::GET_INSTRUCTIONS,
-    &crate::aag::tools::TOOLS_BUNDLE,
-    &crate::pagetools::ROUTE,
-    &crate::pagetools::FILE_UPLOAD,
-    &crate::pagetools::DISMISS_BLOCKERS,
-    &crate::pagetools::RUN_SEQUENCE,
-    &crate::aag::prompt::PERMISSION_PROMPT,
-    &crate::etm::tools::TASK_SEARCH,
-    &crate::etm::tools::TASK_MATCH,
-    &crate::etm::tools::TASK_PROFILES,
-    &crate::etm::tools::TASK_PROFILE_GET,
-    &crate::etm::tools::TASK_PROFILE_UPSERT,
-    &crate::etm::tools::TASK_INSTANCE_CREATE,
-    &crate::etm::tools::TASK_INSTANCE_GET,
-    &crate::etm::tools::TASK_INSTANCE_PROGRESS,
-    &crate::etm::tools::TASK_INSTANCE_VERIFY,
-    &crate::etm::tools::TASK_INSTANCE_COMPLETE,
-    &crate::etm::tools::TASK_INSTANCE_ABORT,
-    &crate::etm::tools::TASK_GUIDANCE_LOG_ADD,
-    &crate::etm::tools::TASK_GUIDANCE_LOGS,
-    &crate::etm::tools::TASK_PROMOTION_CANDIDATES,
-    &crate::etm::tools::TASK_PROMOTE_GUIDANCE,
-    &crate::tuc::COVERAGE_SCAN,
-    &crate::tuc::RECONCILE_COVERAGE,
-    &crate::cls::GOAL_REGISTER,
-    &crate::aag::tools::VERSION,
-];
+/// Every tool. Each declaration adds itself ([`tool!`](crate::tool)), so the registry imports no handler and handlers import the registry, never the
+/// other way round. Read it through [`all`], which gives the catalog order.
+#[allow(unsafe_code)]
+#[linkme::distributed_slice]
+pub static TOOLS: [ToolDef];
+
+/// Every tool in catalog order: by the first bundle that lists it (in [`Bundle::ALL`] order),
+/// then by name.
+pub fn all() -> &'static [&'static ToolDef] {
+    static ORDERED: OnceLock<Vec<&'static ToolDef>> = OnceLock::new();
+    ORDERED.get_or_init(|| {
+        let mut tools: Vec<&'static ToolDef> = TOOLS.iter().collect();
+        let rank = |t: &ToolDef| t.bundles.first().and_then(|b| Bundle::ALL.iter().position(|a| a == b));
+        tools.sort_by_key(|t| (rank(t), t.name));
+        tools
+    })
+}
 
 /// The tool named `name`.
 pub fn find(name: &str) -> Option<&'static ToolDef> {
-    TOOLS.iter().copied().find(|t| t.name == name)
+    all().iter().copied().find(|t| t.name == name)
+}
+
+/// How TOB classifies a call of `tool`: action kind, entity and the signal flags it always
+/// carries (an unknown tool is `meta` on `none`).
+pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
+    find(tool).map_or((ActionKind::Meta, "none", 0), |t| (t.kind, t.entity, t.flags))
 }
 
 #[cfg(test)]
@@ -315,7 +311,8 @@ mod tests {
     #[test]
     fn every_tool_is_declared_once_and_completely() {
         let mut names = BTreeSet::new();
-        for t in TOOLS {
+        assert!(all().len() >= 39, "{} tools registered", all().len());
+        for t in all() {
             assert!(names.insert(t.name), "{} is registered twice", t.name);
             assert!(t.name.starts_with("nova.") && t.name.len() > 5, "{}", t.name);
             assert!(
@@ -347,12 +344,21 @@ mod tests {
 
     #[test]
     fn every_tool_name_the_host_mentions_is_registered() {
-        let known: BTreeSet<&str> = TOOLS.iter().map(|t| t.name).collect();
+        let known: BTreeSet<&str> = all().iter().map(|t| t.name).collect();
         let mut mentioned = crate::aag::tools::mentioned_tools();
         mentioned.extend(crate::aag::pipeline::named_in_blocks());
         assert!(mentioned.len() > 10, "{mentioned:?}");
         for name in mentioned {
             assert!(known.contains(name), "`{name}` is mentioned but not registered");
         }
+    }
+
+    #[test]
+    fn classification_follows_the_contract_table() {
+        let (kind, _, f) = classify("nova.type_selector");
+        assert_eq!(kind, ActionKind::Interact);
+        assert_ne!(f & crate::tob::flags::INPUT_SUPPLIED, 0);
+        assert_eq!(classify("nova.navigate").0, ActionKind::Navigate);
+        assert_eq!(classify("nova.tab_claim").0, ActionKind::Meta);
     }
 }

@@ -60,7 +60,7 @@ pub mod flags {
 }
 
 /// Action kind of a call (docs/tasks.md, "Evidence (TOB)").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ActionKind {
     /// Reads page content.
@@ -72,6 +72,7 @@ pub enum ActionKind {
     /// Writes Nova state (tasks, claims, knowledge).
     Write,
     /// Everything else (tool discovery, leases).
+    #[default]
     Meta,
 }
 
@@ -112,11 +113,6 @@ impl Outcome {
     }
 }
 
-/// Static classification of a tool: action kind, surface and the flags it always carries.
-pub fn classify(tool: &str) -> (ActionKind, &'static str, i64) {
-    crate::registry::find(tool).map_or((ActionKind::Meta, "none", 0), |t| (t.kind, t.entity, t.flags))
-}
-
 /// One observation row.
 #[derive(Debug, Clone, Default)]
 pub struct Observation {
@@ -126,6 +122,10 @@ pub struct Observation {
     pub seq: i64,
     /// Tool name.
     pub tool: String,
+    /// What the tool does (its declaration's action kind).
+    pub action_kind: ActionKind,
+    /// What the tool acts on (its declaration's entity; the `surface` column).
+    pub surface: &'static str,
     /// Agent id (argument, else MCP client name, else `default`).
     pub agent_id: String,
     /// MCP session id.
@@ -281,7 +281,7 @@ fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::R
                ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
         )?;
         for o in rows {
-            let (kind, surface, _) = classify(&o.tool);
+            let (kind, surface) = (o.action_kind, if o.surface.is_empty() { "none" } else { o.surface });
             let effective = o.url_after.clone().or_else(|| o.url_before.clone());
             // A relay without a hub may have taken a sequence number meanwhile; on a clash the
             // row keeps its data and SQLite assigns the next free number.
@@ -370,14 +370,5 @@ mod tests {
         drop(rec);
         let again = Recorder::start(&db).expect("restart");
         assert_eq!(again.next_seq(), 51);
-    }
-
-    #[test]
-    fn classification_follows_the_contract_table() {
-        let (kind, _, f) = classify("nova.type_selector");
-        assert_eq!(kind, ActionKind::Interact);
-        assert_ne!(f & flags::INPUT_SUPPLIED, 0);
-        assert_eq!(classify("nova.navigate").0, ActionKind::Navigate);
-        assert_eq!(classify("nova.tab_claim").0, ActionKind::Meta);
     }
 }

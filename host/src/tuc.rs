@@ -36,37 +36,6 @@ pub const RECONCILE_APPLY_PER_HOUR: i64 = 1;
 /// Text of a full-page scan returned to the agent at most (the rest stays in the page).
 const MAX_RETURNED_TEXT: usize = 20_000;
 
-/// Wildcard class of a path segment (docs/tasks.md, "Reporting groups").
-fn segment_class(seg: &str) -> u8 {
-    if seg.is_empty() {
-        return 0;
-    }
-    let digits = seg.chars().all(|c| c.is_ascii_digit());
-    let hex = seg.chars().all(|c| c.is_ascii_hexdigit());
-    let uuid = seg.len() == 36 && seg.chars().filter(|c| *c == '-').count() == 4;
-    if uuid
-        || (seg.len() == 24 && hex)
-        || (seg.len() > 16 && seg.chars().any(|c| c.is_ascii_digit()) && seg.chars().any(char::is_alphabetic))
-    {
-        4
-    } else if digits && (seg.len() <= 3 || seg.len() >= 5) {
-        3
-    } else {
-        0
-    }
-}
-
-/// The reporting group of a normalised URL: its path with id-like segments as `{id}`.
-pub fn pattern(normalized: &str) -> String {
-    let Some(p) = crate::url::parts(normalized) else { return normalized.to_owned() };
-    let path: Vec<String> = p
-        .path
-        .split('/')
-        .map(|s| if segment_class(s) >= 3 { "{id}".to_owned() } else { s.to_owned() })
-        .collect();
-    format!("{}://{}{}", p.scheme, p.host, path.join("/"))
-}
-
 /// Evidence class of an observation (docs/tasks.md, "Evidence classes"): (kind, score), from the
 /// class the tool declares in the registry.
 pub fn evidence_class(tool: &str, settings: &Settings) -> Option<(&'static str, f64)> {
@@ -297,29 +266,33 @@ fn scan_hash(scan_id: &str) -> String {
     format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
-/// `nova.coverage_scan` in the tool registry.
-pub const COVERAGE_SCAN: ToolDef = ToolDef::new(
-    "nova.coverage_scan",
-    "Run a registered coverage scan (nova_full_page_text_v1, nova_structured_dom_v1,                  nova_i18n_spellcheck_v1) on a tab. Its coverageEvidence is checked by Nova against what it                  measured, and trusted evidence checks the page's URL unit.",
-    registry::schema::<CoverageScanArgs>,
-    crate::handler!(coverage_scan),
-)
-.bundles(&[Bundle::TaskMemory, Bundle::PageReadDebug])
-.tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED | flags::FULL_DOCUMENT)
-.page(PageUse::Reads { perceives: true })
-.evidence(Evidence::RegisteredScan)
-.in_sequence()
-.read_only();
+crate::tool! {
+    /// `nova.coverage_scan` in the tool registry.
+    pub static COVERAGE_SCAN = ToolDef::new(
+        "nova.coverage_scan",
+        "Run a registered coverage scan (nova_full_page_text_v1, nova_structured_dom_v1,                  nova_i18n_spellcheck_v1) on a tab. Its coverageEvidence is checked by Nova against what it                  measured, and trusted evidence checks the page's URL unit.",
+        registry::schema::<CoverageScanArgs>,
+        crate::handler!(coverage_scan),
+    )
+    .bundles(&[Bundle::TaskMemory, Bundle::PageReadDebug])
+    .tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED | flags::FULL_DOCUMENT)
+    .page(PageUse::Reads { perceives: true })
+    .evidence(Evidence::RegisteredScan)
+    .in_sequence()
+    .read_only();
+}
 
-/// `nova.task_instance_reconcile_coverage` in the tool registry.
-pub const RECONCILE_COVERAGE: ToolDef = ToolDef::new(
-    "nova.task_instance_reconcile_coverage",
-    "Replay stored coverage scans against a task run's open URL units; dryRun (default) proposes,                  dryRun=false applies when the user allows it.",
-    registry::schema::<args::ReconcileArgs>,
-    crate::handler!(reconcile_coverage),
-)
-.bundles(&[Bundle::TaskMemory])
-.tob(ActionKind::Write, "none", 0);
+crate::tool! {
+    /// `nova.task_instance_reconcile_coverage` in the tool registry.
+    pub static RECONCILE_COVERAGE = ToolDef::new(
+        "nova.task_instance_reconcile_coverage",
+        "Replay stored coverage scans against a task run's open URL units; dryRun (default) proposes,                  dryRun=false applies when the user allows it.",
+        registry::schema::<args::ReconcileArgs>,
+        crate::handler!(reconcile_coverage),
+    )
+    .bundles(&[Bundle::TaskMemory])
+    .tob(ActionKind::Write, "none", 0);
+}
 
 impl Hub {
     async fn current_tab(&self, target: &str) -> Option<TabInfo> {
@@ -733,17 +706,6 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn groups_replace_id_segments() {
-        assert_eq!(pattern("https://x.test/products/12345/reviews"), "https://x.test/products/{id}/reviews");
-        assert_eq!(
-            pattern("https://x.test/blog/2024/post"),
-            "https://x.test/blog/2024/post",
-            "years are protected"
-        );
-        assert_eq!(pattern("https://x.test/u/550e8400-e29b-41d4-a716-446655440000"), "https://x.test/u/{id}");
-    }
 
     #[test]
     fn trust_checks_in_order() {

@@ -161,9 +161,51 @@ pub fn origin(url: &str) -> Option<String> {
     parts(url).map(|p| format!("{}://{}", p.scheme, p.host))
 }
 
+/// Wildcard class of a path segment (docs/tasks.md, "Reporting groups").
+fn segment_class(seg: &str) -> u8 {
+    if seg.is_empty() {
+        return 0;
+    }
+    let digits = seg.chars().all(|c| c.is_ascii_digit());
+    let hex = seg.chars().all(|c| c.is_ascii_hexdigit());
+    let uuid = seg.len() == 36 && seg.chars().filter(|c| *c == '-').count() == 4;
+    if uuid
+        || (seg.len() == 24 && hex)
+        || (seg.len() > 16 && seg.chars().any(|c| c.is_ascii_digit()) && seg.chars().any(char::is_alphabetic))
+    {
+        4
+    } else if digits && (seg.len() <= 3 || seg.len() >= 5) {
+        3
+    } else {
+        0
+    }
+}
+
+/// The reporting group of a normalised URL: its path with id-like segments as `{id}`.
+pub fn pattern(normalized: &str) -> String {
+    let Some(p) = parts(normalized) else { return normalized.to_owned() };
+    let path: Vec<String> = p
+        .path
+        .split('/')
+        .map(|s| if segment_class(s) >= 3 { "{id}".to_owned() } else { s.to_owned() })
+        .collect();
+    format!("{}://{}{}", p.scheme, p.host, path.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_replace_id_segments() {
+        assert_eq!(pattern("https://x.test/products/12345/reviews"), "https://x.test/products/{id}/reviews");
+        assert_eq!(
+            pattern("https://x.test/blog/2024/post"),
+            "https://x.test/blog/2024/post",
+            "years are protected"
+        );
+        assert_eq!(pattern("https://x.test/u/550e8400-e29b-41d4-a716-446655440000"), "https://x.test/u/{id}");
+    }
 
     #[test]
     fn normalisation_follows_the_five_rules() {

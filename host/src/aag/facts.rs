@@ -7,10 +7,11 @@ use std::time::Duration;
 use nova_shared::protocol::{RevParams, RevResult, method};
 use serde_json::{Map, Value};
 
+use super::SessionState;
 use super::control::{Reclaim, Stop};
+use super::pipeline::Preflight;
 use super::pipeline::{self, Call, Facts, Ran};
 use super::resume::Durable;
-use super::{Preflight, SessionState};
 use crate::bridge::BrowserState;
 use crate::call::Session;
 use crate::hub::Hub;

@@ -15,14 +15,37 @@
 use nova_shared::protocol::{FrameId, TabInfo};
 use serde_json::{Map, Value, json};
 
+use super::block::{BUNDLES, preferred_bundle};
 use super::control::{Reclaim, Stop};
 use super::loops::{Scene, call_key};
-use super::{
-    BUNDLES, GATES, Preflight, SessionState, action_group, gate, mode_of, preferred_bundle, warning_key,
-};
+use super::{GATES, SessionState, gate, mode_of, warning_key};
 use crate::bridge::BrowserState;
+use crate::call::ToolReply;
 use crate::registry::{PageUse, ToolDef};
 use crate::settings::{GateMode, Settings};
+
+/// The outcome of the preflight.
+#[derive(Debug, Default)]
+pub struct Preflight {
+    /// The block, when a gate in block mode fired.
+    pub block: Option<ToolReply>,
+    /// Warnings for `_aagGates`.
+    pub warnings: Map<String, Value>,
+    /// `_meta` to add to the reply.
+    pub meta: Map<String, Value>,
+    /// The gate that blocked (for the observation row).
+    pub blocked_by: Option<&'static str>,
+    /// Gates that let the call run but spoke: (gate id, `warned` / `would_block` / `bypassed`),
+    /// for the observation row's `aag_gates`.
+    pub decisions: Vec<(&'static str, &'static str)>,
+    /// The tab whose handover note the pipeline delivered (the hub then consumes it).
+    pub reclaim_delivered: Option<String>,
+}
+
+/// The action group of a tool for the domain policy: read, navigate, interact.
+pub fn action_group(tool: &str) -> Option<&'static str> {
+    crate::registry::find(tool).and_then(|t| t.action_group())
+}
 
 /// Work calls without task interaction before the reminder (`etm.active_instance_context`).
 pub const ACTIVE_INSTANCE_CALLS: u32 = 12;
@@ -40,7 +63,7 @@ pub fn perceives(tool: &str) -> bool {
 
 /// The tools that refresh perception, in registry order.
 pub fn perceiving_tools() -> Vec<&'static str> {
-    crate::registry::TOOLS.iter().filter(|t| perceives(t.name)).map(|t| t.name).collect()
+    crate::registry::all().iter().filter(|t| perceives(t.name)).map(|t| t.name).collect()
 }
 
 /// Tools that clear `safety.identity_overlay` (a perceive once the overlay is gone, or the
@@ -293,8 +316,15 @@ impl Run<'_> {
             GateMode::Block if exempt.is_some() => pass("warned"),
             GateMode::Block if self.force && bypassable => pass("bypassed"),
             GateMode::Block => {
-                self.out.block =
-                    Some(super::block_reply(id, mode, reason, message, retry, details, self.call.tool));
+                self.out.block = Some(super::block::block_reply(
+                    id,
+                    mode,
+                    reason,
+                    message,
+                    retry,
+                    details,
+                    self.call.tool,
+                ));
                 self.out.blocked_by = Some(id);
                 true
             }
@@ -624,7 +654,7 @@ pub fn after_call(state: &mut SessionState, facts: &dyn Facts, ran: &Ran<'_>) {
             state.calls_since_task = 0;
         }
     }
-    let kind = crate::tob::classify(tool).0;
+    let kind = crate::registry::classify(tool).0;
     if ran.ok && !matches!(kind, crate::tob::ActionKind::Read | crate::tob::ActionKind::Meta) {
         state.writes += 1;
     }

@@ -105,15 +105,17 @@ fn check_text(field: &str, value: &str, max: usize) -> Result<(), CallError> {
     Ok(())
 }
 
-/// `nova.permission_prompt` in the tool registry.
-pub const PERMISSION_PROMPT: ToolDef = ToolDef::new(
-    "nova.permission_prompt",
-    "Ask the person in the browser for permission (a prompt window in the extension). Waits for \
-                 their answer: decision approved, denied or timed_out (treat anything but approved as no).",
-    registry::schema::<PromptArgs>,
-    crate::handler!(permission_prompt),
-)
-.bundles(&[Bundle::BrowserAutomation, Bundle::SystemTools]);
+crate::tool! {
+    /// `nova.permission_prompt` in the tool registry.
+    pub static PERMISSION_PROMPT = ToolDef::new(
+        "nova.permission_prompt",
+        "Ask the person in the browser for permission (a prompt window in the extension). Waits for \
+                     their answer: decision approved, denied or timed_out (treat anything but approved as no).",
+        registry::schema::<PromptArgs>,
+        crate::handler!(permission_prompt),
+    )
+    .bundles(&[Bundle::BrowserAutomation, Bundle::SystemTools]);
+}
 
 impl Hub {
     /// `nova.permission_prompt`.

@@ -10,14 +10,12 @@
 //! counts start afresh. Perception restored for a tab counts only while the tab still shows
 //! the same document (same navigation epoch and URL).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension as _, params};
-use serde::{Deserialize, Serialize};
 
-use super::SessionState;
+pub use super::session::Durable;
 use crate::store::{self, StoreError};
 use crate::time::now_ms;
 
@@ -26,52 +24,6 @@ pub const RELAY_CAPABILITY: &str = "io.nova/relay";
 
 /// Sessions unused this long are forgotten.
 const KEEP_MS: i64 = 86_400_000;
-
-/// The durable part of [`SessionState`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct Durable {
-    bundles: BTreeSet<String>,
-    onboarding_sent: bool,
-    /// Tab -> (navigation epoch, URL) of the document perceived.
-    perceived: BTreeMap<String, (u32, String)>,
-    task_discovery: bool,
-    discovery_warned: bool,
-    last_active: Option<String>,
-}
-
-impl Durable {
-    /// The durable part of `state`; `url_of` gives a tab's URL now.
-    pub fn of(state: &SessionState, url_of: impl Fn(&str) -> Option<String>) -> Self {
-        Self {
-            bundles: state.bundles.clone(),
-            onboarding_sent: state.onboarding_sent,
-            perceived: state
-                .perceived
-                .iter()
-                .filter_map(|(t, e)| Some((t.clone(), (*e, url_of(t)?))))
-                .collect(),
-            task_discovery: state.task_discovery,
-            discovery_warned: state.discovery_warned,
-            last_active: state.last_active.clone(),
-        }
-    }
-
-    /// Puts it back into `state`; perception only for tabs still showing the same document
-    /// (`now_of` gives a tab's epoch and URL now).
-    pub fn restore(self, state: &mut SessionState, now_of: impl Fn(&str) -> Option<(u32, String)>) {
-        state.bundles.extend(self.bundles);
-        state.onboarding_sent |= self.onboarding_sent;
-        for (tab, seen) in self.perceived {
-            if now_of(&tab).as_ref() == Some(&seen) {
-                state.perceived.insert(tab, seen.0);
-            }
-        }
-        state.task_discovery |= self.task_discovery;
-        state.discovery_warned |= self.discovery_warned;
-        state.last_active = state.last_active.take().or(self.last_active);
-    }
-}
 
 /// The stored sessions.
 pub struct Resumes {
@@ -114,24 +66,7 @@ impl Resumes {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn perception_comes_back_only_for_the_same_document() {
-        let mut before = SessionState::default();
-        before.bundles.insert("browser_automation".into());
-        before.perceived.insert("1".into(), 3);
-        before.perceived.insert("2".into(), 5);
-        let url = |t: &str| Some(format!("https://a.test/{t}"));
-        let d = Durable::of(&before, url);
-        let mut after = SessionState::default();
-        d.restore(&mut after, |t| match t {
-            "1" => Some((3, "https://a.test/1".into())),
-            _ => Some((6, "https://a.test/2".into())), // tab 2 navigated meanwhile
-        });
-        assert!(after.bundles.contains("browser_automation"));
-        assert_eq!(after.perceived.get("1"), Some(&3));
-        assert_eq!(after.perceived.get("2"), None, "a new document must be perceived again");
-    }
+    use crate::aag::SessionState;
 
     #[test]
     fn a_saved_session_loads_again() {

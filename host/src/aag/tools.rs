@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::BUNDLES;
+use super::block::BUNDLES;
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::hub::Hub;
 use crate::registry::{self, ToolDef};
@@ -76,27 +76,31 @@ On each page: nova.coverage_scan {scanId} (nova_i18n_spellcheck_v1 for text and 
 nova_full_page_text_v1 otherwise, nova_structured_dom_v1 for route inventories). Untrusted results
 (coverageEvidence.trust.trusted=false) do not count; exclude unreachable URLs with a reason.";
 
-/// `nova.get_instructions` in the tool registry.
-pub const GET_INSTRUCTIONS: ToolDef = ToolDef::new(
-    "nova.get_instructions",
-    "How to work with Nova: the tool contract, gates and recovery (mode quickstart | task | learn).",
-    registry::schema::<InstructionsArgs>,
-    crate::handler!(get_instructions),
-)
-.bundles(&[Bundle::SystemTools])
-.read_only()
-.setup();
+crate::tool! {
+    /// `nova.get_instructions` in the tool registry.
+    pub static GET_INSTRUCTIONS = ToolDef::new(
+        "nova.get_instructions",
+        "How to work with Nova: the tool contract, gates and recovery (mode quickstart | task | learn).",
+        registry::schema::<InstructionsArgs>,
+        crate::handler!(get_instructions),
+    )
+    .bundles(&[Bundle::SystemTools])
+    .read_only()
+    .setup();
+}
 
-/// `nova.tools_bundle` in the tool registry.
-pub const TOOLS_BUNDLE: ToolDef = ToolDef::new(
-    "nova.tools_bundle",
-    "Load a capability bundle (browser_automation, task_memory, page_read_debug, pks_learning, \
-     system_tools). Work calls are blocked until a bundle is loaded (setup.bootstrap_required).",
-    registry::schema::<BundleArgs>,
-    crate::handler!(tools_bundle),
-)
-.bundles(&[Bundle::SystemTools])
-.setup();
+crate::tool! {
+    /// `nova.tools_bundle` in the tool registry.
+    pub static TOOLS_BUNDLE = ToolDef::new(
+        "nova.tools_bundle",
+        "Load a capability bundle (browser_automation, task_memory, page_read_debug, pks_learning, \
+         system_tools). Work calls are blocked until a bundle is loaded (setup.bootstrap_required).",
+        registry::schema::<BundleArgs>,
+        crate::handler!(tools_bundle),
+    )
+    .bundles(&[Bundle::SystemTools])
+    .setup();
+}
 
 /// `nova.version`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -107,15 +111,17 @@ pub struct VersionArgs {
     pub agent_id: Option<String>,
 }
 
-/// `nova.version` in the tool registry.
-pub const VERSION: ToolDef = ToolDef::new(
-    "nova.version",
-    "The host's version and build, the evidence store's schema version, and the connected extension.",
-    registry::schema::<VersionArgs>,
-    crate::handler!(version),
-)
-.bundles(&[Bundle::SystemTools])
-.read_only();
+crate::tool! {
+    /// `nova.version` in the tool registry.
+    pub static VERSION = ToolDef::new(
+        "nova.version",
+        "The host's version and build, the evidence store's schema version, and the connected extension.",
+        registry::schema::<VersionArgs>,
+        crate::handler!(version),
+    )
+    .bundles(&[Bundle::SystemTools])
+    .read_only();
+}
 
 /// Every tool name the instructions mention (checked against the registry).
 pub fn mentioned_tools() -> Vec<&'static str> {

@@ -59,19 +59,21 @@ pub struct ScreenshotArgs {
     pub allow_large: bool,
 }
 
-/// `nova.capture_screenshot` in the tool registry.
-pub const SCREENSHOT: ToolDef = ToolDef::new(
-    "nova.capture_screenshot",
-    "Capture the visible part of a tab as an image.",
-    registry::schema::<ScreenshotArgs>,
-    crate::handler!(screenshot),
-)
-.bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
-.tob(ActionKind::Read, "webpage", flags::VISUAL_EXPOSED | flags::VIEWPORT_ONLY)
-.page(PageUse::Reads { perceives: false })
-.evidence(Evidence::Screenshot)
-.read_only()
-.in_sequence();
+crate::tool! {
+    /// `nova.capture_screenshot` in the tool registry.
+    pub static SCREENSHOT = ToolDef::new(
+        "nova.capture_screenshot",
+        "Capture the visible part of a tab as an image.",
+        registry::schema::<ScreenshotArgs>,
+        crate::handler!(screenshot),
+    )
+    .bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
+    .tob(ActionKind::Read, "webpage", flags::VISUAL_EXPOSED | flags::VIEWPORT_ONLY)
+    .page(PageUse::Reads { perceives: false })
+    .evidence(Evidence::Screenshot)
+    .read_only()
+    .in_sequence();
+}
 impl Hub {
     /// `nova.capture_screenshot`.
     pub async fn screenshot(&self, rec: &mut CallRecord, a: ScreenshotArgs) -> Result<ToolReply, CallError> {
@@ -127,7 +129,7 @@ impl Hub {
                 } else {
                     "The capture is above the absolute size limits and is not returned."
                 };
-                let mut reply = crate::aag::block_reply(
+                let mut reply = crate::aag::block::block_reply(
                     crate::aag::gate::SCREENSHOT_BUDGET,
                     GateMode::Block,
                     reason,

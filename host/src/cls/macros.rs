@@ -49,50 +49,60 @@ const fn guarded(tool: ToolDef) -> ToolDef {
         .page(PageUse::Acts { needs_perception: true })
 }
 
-/// `nova.guarded_send_message` in the tool registry.
-pub const SEND_MESSAGE: ToolDef = guarded(ToolDef::new(
-    "nova.guarded_send_message",
-    "Send a chat message with outcome checks: types into the composer, sends, and verifies that \
-     an assistant turn or stream started (or that an error banner appeared). Never re-sends.",
-    registry::schema::<SendMessageArgs>,
-    crate::handler!(guarded_send_message),
-));
+crate::tool! {
+    /// `nova.guarded_send_message` in the tool registry.
+    pub static SEND_MESSAGE = guarded(ToolDef::new(
+        "nova.guarded_send_message",
+        "Send a chat message with outcome checks: types into the composer, sends, and verifies that \
+         an assistant turn or stream started (or that an error banner appeared). Never re-sends.",
+        registry::schema::<SendMessageArgs>,
+        crate::handler!(guarded_send_message),
+    ));
+}
 
-/// `nova.guarded_login` in the tool registry.
-pub const LOGIN: ToolDef = guarded(ToolDef::new(
-    "nova.guarded_login",
-    "Sign in with outcome checks: fills the username and password fields, submits, and verifies \
-     the login left the form (or reports the error shown). The password is never stored or logged.",
-    registry::schema::<LoginArgs>,
-    crate::handler!(guarded_login),
-))
-.secrets(&["password"]);
+crate::tool! {
+    /// `nova.guarded_login` in the tool registry.
+    pub static LOGIN = guarded(ToolDef::new(
+        "nova.guarded_login",
+        "Sign in with outcome checks: fills the username and password fields, submits, and verifies \
+         the login left the form (or reports the error shown). The password is never stored or logged.",
+        registry::schema::<LoginArgs>,
+        crate::handler!(guarded_login),
+    ))
+    .secrets(&["password"]);
+}
 
-/// `nova.guarded_submit_form` in the tool registry.
-pub const SUBMIT_FORM: ToolDef = guarded(ToolDef::new(
-    "nova.guarded_submit_form",
-    "Fill and submit a form with outcome checks: success is a navigation or a success message; \
-     validation errors or an error banner are a verified failure. Never submits twice.",
-    registry::schema::<SubmitFormArgs>,
-    crate::handler!(guarded_submit_form),
-));
+crate::tool! {
+    /// `nova.guarded_submit_form` in the tool registry.
+    pub static SUBMIT_FORM = guarded(ToolDef::new(
+        "nova.guarded_submit_form",
+        "Fill and submit a form with outcome checks: success is a navigation or a success message; \
+         validation errors or an error banner are a verified failure. Never submits twice.",
+        registry::schema::<SubmitFormArgs>,
+        crate::handler!(guarded_submit_form),
+    ));
+}
 
-/// `nova.guarded_switch_model` in the tool registry.
-pub const SWITCH_MODEL: ToolDef = guarded(ToolDef::new(
-    "nova.guarded_switch_model",
-    "Switch the model of an assistant with outcome checks: opens the model picker, chooses the \
-     option and verifies the picker shows it; an upgrade dialog or error is a verified failure.",
-    registry::schema::<SwitchArgs>,
-    crate::handler!(guarded_switch, Picker::Model),
-));
+crate::tool! {
+    /// `nova.guarded_switch_model` in the tool registry.
+    pub static SWITCH_MODEL = guarded(ToolDef::new(
+        "nova.guarded_switch_model",
+        "Switch the model of an assistant with outcome checks: opens the model picker, chooses the \
+         option and verifies the picker shows it; an upgrade dialog or error is a verified failure.",
+        registry::schema::<SwitchArgs>,
+        crate::handler!(guarded_switch, Picker::Model),
+    ));
+}
 
-/// `nova.guarded_switch_sandbox` in the tool registry.
-pub const SWITCH_SANDBOX: ToolDef = guarded(ToolDef::new(
-    "nova.guarded_switch_sandbox",
-    "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
-    registry::schema::<SwitchArgs>,
-    crate::handler!(guarded_switch, Picker::Sandbox),
-));
+crate::tool! {
+    /// `nova.guarded_switch_sandbox` in the tool registry.
+    pub static SWITCH_SANDBOX = guarded(ToolDef::new(
+        "nova.guarded_switch_sandbox",
+        "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
+        registry::schema::<SwitchArgs>,
+        crate::handler!(guarded_switch, Picker::Sandbox),
+    ));
+}
 
 impl Hub {
     /// The adapter for a page: a site adapter from the data dir matching `url`, completed by

@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 use super::args::*;
 use super::completion::{CompletionCondition, Counts};
 use crate::time::now_ms;
-use crate::tuc;
 use crate::url as normalize;
 
 /// An instance row.
@@ -294,7 +293,7 @@ pub(crate) fn insert_unit(
     let (unit_key, coverage_kind, hash, group) = match &url {
         Some(n) => {
             let h = normalize::url_hash(n);
-            (format!("url:{h}"), Some("url"), Some(h), Some(tuc::pattern(n)))
+            (format!("url:{h}"), Some("url"), Some(h), Some(normalize::pattern(n)))
         }
         None => (key.to_owned(), None, None, None),
     };

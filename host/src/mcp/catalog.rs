@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{Tool, ToolAnnotations};
 
-use crate::registry::{TOOLS, ToolDef};
+use crate::registry::{ToolDef, all};
 
 fn tool(def: &ToolDef) -> Tool {
     let mut annotations = ToolAnnotations::default();
@@ -18,7 +18,7 @@ fn tool(def: &ToolDef) -> Tool {
 /// Every tool Nova offers, in the registry's order.
 pub fn tools() -> &'static [Tool] {
     static LIST: OnceLock<Vec<Tool>> = OnceLock::new();
-    LIST.get_or_init(|| TOOLS.iter().map(|d| tool(d)).collect())
+    LIST.get_or_init(|| all().iter().map(|d| tool(d)).collect())
 }
 
 #[cfg(test)]

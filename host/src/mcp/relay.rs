@@ -19,7 +19,7 @@ use crate::bridge::NOT_CONNECTED_HELP;
 use crate::ipc::HubRecord;
 use crate::paths::DataDir;
 use crate::time::now_ms;
-use crate::tob::{self, Observation, Outcome, Recorder};
+use crate::tob::{Observation, Outcome, Recorder};
 
 /// Id of the `initialize` the relay replays to a hub found mid-session.
 const REPLAY_ID: &str = "nova-relay-initialize";
@@ -363,7 +363,7 @@ impl Relay {
         let Some(recorder) = &self.recorder else {
             return;
         };
-        let (_, _, flags) = tob::classify(tool);
+        let (action_kind, surface, flags) = crate::registry::classify(tool);
         let agent_id = args
             .and_then(|a| a.get("agentId"))
             .and_then(Value::as_str)
@@ -372,6 +372,8 @@ impl Relay {
             call_id: uuid::Uuid::new_v4().to_string(),
             seq: recorder.next_seq(),
             tool: tool.to_owned(),
+            action_kind,
+            surface,
             agent_id: agent_id.to_owned(),
             mcp_session: self.session.clone(),
             signal_flags: flags,

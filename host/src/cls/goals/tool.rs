@@ -33,16 +33,18 @@ fn answer(op: &str, goal: Option<Value>) -> ToolReply {
     ToolReply::ok(json!({"op": op, "ok": true, "status": "ok", "goal": goal}))
 }
 
-/// `nova.goal_register` in the tool registry.
-pub const GOAL_REGISTER: ToolDef = ToolDef::new(
-    "nova.goal_register",
-    "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
-                 ordered step plan whose verified outcomes advance it; nova.perceive shows it as goalContext.",
-    registry::schema::<GoalArgs>,
-    crate::handler!(goal_register),
-)
-.bundles(&[Bundle::TaskMemory, Bundle::BrowserAutomation])
-.tob(ActionKind::Write, "none", 0);
+crate::tool! {
+    /// `nova.goal_register` in the tool registry.
+    pub static GOAL_REGISTER = ToolDef::new(
+        "nova.goal_register",
+        "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
+                     ordered step plan whose verified outcomes advance it; nova.perceive shows it as goalContext.",
+        registry::schema::<GoalArgs>,
+        crate::handler!(goal_register),
+    )
+    .bundles(&[Bundle::TaskMemory, Bundle::BrowserAutomation])
+    .tob(ActionKind::Write, "none", 0);
+}
 
 impl Hub {
     /// `nova.goal_register`.
