@@ -74,7 +74,7 @@ impl Hub {
                 obs.target_id = Some(t.to_owned());
             }
             tracing::info!(gate = ?gates.blocked_by, "blocked by a gate");
-            self.presence.called(&session.id, crate::aag::ui::activity(&rec.obs, None));
+            self.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, None));
             self.recorder.record(rec.obs);
             block.meta.extend(gates.meta);
             if !gates.warnings.is_empty() {
@@ -124,7 +124,7 @@ impl Hub {
         self.after_call(session, &gate_args, &rec.obs);
         let hint = self.scan_hint(&rec.obs);
         let structured = result.as_ref().ok().map(|r| &r.structured);
-        self.presence.called(&session.id, crate::aag::ui::activity(&rec.obs, structured));
+        self.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, structured));
         self.recorder.record(rec.obs);
         let mut result = result;
         if let Ok(reply) = result.as_mut() {

@@ -29,7 +29,7 @@ pub struct Hub {
     /// The person's controls (STOP, handover notes).
     pub control: crate::aag::control::Control,
     /// Connected sessions and the activity feed (the popup).
-    pub presence: crate::aag::ui::Presence,
+    pub presence: crate::aag::presence::Presence,
     /// Permission prompts waiting for the person.
     pub prompts: crate::aag::prompt::Prompts,
     /// Sessions' gate state kept across hub restarts.
@@ -52,7 +52,7 @@ impl Hub {
             etm: crate::etm::Etm::open(&db)?,
             scopes: crate::tob::scope::Scopes::open(&db)?,
             control: crate::aag::control::Control::open(&db)?,
-            presence: crate::aag::ui::Presence::default(),
+            presence: crate::aag::presence::Presence::default(),
             prompts: crate::aag::prompt::Prompts::default(),
             resumes: crate::aag::resume::Resumes::open(&db)?,
             data,

@@ -342,6 +342,8 @@ mod tests {
             call_id: uuid::Uuid::new_v4().to_string(),
             seq,
             tool: tool.into(),
+            action_kind: ActionKind::Read,
+            surface: "page",
             agent_id: "a".into(),
             mcp_session: "s".into(),
             outcome: Some(Outcome::Success),
