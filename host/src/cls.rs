@@ -9,8 +9,6 @@ pub mod goals;
 pub mod journal;
 pub mod macros;
 
-pub use goals::GOAL_REGISTER;
-
 pub mod engine;
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -14,9 +14,6 @@ use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-/// The CSP header sent with `*.csp.html` fixtures.
-pub const STRICT_CSP: &str = "script-src 'self'";
-
 /// Server-side submission counters of the counting fixture, by key.
 type Counters = Arc<Mutex<HashMap<String, u32>>>;
 
@@ -119,7 +116,9 @@ async fn serve(State(app): State<AppState>, UrlPath(path): UrlPath<String>) -> R
     let mut response = (StatusCode::OK, body).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
     if path.ends_with(".csp.html") {
-        response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(STRICT_CSP));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(crate::site::STRICT_CSP));
     }
     response
 }

@@ -6,6 +6,9 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+/// The CSP header sent with `*.csp.html` fixtures and the pages of the site.
+pub const STRICT_CSP: &str = "script-src 'self'";
+
 /// English pages.
 pub const EN_PAGES: usize = 40;
 /// German pages.
@@ -131,8 +134,7 @@ fn ok(body: String, mime: &'static str, csp: bool) -> Response {
     let mut r = (StatusCode::OK, body).into_response();
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
     if csp {
-        r.headers_mut()
-            .insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(crate::fixtures::STRICT_CSP));
+        r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(STRICT_CSP));
     }
     r
 }

@@ -26,6 +26,14 @@ async fn visit(c: &Client, url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Opens `url` and reads nothing: weak evidence however long the machine takes (a quick
+/// visit with a read would turn strong on a machine slow enough to spend a second on it).
+async fn glance(c: &Client, url: &str) -> anyhow::Result<()> {
+    let nav = c.structured("nova.navigate", json!({"url": url})).await?;
+    anyhow::ensure!(nav["ok"] == json!(true), "navigate failed on {url}: {nav}");
+    Ok(())
+}
+
 async fn progress(c: &Client, id: &str, rev: &Value, event: &str, extra: Value) -> anyhow::Result<Value> {
     let mut args = json!({"instanceId": id, "expectedInstanceRev": rev, "clientEventId": event});
     for (k, v) in extra.as_object().cloned().unwrap_or_default() {
@@ -61,12 +69,12 @@ async fn claimed_units_without_visits_are_refused_with_an_exact_evidence_gap() -
     assert_eq!(created["discoveryState"], "frozen");
     assert!(created["evidenceScope"].is_null(), "tracking started: {created}");
 
-    // The first page is read with a sustained visit (strong); 39 more quickly (weak).
+    // The first page is read with a sustained visit (strong); 39 more are only opened (weak).
     visit(&c, &urls[0]).await?;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     c.structured("nova.perceive", json!({"maxElements": 5})).await?;
     for url in &urls[1..40] {
-        visit(&c, url).await?;
+        glance(&c, url).await?;
     }
     // The agent claims all 60.
     let updates: Vec<Value> = urls.iter().map(|u| json!({"unitKey": u, "status": "checked"})).collect();
@@ -132,11 +140,16 @@ async fn claimed_units_without_visits_are_refused_with_an_exact_evidence_gap() -
     assert_eq!(after["status"], "completed");
 
     // Observations in the store carry the scope binding.
-    let bound = nova_e2e::store::query_i64(
-        &nova.store_path(),
-        "SELECT COUNT(*) FROM observations WHERE workflow_scope_id IS NOT NULL AND tool = 'nova.read_text'",
-    )?;
-    assert!(bound >= 60, "{bound} read_text calls bound to the scope");
+    let bound = |tool: &str| {
+        nova_e2e::store::query_i64(
+            &nova.store_path(),
+            &format!(
+                "SELECT COUNT(*) FROM observations WHERE workflow_scope_id IS NOT NULL AND tool = '{tool}'"
+            ),
+        )
+    };
+    let (navigations, reads) = (bound("nova.navigate")?, bound("nova.read_text")?);
+    assert!(navigations >= 60 && reads >= 21, "{navigations} navigations, {reads} reads bound to the scope");
     let prelude = nova_e2e::store::query_i64(
         &nova.store_path(),
         "SELECT COUNT(*) FROM observations WHERE binding_mode = 'prelude_backfill' AND tool = 'nova.navigate'",

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-use crate::{root, run_cmd, step};
+use crate::cmd::{root, run_cmd, step};
 
 /// The Python MCP SDK the acceptance client runs on.
 const PYTHON_MCP: &str = "mcp==2.3.0";

@@ -12,7 +12,9 @@ use anyhow::{Context as _, bail};
 use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
 
-use crate::{build, step};
+use crate::build;
+use crate::cmd::step;
+use crate::measure::{BENCH_SETTINGS, summary};
 
 /// Flags of `cargo xtask bench`.
 #[derive(clap::Args)]
@@ -28,24 +30,6 @@ pub struct BenchArgs {
     only: Vec<String>,
 }
 
-/// Percentile of sorted samples (nearest rank).
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
-pub(crate) fn summary(mut samples: Vec<f64>) -> Value {
-    samples.sort_by(f64::total_cmp);
-    json!({"p50": round(pct(&samples, 50.0)), "p95": round(pct(&samples, 95.0)), "n": samples.len()})
-}
-
-pub(crate) fn round(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -54,8 +38,8 @@ fn ms(d: Duration) -> f64 {
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
     if ["browser", "guarded", "coverage"].into_iter().any(run) || args.peer {
-        crate::test::ensure_chromium()?;
-        crate::test::ensure_firefox()?;
+        crate::ensure::ensure_chromium()?;
+        crate::ensure::ensure_firefox()?;
     }
     let built = build::build()?;
     let mut report = json!({});
@@ -97,7 +81,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         step("peer: Playwright MCP on the same pages");
         report["peer"] = runtime.block_on(crate::peer::compare(args.iterations))?;
     }
-    let out = crate::build::target_dir().join("bench");
+    let out = crate::cmd::target_dir().join("bench");
     std::fs::create_dir_all(&out)?;
     let text = serde_json::to_string_pretty(&report)?;
     std::fs::write(out.join("nova-bench.json"), &text)?;
@@ -255,12 +239,6 @@ where
     Ok((ms(start.elapsed()), v))
 }
 
-/// Gate modes of the benchmarks: they repeat the same call on an unchanged page on purpose, which
-/// `loop.detected` rightly refuses; every measured call must then run (`ran`).
-pub(crate) const BENCH_SETTINGS: &str = r#"{"gateModes": {
-    "setup.bootstrap_required": "off", "safety.perceive_first": "off", "loop.detected": "off"
-}}"#;
-
 /// Fails unless the call ran: a gate block or an error would be measured as a fast call.
 fn ran(tool: &str, r: &Value) -> anyhow::Result<()> {
     let blocked = r.pointer("/_meta/io.nova~1aag").is_some() || r["isError"] == true || r["ok"] == false;
@@ -368,18 +346,4 @@ async fn guarded(kind: BrowserKind, iterations: usize) -> anyhow::Result<Value> 
         "holdMs": HOLD_MS,
         "verdictLatencyAfterHoldMs": summary(latency),
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_use_nearest_rank() {
-        let s: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(pct(&s, 50.0), 50.0);
-        assert_eq!(pct(&s, 95.0), 95.0);
-        assert_eq!(pct(&[3.0], 95.0), 3.0);
-        assert!(pct(&[], 50.0).is_nan());
-    }
 }

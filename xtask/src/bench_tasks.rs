@@ -9,7 +9,7 @@ use nova_host::tob::{Observation, Outcome, Recorder, flags};
 use rusqlite::params;
 use serde_json::{Value, json};
 
-use crate::bench::{round, summary};
+use crate::measure::{round, summary};
 
 /// Rows per ingestion run.
 const INGEST_ROWS: usize = 100_000;
@@ -97,7 +97,7 @@ pub fn correlation(runs: usize) -> anyhow::Result<Value> {
     let mut counts = Value::Null;
     for _ in 0..runs {
         let start = Instant::now();
-        let g = nova_host::etm::correlate(&c, "bench")?;
+        let g = nova_host::etm::grading::correlate(&c, "bench")?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         counts = json!(g);
     }
@@ -125,7 +125,7 @@ pub fn correlation(runs: usize) -> anyhow::Result<Value> {
 /// `nova.coverage_scan` on a 2,000-word page, per registered scan, in `kind`.
 pub async fn coverage(kind: nova_e2e::BrowserKind, iterations: usize) -> anyhow::Result<Value> {
     let nova = Nova::start_in(kind).await?;
-    std::fs::write(nova.data.join("settings.json"), crate::bench::BENCH_SETTINGS)?;
+    std::fs::write(nova.data.join("settings.json"), crate::measure::BENCH_SETTINGS)?;
     let c = nova.client().await?;
     c.structured("nova.navigate", json!({"url": nova.url("site/special/words-2000.html")})).await?;
     let mut out = json!({});

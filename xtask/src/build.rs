@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use wasm_bindgen_cli_support::Bindgen;
 
-use crate::{cargo, root, run_cmd, step};
+use crate::cmd::{cargo, root, run_cmd, step, target_dir};
+use crate::jsbuild::build_wasm;
 
 /// Paths of a finished build.
 pub struct Built {
@@ -31,7 +32,7 @@ pub fn build() -> anyhow::Result<Built> {
     let extension = dist.join("extension");
     let pkg = extension.join("pkg");
 
-    crate::test::ensure_wasm_target()?;
+    crate::ensure::ensure_wasm_target()?;
     step("building the host (release)");
     run_cmd(cargo().args(["build", "--release", "--package", "nova-host", "--bin", "nova"]))?;
     let bin_dir = dist.join("bin");
@@ -53,7 +54,7 @@ pub fn build() -> anyhow::Result<Built> {
     crate::jsbuild::build(&extension)?;
 
     // Hunspell dictionaries for the spell-check scan, found by the host next to its binary.
-    let tools = crate::jsbuild::ensure_npm_tools()?;
+    let tools = crate::ensure::ensure_npm_tools()?;
     let dictionaries = dist.join("dictionaries");
     std::fs::create_dir_all(&dictionaries)?;
     for (package, lang) in crate::jsbuild::DICTIONARIES {
@@ -75,25 +76,6 @@ pub fn build() -> anyhow::Result<Built> {
     Ok(Built { dist, host, extension })
 }
 
-/// Builds the extension crate for wasm32 (profile `wasm`) into `target`, with extra
-/// `RUSTFLAGS` when given; returns the module's path.
-pub fn build_wasm(target: &Path, rustflags: Option<&str>) -> anyhow::Result<PathBuf> {
-    let mut cmd = cargo();
-    cmd.args(["build", "--package", "nova-extension", "--lib"])
-        .args(["--target", "wasm32-unknown-unknown", "--profile", "wasm"])
-        .env("CARGO_TARGET_DIR", target);
-    if let Some(flags) = rustflags {
-        cmd.env("RUSTFLAGS", flags);
-    }
-    run_cmd(&mut cmd)?;
-    Ok(target.join("wasm32-unknown-unknown/wasm/nova_extension.wasm"))
-}
-
-/// Cargo's target directory.
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
-}
-
 /// Copies over `to` even while an old copy is running (unlink first, then copy).
 fn replace_file(from: &Path, to: &Path) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(to);
@@ -108,7 +90,8 @@ mod tests {
 
     #[test]
     fn manifest_key_pins_the_extension_id_the_host_allows() {
-        let text = std::fs::read_to_string(crate::root().join("manifest/manifest.json")).expect("manifest");
+        let text =
+            std::fs::read_to_string(crate::cmd::root().join("manifest/manifest.json")).expect("manifest");
         let manifest: serde_json::Value = serde_json::from_str(&text).expect("json");
         let der = base64::engine::general_purpose::STANDARD
             .decode(manifest["key"].as_str().expect("key"))

@@ -6,7 +6,7 @@ use std::net::TcpListener;
 
 /// Serves `demo/index.html` on 127.0.0.1 in a background thread; returns its URL.
 pub fn serve() -> anyhow::Result<String> {
-    let page = std::fs::read(crate::root().join("demo/index.html"))?;
+    let page = std::fs::read(crate::cmd::root().join("demo/index.html"))?;
     let listener = TcpListener::bind(("127.0.0.1", 0))?;
     let url = format!("http://{}/", listener.local_addr()?);
     std::thread::spawn(move || {

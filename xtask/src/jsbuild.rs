@@ -12,21 +12,17 @@ use std::process::Command;
 use anyhow::{Context as _, bail};
 use wasm_bindgen_cli_support::Bindgen;
 
-use crate::build::target_dir;
-use crate::{root, run_cmd, step};
+use crate::cmd::{cargo, run_cmd, step, target_dir};
+use crate::ensure::ensure_npm_tools;
 
 /// binaryen from npm (Debian's 108 lacks the lowering passes) and terser, pinned.
 /// Also the Hunspell dictionaries of the spell-check scan (wooorm/dictionaries, UTF-8).
-const NPM_TOOLS: &[&str] =
-    &["binaryen@132.0.0", "terser@5.51.2", "dictionary-en@4.0.0", "dictionary-de@3.0.0", "web-ext@10.7.0"];
-
-/// Dictionaries shipped next to the host: (npm package, language).
 pub const DICTIONARIES: &[(&str, &str)] = &[("dictionary-en", "en"), ("dictionary-de", "de")];
 
 /// Builds `pkg-js/` inside `extension_dir`.
 pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
     step("building the page module for strict-CSP pages (wasm MVP -> JavaScript)");
-    let mvp = crate::build::build_wasm(&target_dir().join("wasm-mvp"), Some("-C target-cpu=mvp"))?;
+    let mvp = build_wasm(&target_dir().join("wasm-mvp"), Some("-C target-cpu=mvp"))?;
     let raw = std::fs::read(mvp)?;
     let work = target_dir().join("jsbuild");
     if work.exists() {
@@ -94,31 +90,18 @@ pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Installs the pinned npm tools under `target/tools` once; returns their `.bin` directory.
-pub fn ensure_npm_tools() -> anyhow::Result<PathBuf> {
-    let dir = target_dir().join("tools");
-    let bin = dir.join("node_modules/.bin");
-    let marker = dir.join("installed.txt");
-    let wanted = NPM_TOOLS.join(" ");
-    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && bin.join("wasm2js").exists() {
-        return Ok(bin);
+/// Builds the extension crate for wasm32 (profile `wasm`) into `target`, with extra
+/// `RUSTFLAGS` when given; returns the module's path.
+pub fn build_wasm(target: &Path, rustflags: Option<&str>) -> anyhow::Result<PathBuf> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--package", "nova-extension", "--lib"])
+        .args(["--target", "wasm32-unknown-unknown", "--profile", "wasm"])
+        .env("CARGO_TARGET_DIR", target);
+    if let Some(flags) = rustflags {
+        cmd.env("RUSTFLAGS", flags);
     }
-    step(&format!("installing {wanted} from npm into {}", dir.display()));
-    std::fs::create_dir_all(&dir)?;
-    let npm = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .args(NPM_TOOLS)
-        .current_dir(root())
-        .status()
-        .context(
-            "npm is needed for the strict-CSP build: install Node.js and npm (apt-get install -y nodejs npm)",
-        )?;
-    if !npm.success() {
-        bail!("npm install {wanted} failed");
-    }
-    std::fs::write(marker, wanted)?;
-    Ok(bin)
+    run_cmd(&mut cmd)?;
+    Ok(target.join("wasm32-unknown-unknown/wasm/nova_extension.wasm"))
 }
 
 /// Removes one custom section from a wasm module. The prebuilt std declares

@@ -13,18 +13,20 @@ mod acceptance;
 mod bench;
 mod bench_tasks;
 mod build;
+mod cmd;
 mod demo;
+mod deps;
+mod ensure;
 mod jsbuild;
+mod measure;
 mod package;
 mod peer;
 mod run;
 mod test;
 
-use std::path::PathBuf;
-use std::process::Command;
-
-use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
+
+use crate::cmd::{cargo, run_cmd};
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "Nova's build, run and test commands")]
@@ -52,6 +54,8 @@ enum Cmd {
         #[arg(long)]
         browser: Vec<String>,
     },
+    /// Check that no module imports another in a loop, in every crate (CI runs it).
+    Deps,
     /// The crash soak: kill the hub between intent and verdict many times (default 1,000).
     Soak {
         /// Number of kill runs.
@@ -70,6 +74,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Package => package::package().map(|_| ()),
         Cmd::Test(args) => test::test(args),
         Cmd::Bench(args) => bench::bench(args),
+        Cmd::Deps => deps::deps(),
         Cmd::Acceptance { mut browser } => {
             if browser.is_empty() {
                 browser = vec!["chromium".into(), "firefox".into()];
@@ -88,30 +93,4 @@ fn main() -> anyhow::Result<()> {
             run_cmd(&mut cmd)
         }
     }
-}
-
-/// The workspace root.
-pub fn root() -> PathBuf {
-    nova_e2e::workspace_root()
-}
-
-/// Runs a command in the workspace root, failing with its name when it fails.
-pub fn run_cmd(cmd: &mut Command) -> anyhow::Result<()> {
-    let shown = format!("{cmd:?}");
-    let status = cmd.current_dir(root()).status().with_context(|| format!("cannot start {shown}"))?;
-    if !status.success() {
-        bail!("{shown} failed ({status})");
-    }
-    Ok(())
-}
-
-/// A `cargo` command using the same cargo that runs xtask.
-pub fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-}
-
-/// Prints a progress line to stderr.
-pub fn step(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "==> {message}");
 }

@@ -11,7 +11,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use crate::{build::target_dir, root, step};
+use crate::cmd::{root, step, target_dir};
 
 /// The pinned peer version.
 const PEER: &str = "@playwright/mcp@0.0.83";

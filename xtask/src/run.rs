@@ -9,7 +9,8 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use nova_e2e::{BrowserKind, chromium, firefox};
 
-use crate::{build, step};
+use crate::build;
+use crate::cmd::step;
 
 /// Flags of `cargo xtask run`.
 #[derive(clap::Args)]
@@ -31,11 +32,11 @@ pub struct RunArgs {
 fn choose(browser: Option<&str>) -> anyhow::Result<(BrowserKind, PathBuf)> {
     match browser {
         None | Some("chromium") => {
-            crate::test::ensure_chromium()?;
+            crate::ensure::ensure_chromium()?;
             Ok((BrowserKind::Chromium, chromium::find_binary()?))
         }
         Some("firefox") => {
-            crate::test::ensure_firefox()?;
+            crate::ensure::ensure_firefox()?;
             Ok((BrowserKind::Firefox, firefox::find_binary()?))
         }
         Some(path) => {

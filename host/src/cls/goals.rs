@@ -4,8 +4,6 @@
 
 mod tool;
 
-pub use tool::GOAL_REGISTER;
-
 use std::path::Path;
 use std::sync::Mutex;
 

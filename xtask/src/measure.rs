@@ -1,0 +1,43 @@
+//! What the benchmarks share: percentiles, rounding, and the gate modes they run with.
+
+use serde_json::{Value, json};
+
+/// Gate modes of the benchmarks: they repeat the same call on an unchanged page on purpose, which
+/// `loop.detected` rightly refuses; every measured call must then run (`ran`).
+pub(crate) const BENCH_SETTINGS: &str = r#"{"gateModes": {
+    "setup.bootstrap_required": "off", "safety.perceive_first": "off", "loop.detected": "off"
+}}"#;
+
+/// Percentile of sorted samples (nearest rank).
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// p50, p95 and the count of samples, in milliseconds rounded to microseconds.
+pub(crate) fn summary(mut samples: Vec<f64>) -> Value {
+    samples.sort_by(f64::total_cmp);
+    json!({"p50": round(pct(&samples, 50.0)), "p95": round(pct(&samples, 95.0)), "n": samples.len()})
+}
+
+/// Rounded to three decimals.
+pub(crate) fn round(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let s: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(pct(&s, 50.0), 50.0);
+        assert_eq!(pct(&s, 95.0), 95.0);
+        assert_eq!(pct(&[3.0], 95.0), 3.0);
+        assert!(pct(&[], 50.0).is_nan());
+    }
+}
