@@ -151,6 +151,34 @@ fn zip(entries: &[(String, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// `web-ext lint` on the built extension: errors fail the run, warnings are listed.
+pub fn web_ext_lint(extension: &std::path::Path) -> anyhow::Result<()> {
+    let bin = crate::ensure::ensure_npm_tools()?;
+    let out = Command::new(bin.join("web-ext"))
+        .args(["lint", "--no-input", "--output", "json", "--source-dir"])
+        .arg(extension)
+        .output()?;
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        anyhow::anyhow!("web-ext lint gave no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr))
+    })?;
+    let list = |kind: &str| report[kind].as_array().cloned().unwrap_or_default();
+    for w in list("warnings") {
+        step(&format!(
+            "web-ext warning {}: {}",
+            w["code"].as_str().unwrap_or(""),
+            w["message"].as_str().unwrap_or("")
+        ));
+    }
+    let errors = list("errors");
+    if !errors.is_empty() {
+        for e in &errors {
+            step(&format!("web-ext ERROR {}: {} ({})", e["code"], e["message"], e["file"]));
+        }
+        bail!("web-ext lint found {} error(s) in {}", errors.len(), extension.display());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,32 +246,4 @@ mod tests {
         assert_eq!(firefox["background"]["scripts"][0], "background.js");
         assert_eq!(firefox["browser_specific_settings"]["gecko"]["id"], "nova@nova.io");
     }
-}
-
-/// `web-ext lint` on the built extension: errors fail the run, warnings are listed.
-pub fn web_ext_lint(extension: &std::path::Path) -> anyhow::Result<()> {
-    let bin = crate::ensure::ensure_npm_tools()?;
-    let out = Command::new(bin.join("web-ext"))
-        .args(["lint", "--no-input", "--output", "json", "--source-dir"])
-        .arg(extension)
-        .output()?;
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
-        anyhow::anyhow!("web-ext lint gave no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr))
-    })?;
-    let list = |kind: &str| report[kind].as_array().cloned().unwrap_or_default();
-    for w in list("warnings") {
-        step(&format!(
-            "web-ext warning {}: {}",
-            w["code"].as_str().unwrap_or(""),
-            w["message"].as_str().unwrap_or("")
-        ));
-    }
-    let errors = list("errors");
-    if !errors.is_empty() {
-        for e in &errors {
-            step(&format!("web-ext ERROR {}: {} ({})", e["code"], e["message"], e["file"]));
-        }
-        bail!("web-ext lint found {} error(s) in {}", errors.len(), extension.display());
-    }
-    Ok(())
 }
