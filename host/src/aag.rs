@@ -5,13 +5,15 @@
 //! details, forceBypassAvailable, knownBundles, preferredBundle) and the call is recorded as
 //! `blocked_preflight`. Warnings ride along in `_aagGates`.
 //!
-//! - [`pipeline`]: the gates, one function each in table order, and the session bookkeeping.
+//! - [`pipeline`]: the gates, one function each in table order, and the session bookkeeping;
+//!   [`block`]: how a block reads.
 //! - [`loops`]: `loop.detected`, the same call on an unchanged page.
 //! - [`facts`]: what the hub tells the pipeline (browser, store, settings) and the page probe.
-//! - [`resume`]: the session's gate state kept across hub restarts.
-//! - [`control`]: the person's STOP, handover notes, overlays; [`prompt`]: permission prompts;
-//!   [`ui`]: the popup and options requests; [`screenshot`]: the screenshot budget;
-//!   [`tools`]: `nova.tools_bundle` and `nova.get_instructions`.
+//! - [`session`]: a session's gate state; [`resume`]: its durable part kept across hub restarts.
+//! - [`control`]: the person's STOP, handover notes, overlays; [`prompt`]: permission prompts
+//!   waiting for the person, [`permission`]: the tool that asks; [`presence`]: who is connected
+//!   and the activity feed; [`ui`]: the popup and options requests; [`screenshot`]: the
+//!   screenshot budget; [`tools`]: `nova.tools_bundle`, `nova.get_instructions`, `nova.version`.
 
 pub mod block;
 pub mod control;

@@ -43,10 +43,6 @@ pub const MAX_SELECTOR_LEN: usize = 4096;
 /// `nativeDialogWarning` on a click or type that timed out.
 pub const NATIVE_DIALOG_TIMEOUT: &str = "the page stopped answering after the action; a native dialog (alert, confirm, beforeunload) may be waiting for the person";
 
-fn active() -> String {
-    "active".to_owned()
-}
-
 macro_rules! default_fn {
     ($name:ident, $bounds:expr) => {
         fn $name() -> u32 {
@@ -63,126 +59,80 @@ fn yes() -> bool {
     true
 }
 
-/// `nova.perceive` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PerceiveArgs {
-    /// Tab to read: a target id or `active` (default).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent (default `default`).
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
-    /// which already reaches same-origin iframes through `>>>`).
-    #[serde(default)]
-    pub frame_id: Option<String>,
-    /// Most interactive elements to list (1-5000, default 400).
-    #[serde(default = "default_max_elements")]
-    #[schemars(range(min = 1, max = 5000))]
-    pub max_elements: u32,
-    /// Most characters of visible text (0-200000, default 4000).
-    #[serde(default = "default_max_text")]
-    #[schemars(range(min = 0, max = 200000))]
-    pub max_text_chars: u32,
+crate::tool_args! {
+    /// `nova.perceive` arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct PerceiveArgs [tab, agent, frame] {
+        /// Most interactive elements to list (1-5000, default 400).
+        #[serde(default = "default_max_elements")]
+        #[schemars(range(min = 1, max = 5000))]
+        pub max_elements: u32,
+        /// Most characters of visible text (0-200000, default 4000).
+        #[serde(default = "default_max_text")]
+        #[schemars(range(min = 0, max = 200000))]
+        pub max_text_chars: u32,
+    }
 }
 
-/// `nova.read_text` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReadTextArgs {
-    /// Tab to read: a target id or `active` (default).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
-    /// which already reaches same-origin iframes through `>>>`).
-    #[serde(default)]
-    pub frame_id: Option<String>,
-    /// Read only inside this element (CSS, `>>>`, or a perceive ref); whole page when absent.
-    #[serde(default)]
-    pub selector: Option<String>,
-    /// Most characters to return (1-1000000, default 20000).
-    #[serde(default = "default_read_chars")]
-    #[schemars(range(min = 1, max = 1000000))]
-    pub max_chars: u32,
+crate::tool_args! {
+    /// `nova.read_text` arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ReadTextArgs [tab, agent, frame] {
+        /// Read only inside this element (CSS, `>>>`, or a perceive ref); whole page when absent.
+        #[serde(default)]
+        pub selector: Option<String>,
+        /// Most characters to return (1-1000000, default 20000).
+        #[serde(default = "default_read_chars")]
+        #[schemars(range(min = 1, max = 1000000))]
+        pub max_chars: u32,
+    }
 }
 
-/// `nova.navigate` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct NavigateArgs {
-    /// Tab to navigate: a target id or `active` (default).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Absolute http(s), file or about:blank URL.
-    pub url: String,
-    /// Open in a new tab instead.
-    #[serde(default)]
-    pub new_tab: bool,
-    /// How long to wait for the page to load (1000-120000, default 30000).
-    #[serde(default = "default_nav_timeout")]
-    #[schemars(range(min = 1000, max = 120000))]
-    pub timeout_ms: u32,
+crate::tool_args! {
+    /// `nova.navigate` arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct NavigateArgs [tab, agent] {
+        /// Absolute http(s), file or about:blank URL.
+        pub url: String,
+        /// Open in a new tab instead.
+        #[serde(default)]
+        pub new_tab: bool,
+        /// How long to wait for the page to load (1000-120000, default 30000).
+        #[serde(default = "default_nav_timeout")]
+        #[schemars(range(min = 1000, max = 120000))]
+        pub timeout_ms: u32,
+    }
 }
 
-/// `nova.click_selector` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ClickArgs {
-    /// Tab: a target id or `active` (default).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
-    /// which already reaches same-origin iframes through `>>>`).
-    #[serde(default)]
-    pub frame_id: Option<String>,
-    /// CSS selector (with `>>>` into shadow roots and same-origin iframes) or a perceive ref.
-    pub selector: String,
-    /// Verifies the click as a state transition (CLS): preconditions are checked before
-    /// dispatch, postconditions are watched after it. Required for commit points (submit,
-    /// send, login, pay, delete, confirm), which are otherwise refused before dispatch.
-    #[serde(default)]
-    pub transition_contract: Option<TransitionContract>,
+crate::tool_args! {
+    /// `nova.click_selector` arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ClickArgs [tab, agent, frame, contract] {
+        /// CSS selector (with `>>>` into shadow roots and same-origin iframes) or a perceive ref.
+        pub selector: String,
+    }
 }
 
-/// `nova.type_selector` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TypeArgs {
-    /// Tab: a target id or `active` (default).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
-    /// which already reaches same-origin iframes through `>>>`).
-    #[serde(default)]
-    pub frame_id: Option<String>,
-    /// Input, textarea or contenteditable element: CSS (with `>>>`) or a perceive ref.
-    pub selector: String,
-    /// Verifies the click as a state transition (CLS): preconditions are checked before
-    /// dispatch, postconditions are watched after it. Required for commit points (submit,
-    /// send, login, pay, delete, confirm), which are otherwise refused before dispatch.
-    #[serde(default)]
-    pub transition_contract: Option<TransitionContract>,
-    /// Text to enter (at most 100000 characters). Password values are never stored or logged.
-    pub text: String,
-    /// Replace the current content (default) instead of appending.
-    #[serde(default = "yes")]
-    pub clear: bool,
-    /// Press Enter after typing.
-    #[serde(default)]
-    pub press_enter: bool,
+crate::tool_args! {
+    /// `nova.type_selector` arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct TypeArgs [tab, agent, frame, contract] {
+        /// Input, textarea or contenteditable element: CSS (with `>>>`) or a perceive ref.
+        pub selector: String,
+        /// Text to enter (at most 100000 characters). Password values are never stored or logged.
+        pub text: String,
+        /// Replace the current content (default) instead of appending.
+        #[serde(default = "yes")]
+        pub clear: bool,
+        /// Press Enter after typing.
+        #[serde(default)]
+        pub press_enter: bool,
+    }
 }
 
 /// The shared preparation of click and type.

@@ -172,3 +172,77 @@ pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(
     }
     Ok(())
 }
+
+/// The default of `targetId`: the active tab.
+pub fn active_tab() -> String {
+    "active".to_owned()
+}
+
+/// A tool's argument type, with the fields many tools share declared once. The shared fields
+/// are named in brackets after the type's name and appended to its own:
+/// - `agent`: `agentId`, the calling agent (optional);
+/// - `tab`: `targetId`, a target id or `active` (default);
+/// - `frame`: `frameId`, the frame to work in (default: the top frame);
+/// - `contract`: `transitionContract` of `nova.click` / `nova.type_selector`;
+/// - `refine`: `transitionContract` refining the contract a guarded macro builds.
+///
+/// ```ignore
+/// crate::tool_args! {
+///     /// `nova.my_tool`.
+///     #[derive(Debug, Clone, Deserialize, JsonSchema)]
+///     #[serde(deny_unknown_fields, rename_all = "camelCase")]
+///     pub struct MyArgs [tab, agent] {
+///         /// What to do.
+///         pub what: String,
+///     }
+/// }
+/// ```
+/// (serde's `flatten` would share them too, but cannot be combined with
+/// `deny_unknown_fields`, which every argument type keeps.)
+#[macro_export]
+macro_rules! tool_args {
+    ($(#[$attr:meta])* $vis:vis struct $name:ident [$($shared:ident),* $(,)?] { $($body:tt)* }) => {
+        $crate::tool_args!(@fields [$(#[$attr])* $vis struct $name] [$($shared)*] [] [$($body)*]);
+    };
+    (@fields $head:tt [agent $($rest:ident)*] [$($acc:tt)*] $body:tt) => {
+        $crate::tool_args!(@fields $head [$($rest)*] [$($acc)*
+            /// Calling agent.
+            #[serde(default)]
+            pub agent_id: Option<String>,
+        ] $body);
+    };
+    (@fields $head:tt [tab $($rest:ident)*] [$($acc:tt)*] $body:tt) => {
+        $crate::tool_args!(@fields $head [$($rest)*] [$($acc)*
+            /// Tab: a target id or `active` (default).
+            #[serde(default = "crate::call::active_tab")]
+            pub target_id: String,
+        ] $body);
+    };
+    (@fields $head:tt [frame $($rest:ident)*] [$($acc:tt)*] $body:tt) => {
+        $crate::tool_args!(@fields $head [$($rest)*] [$($acc)*
+            /// Frame to work in, as listed in `frames` by `nova.perceive` (default: the top frame,
+            /// which already reaches same-origin iframes through `>>>`).
+            #[serde(default)]
+            pub frame_id: Option<String>,
+        ] $body);
+    };
+    (@fields $head:tt [contract $($rest:ident)*] [$($acc:tt)*] $body:tt) => {
+        $crate::tool_args!(@fields $head [$($rest)*] [$($acc)*
+            /// Transition contract (docs/cls.md): preconditions are checked in the page before
+            /// dispatch, postconditions are watched after it. Required for commit points (submit,
+            /// send, login, pay, delete, confirm), which are otherwise refused before dispatch.
+            #[serde(default)]
+            pub transition_contract: Option<nova_shared::cls::TransitionContract>,
+        ] $body);
+    };
+    (@fields $head:tt [refine $($rest:ident)*] [$($acc:tt)*] $body:tt) => {
+        $crate::tool_args!(@fields $head [$($rest)*] [$($acc)*
+            /// Refines the built contract.
+            #[serde(default)]
+            pub transition_contract: Option<nova_shared::cls::TransitionContract>,
+        ] $body);
+    };
+    (@fields [$($head:tt)*] [] [$($acc:tt)*] [$($body:tt)*]) => {
+        $($head)* { $($body)* $($acc)* }
+    };
+}

@@ -4,6 +4,10 @@
 //!
 //! One guarded transition per target at a time: a second one gets
 //! `guarded_commit.coordinator_busy` with `retryAfterMs=1000`.
+//!
+//! This file holds what the hub keeps (the coordinator, retry advice); [`engine`] runs one
+//! transition, [`journal`] stores it, [`macros`] are the `guarded_*` tools, [`goals`] the goal
+//! tool and its store.
 
 pub mod goals;
 pub mod journal;

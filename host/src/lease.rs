@@ -1,6 +1,6 @@
 //! Tab leases (docs/tasks.md, "Tab leases"): an agent claims a tab for a while; calls by other
 //! agents on a claimed tab fail with `claim.owner_mismatch` (JSON-RPC -32040) until the lease is
-//! released, expires, or is force-reclaimed with a reason.
+//! released, expires, or is force-reclaimed with a reason. The tools are in [`tools`].
 
 pub mod tools;
 

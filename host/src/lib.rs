@@ -2,9 +2,11 @@
 //! (`nova mcp`), and the installation commands.
 //!
 //! # Layout
-//! - [`hub`]: `nova native`: wires the bridge, the store and the MCP listeners together.
-//! - [`registry`]: every tool, declared once next to its handler; all else reads it.
+//! - [`daemon`]: `nova native`: wires the bridge, the store and the MCP listeners together.
+//! - [`hub`]: the hub's state, what every tool call can reach.
+//! - [`registry`]: every tool, declared once next to its handler ([`tool!`]); all else reads it.
 //! - [`dispatch`]: the call pipeline every tool call takes (gates, run, record evidence).
+//! - [`call`]: what one call is made of: its record, reply, errors and argument parsing.
 //! - [`aag`]: the gates before every call, the person's controls (STOP, prompts, popup).
 //! - [`bridge`]: native messaging to the extension (framing in [`bridge::codec`]), request
 //!   correlation and timeouts, the browser's tab list and page stamps.
@@ -23,7 +25,8 @@
 //! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
 //!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB.
 //!
-//! `docs/architecture.md` follows one call through these modules.
+//! `docs/architecture.md` follows one call through these modules and says which may import
+//! which (`cargo xtask deps` checks there is no loop).
 
 #![warn(missing_docs)]
 

@@ -23,25 +23,17 @@ use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::tob::{ActionKind, flags};
 use crate::tuc::sources;
 
-fn active() -> String {
-    "active".into()
-}
-
-/// `nova.route`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RouteArgs {
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Where to go: a path (`/settings`), a relative URL, or an absolute URL on the same origin.
-    pub path: String,
-    /// Replace the current history entry instead of adding one.
-    #[serde(default)]
-    pub replace: bool,
+crate::tool_args! {
+    /// `nova.route`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct RouteArgs [tab, agent] {
+        /// Where to go: a path (`/settings`), a relative URL, or an absolute URL on the same origin.
+        pub path: String,
+        /// Replace the current history entry instead of adding one.
+        #[serde(default)]
+        pub replace: bool,
+    }
 }
 
 /// Largest total upload, bytes.
@@ -62,47 +54,39 @@ pub struct InlineFile {
     pub content_base64: String,
 }
 
-/// `nova.file_upload`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct UploadArgs {
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Frame id (default: the top frame).
-    #[serde(default)]
-    pub frame_id: Option<String>,
-    /// The `<input type=file>` (selector or ref).
-    pub selector: String,
-    /// Absolute paths of files on this computer.
-    #[serde(default)]
-    pub paths: Vec<String>,
-    /// Files given inline.
-    #[serde(default)]
-    pub files: Vec<InlineFile>,
+crate::tool_args! {
+    /// `nova.file_upload`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct UploadArgs [tab, agent] {
+        /// Frame id (default: the top frame).
+        #[serde(default)]
+        pub frame_id: Option<String>,
+        /// The `<input type=file>` (selector or ref).
+        pub selector: String,
+        /// Absolute paths of files on this computer.
+        #[serde(default)]
+        pub paths: Vec<String>,
+        /// Files given inline.
+        #[serde(default)]
+        pub files: Vec<InlineFile>,
+    }
 }
 
-/// `nova.dismiss_blockers`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct DismissArgs {
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Most blockers to act on, 1-10 (default 3).
-    #[serde(default = "three")]
-    #[schemars(range(min = 1, max = 10))]
-    pub max_actions: u32,
-    /// Allow "accept" controls when nothing declines or closes (default false: consent is
-    /// declined, never given, unless the person allows it here).
-    #[serde(default)]
-    pub allow_accept: bool,
+crate::tool_args! {
+    /// `nova.dismiss_blockers`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct DismissArgs [tab, agent] {
+        /// Most blockers to act on, 1-10 (default 3).
+        #[serde(default = "three")]
+        #[schemars(range(min = 1, max = 10))]
+        pub max_actions: u32,
+        /// Allow "accept" controls when nothing declines or closes (default false: consent is
+        /// declined, never given, unless the person allows it here).
+        #[serde(default)]
+        pub allow_accept: bool,
+    }
 }
 
 fn three() -> u32 {
@@ -120,18 +104,14 @@ pub struct Step {
     pub args: Map<String, Value>,
 }
 
-/// `nova.run_sequence`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SequenceArgs {
-    /// Tab the steps act on unless a step names another (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// 1-20 steps, run in order; the first failure stops the sequence.
-    pub steps: Vec<Step>,
+crate::tool_args! {
+    /// `nova.run_sequence`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SequenceArgs [tab, agent] {
+        /// 1-20 steps, run in order; the first failure stops the sequence.
+        pub steps: Vec<Step>,
+    }
 }
 
 /// Most steps in a sequence.

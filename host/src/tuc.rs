@@ -68,25 +68,17 @@ pub struct ScopeOptions {
     pub hydration_timeout_ms: Option<u32>,
 }
 
-/// `nova.coverage_scan`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CoverageScanArgs {
-    /// nova_full_page_text_v1 | nova_structured_dom_v1 | nova_i18n_spellcheck_v1.
-    pub scan_id: String,
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Scope options.
-    #[serde(default)]
-    pub scope_options: Option<ScopeOptions>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-fn active() -> String {
-    "active".into()
+crate::tool_args! {
+    /// `nova.coverage_scan`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct CoverageScanArgs [tab, agent] {
+        /// nova_full_page_text_v1 | nova_structured_dom_v1 | nova_i18n_spellcheck_v1.
+        pub scan_id: String,
+        /// Scope options.
+        #[serde(default)]
+        pub scope_options: Option<ScopeOptions>,
+    }
 }
 
 /// The trust checks on a scan result, in order (docs/tasks.md, "Trust checks").

@@ -11,15 +11,14 @@ use crate::registry::{self, ToolDef};
 
 pub use crate::registry::Bundle;
 
-/// `nova.tools_bundle`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct BundleArgs {
-    /// The bundle to load.
-    pub bundle: Bundle,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.tools_bundle`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct BundleArgs [agent] {
+        /// The bundle to load.
+        pub bundle: Bundle,
+    }
 }
 
 /// `nova.get_instructions` modes.
@@ -35,16 +34,15 @@ pub enum InstructionsMode {
     Learn,
 }
 
-/// `nova.get_instructions`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct InstructionsArgs {
-    /// quickstart (default), task or learn.
-    #[serde(default)]
-    pub mode: InstructionsMode,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.get_instructions`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct InstructionsArgs [agent] {
+        /// quickstart (default), task or learn.
+        #[serde(default)]
+        pub mode: InstructionsMode,
+    }
 }
 
 const QUICKSTART: &str = "Nova drives the person's own browser and proves what your actions did.
@@ -102,13 +100,12 @@ crate::tool! {
     .setup();
 }
 
-/// `nova.version`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct VersionArgs {
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.version`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct VersionArgs [agent] {
+    }
 }
 
 crate::tool! {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{active, merge, ok_body};
+use super::{merge, ok_body};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::check_range;
 use crate::call::{CallError, CallRecord, ToolReply};
@@ -34,29 +34,25 @@ pub enum ImageFormat {
     Jpeg,
 }
 
-/// `nova.capture_screenshot` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ScreenshotArgs {
-    /// Tab: a target id or `active` (default).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// `png` (default) or `jpeg`.
-    #[serde(default)]
-    pub format: ImageFormat,
-    /// JPEG quality 1-100 (default 80).
-    #[serde(default = "default_quality")]
-    #[schemars(range(min = 1, max = 100))]
-    pub quality: u32,
-    /// inline | reference | thumbnail+reference | auto (default: inline when small).
-    #[serde(default)]
-    pub response_mode: crate::aag::screenshot::ResponseMode,
-    /// Return an over-budget capture inline anyway (never above the absolute limits).
-    #[serde(default)]
-    pub allow_large: bool,
+crate::tool_args! {
+    /// `nova.capture_screenshot` arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ScreenshotArgs [tab, agent] {
+        /// `png` (default) or `jpeg`.
+        #[serde(default)]
+        pub format: ImageFormat,
+        /// JPEG quality 1-100 (default 80).
+        #[serde(default = "default_quality")]
+        #[schemars(range(min = 1, max = 100))]
+        pub quality: u32,
+        /// inline | reference | thumbnail+reference | auto (default: inline when small).
+        #[serde(default)]
+        pub response_mode: crate::aag::screenshot::ResponseMode,
+        /// Return an over-budget capture inline anyway (never above the absolute limits).
+        #[serde(default)]
+        pub allow_large: bool,
+    }
 }
 
 crate::tool! {

@@ -86,74 +86,73 @@ pub struct GoalStep {
     pub contract_json: Option<String>,
 }
 
-/// `nova.goal_register` arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GoalArgs {
-    /// create | query | close | annotate.
-    pub op: GoalOp,
-    /// Target tab (create defaults to `active`).
-    #[serde(default)]
-    pub target_id: Option<String>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The goal (close, annotate, targeted query).
-    #[serde(default)]
-    pub goal_id: Option<String>,
-    /// Required for create.
-    #[serde(default)]
-    pub summary: Option<String>,
-    /// Default `agent_driven`.
-    #[serde(default)]
-    pub mode: Option<GoalMode>,
-    /// Must hold at create, else the goal is not created.
-    #[serde(default)]
-    pub preconditions: Option<AssertionSet>,
-    /// Legacy form of `preconditions` (JSON string).
-    #[serde(default)]
-    pub preconditions_json: Option<String>,
-    /// Owner agent (must equal the calling agent).
-    #[serde(default)]
-    pub owner_agent_id: Option<String>,
-    /// Legacy form of `ownerAgentId`.
-    #[serde(default)]
-    pub owner_agent: Option<String>,
-    /// Sidecar session binding.
-    #[serde(default)]
-    pub sidecar_session_id: Option<String>,
-    /// Legacy form of `sidecarSessionId`.
-    #[serde(default)]
-    pub owner_session: Option<String>,
-    /// Lease without progress, 1000-600000 ms (default 120000).
-    #[serde(default)]
-    #[schemars(range(min = 1000, max = 600000))]
-    pub lease_ms: Option<u32>,
-    /// Legacy form of `leaseMs`.
-    #[serde(default)]
-    pub lease_timeout_ms: Option<u32>,
-    /// Ordered plan, at most 50 steps.
-    #[serde(default)]
-    pub steps: Option<Vec<GoalStep>>,
-    /// Include steps in the answer (default true).
-    #[serde(default)]
-    pub include_steps: Option<bool>,
-    /// Include events in the answer (default false).
-    #[serde(default)]
-    pub include_events: Option<bool>,
-    /// Most events, 1-200 (default 50).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 200))]
-    pub events_limit: Option<u32>,
-    /// Terminal state, required for close.
-    #[serde(default)]
-    pub state: Option<CloseState>,
-    /// Annotation text, required for annotate.
-    #[serde(default)]
-    pub content: Option<String>,
-    /// Annotation source (default `agent`).
-    #[serde(default)]
-    pub source: Option<String>,
+crate::tool_args! {
+    /// `nova.goal_register` arguments.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct GoalArgs [agent] {
+        /// create | query | close | annotate.
+        pub op: GoalOp,
+        /// Target tab (create defaults to `active`).
+        #[serde(default)]
+        pub target_id: Option<String>,
+        /// The goal (close, annotate, targeted query).
+        #[serde(default)]
+        pub goal_id: Option<String>,
+        /// Required for create.
+        #[serde(default)]
+        pub summary: Option<String>,
+        /// Default `agent_driven`.
+        #[serde(default)]
+        pub mode: Option<GoalMode>,
+        /// Must hold at create, else the goal is not created.
+        #[serde(default)]
+        pub preconditions: Option<AssertionSet>,
+        /// Legacy form of `preconditions` (JSON string).
+        #[serde(default)]
+        pub preconditions_json: Option<String>,
+        /// Owner agent (must equal the calling agent).
+        #[serde(default)]
+        pub owner_agent_id: Option<String>,
+        /// Legacy form of `ownerAgentId`.
+        #[serde(default)]
+        pub owner_agent: Option<String>,
+        /// Sidecar session binding.
+        #[serde(default)]
+        pub sidecar_session_id: Option<String>,
+        /// Legacy form of `sidecarSessionId`.
+        #[serde(default)]
+        pub owner_session: Option<String>,
+        /// Lease without progress, 1000-600000 ms (default 120000).
+        #[serde(default)]
+        #[schemars(range(min = 1000, max = 600000))]
+        pub lease_ms: Option<u32>,
+        /// Legacy form of `leaseMs`.
+        #[serde(default)]
+        pub lease_timeout_ms: Option<u32>,
+        /// Ordered plan, at most 50 steps.
+        #[serde(default)]
+        pub steps: Option<Vec<GoalStep>>,
+        /// Include steps in the answer (default true).
+        #[serde(default)]
+        pub include_steps: Option<bool>,
+        /// Include events in the answer (default false).
+        #[serde(default)]
+        pub include_events: Option<bool>,
+        /// Most events, 1-200 (default 50).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = 200))]
+        pub events_limit: Option<u32>,
+        /// Terminal state, required for close.
+        #[serde(default)]
+        pub state: Option<CloseState>,
+        /// Annotation text, required for annotate.
+        #[serde(default)]
+        pub content: Option<String>,
+        /// Annotation source (default `agent`).
+        #[serde(default)]
+        pub source: Option<String>,
+    }
 }
 
 /// Picks the structured or the legacy form of an argument; both at once is an error.

@@ -116,31 +116,20 @@ impl Hub {
     }
 }
 
-fn active() -> String {
-    "active".to_owned()
-}
-
-/// `nova.guarded_send_message` arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SendMessageArgs {
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The message.
-    pub text: String,
-    /// Composer selector, when the adapter's heuristics do not find it.
-    #[serde(default)]
-    pub composer_selector: Option<String>,
-    /// Send-control selector, when the adapter's heuristics do not find it.
-    #[serde(default)]
-    pub send_selector: Option<String>,
-    /// Refines the built contract.
-    #[serde(default)]
-    pub transition_contract: Option<TransitionContract>,
+crate::tool_args! {
+    /// `nova.guarded_send_message` arguments.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SendMessageArgs [tab, agent, refine] {
+        /// The message.
+        pub text: String,
+        /// Composer selector, when the adapter's heuristics do not find it.
+        #[serde(default)]
+        pub composer_selector: Option<String>,
+        /// Send-control selector, when the adapter's heuristics do not find it.
+        #[serde(default)]
+        pub send_selector: Option<String>,
+    }
 }
 
 fn fact(key: &str, op: Operator, expected: Option<Value>) -> Assertion {
@@ -303,56 +292,42 @@ impl Hub {
     }
 }
 
-/// `nova.guarded_login` arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct LoginArgs {
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// User name or email.
-    pub username: String,
-    /// Password: typed into the password field, never returned, stored or logged.
-    pub password: String,
-    /// Username field, when the heuristics do not find it.
-    #[serde(default)]
-    pub username_selector: Option<String>,
-    /// Password field, when the heuristics do not find it.
-    #[serde(default)]
-    pub password_selector: Option<String>,
-    /// Sign-in control, when the heuristics do not find it.
-    #[serde(default)]
-    pub submit_selector: Option<String>,
-    /// Refines the built contract.
-    #[serde(default)]
-    pub transition_contract: Option<TransitionContract>,
+crate::tool_args! {
+    /// `nova.guarded_login` arguments.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct LoginArgs [tab, agent, refine] {
+        /// User name or email.
+        pub username: String,
+        /// Password: typed into the password field, never returned, stored or logged.
+        pub password: String,
+        /// Username field, when the heuristics do not find it.
+        #[serde(default)]
+        pub username_selector: Option<String>,
+        /// Password field, when the heuristics do not find it.
+        #[serde(default)]
+        pub password_selector: Option<String>,
+        /// Sign-in control, when the heuristics do not find it.
+        #[serde(default)]
+        pub submit_selector: Option<String>,
+    }
 }
 
-/// `nova.guarded_submit_form` arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SubmitFormArgs {
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The form (default: the first form with a visible submit control).
-    #[serde(default)]
-    pub form_selector: Option<String>,
-    /// Values to type first: selector -> text.
-    #[serde(default)]
-    pub fields: std::collections::BTreeMap<String, String>,
-    /// Submit control, when the heuristics do not find it.
-    #[serde(default)]
-    pub submit_selector: Option<String>,
-    /// Refines the built contract.
-    #[serde(default)]
-    pub transition_contract: Option<TransitionContract>,
+crate::tool_args! {
+    /// `nova.guarded_submit_form` arguments.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SubmitFormArgs [tab, agent, refine] {
+        /// The form (default: the first form with a visible submit control).
+        #[serde(default)]
+        pub form_selector: Option<String>,
+        /// Values to type first: selector -> text.
+        #[serde(default)]
+        pub fields: std::collections::BTreeMap<String, String>,
+        /// Submit control, when the heuristics do not find it.
+        #[serde(default)]
+        pub submit_selector: Option<String>,
+    }
 }
 
 /// Generic login fields.
@@ -553,24 +528,17 @@ impl Hub {
     }
 }
 
-/// `nova.guarded_switch_model` / `nova.guarded_switch_sandbox` arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SwitchArgs {
-    /// Tab (default `active`).
-    #[serde(default = "active")]
-    pub target_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The option to switch to, by its visible text.
-    pub option: String,
-    /// The picker, when the heuristics do not find it.
-    #[serde(default)]
-    pub picker_selector: Option<String>,
-    /// Refines the built contract.
-    #[serde(default)]
-    pub transition_contract: Option<TransitionContract>,
+crate::tool_args! {
+    /// `nova.guarded_switch_model` / `nova.guarded_switch_sandbox` arguments.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SwitchArgs [tab, agent, refine] {
+        /// The option to switch to, by its visible text.
+        pub option: String,
+        /// The picker, when the heuristics do not find it.
+        #[serde(default)]
+        pub picker_selector: Option<String>,
+    }
 }
 
 /// Which picker a switch macro looks for.

@@ -53,98 +53,94 @@ pub enum AuthState {
     Unknown,
 }
 
-/// `nova.task_search`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SearchArgs {
-    /// Free text, any language.
-    pub query: String,
-    /// Filter or boost.
-    #[serde(default)]
-    pub domain: Option<String>,
-    /// Filter or boost.
-    #[serde(default)]
-    pub platform: Option<String>,
-    /// Filter.
-    #[serde(default)]
-    pub task_type: Option<String>,
-    /// 1-50, default 10.
-    #[serde(default = "ten")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: u32,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_search`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SearchArgs [agent] {
+        /// Free text, any language.
+        pub query: String,
+        /// Filter or boost.
+        #[serde(default)]
+        pub domain: Option<String>,
+        /// Filter or boost.
+        #[serde(default)]
+        pub platform: Option<String>,
+        /// Filter.
+        #[serde(default)]
+        pub task_type: Option<String>,
+        /// 1-50, default 10.
+        #[serde(default = "ten")]
+        #[schemars(range(min = 1, max = 50))]
+        pub limit: u32,
+    }
 }
 
 fn ten() -> u32 {
     10
 }
 
-/// `nova.task_match`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct MatchArgs {
-    /// What the agent is about to do.
-    pub task_description: String,
-    /// Narrows the search.
-    #[serde(default)]
-    pub task_type: Option<String>,
-    /// Domain.
-    #[serde(default)]
-    pub domain: Option<String>,
-    /// Platform; when omitted its weight is redistributed.
-    #[serde(default)]
-    pub platform: Option<String>,
-    /// Target URL (preferred over currentScope.targetUrl).
-    #[serde(default)]
-    pub target_url: Option<String>,
-    /// Scope.
-    #[serde(default)]
-    pub current_scope: Option<CurrentScope>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_match`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct MatchArgs [agent] {
+        /// What the agent is about to do.
+        pub task_description: String,
+        /// Narrows the search.
+        #[serde(default)]
+        pub task_type: Option<String>,
+        /// Domain.
+        #[serde(default)]
+        pub domain: Option<String>,
+        /// Platform; when omitted its weight is redistributed.
+        #[serde(default)]
+        pub platform: Option<String>,
+        /// Target URL (preferred over currentScope.targetUrl).
+        #[serde(default)]
+        pub target_url: Option<String>,
+        /// Scope.
+        #[serde(default)]
+        pub current_scope: Option<CurrentScope>,
+    }
 }
 
-/// `nova.task_profiles`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProfilesArgs {
-    /// Exact match.
-    #[serde(default)]
-    pub task_type: Option<String>,
-    /// Exact match.
-    #[serde(default)]
-    pub domain: Option<String>,
-    /// Exact match.
-    #[serde(default)]
-    pub platform: Option<String>,
-    /// Include archived profiles.
-    #[serde(default)]
-    pub include_archived: bool,
-    /// 1-500, default 100.
-    #[serde(default = "hundred")]
-    #[schemars(range(min = 1, max = 500))]
-    pub limit: u32,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_profiles`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ProfilesArgs [agent] {
+        /// Exact match.
+        #[serde(default)]
+        pub task_type: Option<String>,
+        /// Exact match.
+        #[serde(default)]
+        pub domain: Option<String>,
+        /// Exact match.
+        #[serde(default)]
+        pub platform: Option<String>,
+        /// Include archived profiles.
+        #[serde(default)]
+        pub include_archived: bool,
+        /// 1-500, default 100.
+        #[serde(default = "hundred")]
+        #[schemars(range(min = 1, max = 500))]
+        pub limit: u32,
+    }
 }
 
 fn hundred() -> u32 {
     100
 }
 
-/// `nova.task_profile_get`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProfileGetArgs {
-    /// The profile.
-    pub profile_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_profile_get`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ProfileGetArgs [agent] {
+        /// The profile.
+        pub profile_id: String,
+    }
 }
 
 /// A mandatory check of a profile or ad-hoc context.
@@ -237,52 +233,51 @@ pub struct AdHocContext {
     pub verification_contract: Option<VerificationContract>,
 }
 
-/// `nova.task_profile_upsert`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProfileUpsertArgs {
-    /// Omit to create.
-    #[serde(default)]
-    pub profile_id: Option<String>,
-    /// Optimistic concurrency.
-    #[serde(default)]
-    pub expected_content_rev: Option<i64>,
-    /// Type.
-    pub task_type: String,
-    /// Name.
-    pub display_name: String,
-    /// Goal.
-    pub goal: String,
-    /// Domain.
-    #[serde(default)]
-    pub domain: Option<String>,
-    /// Platform.
-    #[serde(default)]
-    pub platform: Option<String>,
-    /// Guidance.
-    #[serde(default)]
-    pub stable_guidance: Option<Vec<Value>>,
-    /// Mandatory checks.
-    #[serde(default)]
-    pub mandatory_checks: Option<Vec<MandatoryCheck>>,
-    /// Completion condition.
-    #[serde(default)]
-    pub completion_condition: Option<CompletionCondition>,
-    /// Known exceptions.
-    #[serde(default)]
-    pub known_exceptions: Option<Vec<Value>>,
-    /// Verification contract.
-    #[serde(default)]
-    pub verification_contract: Option<VerificationContract>,
-    /// 0-1, default 0.5.
-    #[serde(default)]
-    pub confidence: Option<f64>,
-    /// Seeds the profile from an instance's effective context.
-    #[serde(default)]
-    pub source_instance_id: Option<String>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_profile_upsert`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ProfileUpsertArgs [agent] {
+        /// Omit to create.
+        #[serde(default)]
+        pub profile_id: Option<String>,
+        /// Optimistic concurrency.
+        #[serde(default)]
+        pub expected_content_rev: Option<i64>,
+        /// Type.
+        pub task_type: String,
+        /// Name.
+        pub display_name: String,
+        /// Goal.
+        pub goal: String,
+        /// Domain.
+        #[serde(default)]
+        pub domain: Option<String>,
+        /// Platform.
+        #[serde(default)]
+        pub platform: Option<String>,
+        /// Guidance.
+        #[serde(default)]
+        pub stable_guidance: Option<Vec<Value>>,
+        /// Mandatory checks.
+        #[serde(default)]
+        pub mandatory_checks: Option<Vec<MandatoryCheck>>,
+        /// Completion condition.
+        #[serde(default)]
+        pub completion_condition: Option<CompletionCondition>,
+        /// Known exceptions.
+        #[serde(default)]
+        pub known_exceptions: Option<Vec<Value>>,
+        /// Verification contract.
+        #[serde(default)]
+        pub verification_contract: Option<VerificationContract>,
+        /// 0-1, default 0.5.
+        #[serde(default)]
+        pub confidence: Option<f64>,
+        /// Seeds the profile from an instance's effective context.
+        #[serde(default)]
+        pub source_instance_id: Option<String>,
+    }
 }
 
 /// `declaredTaskKind`.
@@ -336,64 +331,62 @@ impl TaskKind {
     }
 }
 
-/// `nova.task_instance_create`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CreateArgs {
-    /// A stored profile (or adHocContext).
-    #[serde(default)]
-    pub profile_id: Option<String>,
-    /// An ad-hoc task (or profileId).
-    #[serde(default)]
-    pub ad_hoc_context: Option<AdHocContext>,
-    /// Canonical top-level target.
-    #[serde(default)]
-    pub target_url: Option<String>,
-    /// Scope.
-    #[serde(default)]
-    pub current_scope: Option<CurrentScope>,
-    /// Deep-merged overrides (currentScopePatch / scope, stableGuidance, knownExceptions, tags,
-    /// sections, languages, variables).
-    #[serde(default)]
-    pub overrides: Option<serde_json::Map<String, Value>>,
-    /// Owner agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Declared kind (heuristics may tighten it, never loosen it).
-    #[serde(default)]
-    pub declared_task_kind: Option<TaskKind>,
-    /// URL units to seed (TUC).
-    #[serde(default)]
-    pub unit_source: Option<UnitSource>,
-    /// The tab whose calls become this instance's evidence (default: the agent's claimed tab,
-    /// else the active tab).
-    #[serde(default)]
-    pub target_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_instance_create`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct CreateArgs [agent] {
+        /// A stored profile (or adHocContext).
+        #[serde(default)]
+        pub profile_id: Option<String>,
+        /// An ad-hoc task (or profileId).
+        #[serde(default)]
+        pub ad_hoc_context: Option<AdHocContext>,
+        /// Canonical top-level target.
+        #[serde(default)]
+        pub target_url: Option<String>,
+        /// Scope.
+        #[serde(default)]
+        pub current_scope: Option<CurrentScope>,
+        /// Deep-merged overrides (currentScopePatch / scope, stableGuidance, knownExceptions, tags,
+        /// sections, languages, variables).
+        #[serde(default)]
+        pub overrides: Option<serde_json::Map<String, Value>>,
+        /// Declared kind (heuristics may tighten it, never loosen it).
+        #[serde(default)]
+        pub declared_task_kind: Option<TaskKind>,
+        /// URL units to seed (TUC).
+        #[serde(default)]
+        pub unit_source: Option<UnitSource>,
+        /// The tab whose calls become this instance's evidence (default: the agent's claimed tab,
+        /// else the active tab).
+        #[serde(default)]
+        pub target_id: Option<String>,
+    }
 }
 
-/// `nova.task_instance_get`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GetArgs {
-    /// The instance.
-    pub instance_id: String,
-    /// Include a preview of discovered units (legacy alias includePendingUnits).
-    #[serde(default, alias = "includePendingUnits")]
-    pub include_discovered_units_preview: bool,
-    /// 1-200, default 20 (legacy alias pendingUnitsLimit).
-    #[serde(default = "twenty", alias = "pendingUnitsLimit")]
-    #[schemars(range(min = 1, max = 200))]
-    pub discovered_units_preview_limit: u32,
-    /// Include recent events.
-    #[serde(default)]
-    pub include_recent_events: bool,
-    /// 1-100, default 10.
-    #[serde(default = "ten")]
-    #[schemars(range(min = 1, max = 100))]
-    pub recent_event_limit: u32,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_instance_get`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct GetArgs [agent] {
+        /// The instance.
+        pub instance_id: String,
+        /// Include a preview of discovered units (legacy alias includePendingUnits).
+        #[serde(default, alias = "includePendingUnits")]
+        pub include_discovered_units_preview: bool,
+        /// 1-200, default 20 (legacy alias pendingUnitsLimit).
+        #[serde(default = "twenty", alias = "pendingUnitsLimit")]
+        #[schemars(range(min = 1, max = 200))]
+        pub discovered_units_preview_limit: u32,
+        /// Include recent events.
+        #[serde(default)]
+        pub include_recent_events: bool,
+        /// 1-100, default 10.
+        #[serde(default = "ten")]
+        #[schemars(range(min = 1, max = 100))]
+        pub recent_event_limit: u32,
+    }
 }
 
 fn twenty() -> u32 {
@@ -535,51 +528,49 @@ impl DiscoveryState {
     }
 }
 
-/// `nova.task_instance_progress`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProgressArgs {
-    /// The instance.
-    pub instance_id: String,
-    /// Compare-and-set revision.
-    pub expected_instance_rev: i64,
-    /// Idempotency key.
-    pub client_event_id: String,
-    /// New units (alias `newUnits`).
-    #[serde(default, alias = "newUnits")]
-    pub discovered_units: Vec<DiscoveredUnit>,
-    /// Unit status changes.
-    #[serde(default)]
-    pub unit_updates: Vec<UnitUpdate>,
-    /// Findings.
-    #[serde(default)]
-    pub findings: Vec<Finding>,
-    /// Mandatory-check updates.
-    #[serde(default)]
-    pub mandatory_check_updates: Vec<CheckUpdate>,
-    /// Resume state to merge.
-    #[serde(default)]
-    pub resume_state_delta: Option<ResumeDelta>,
-    /// unknown | partial | frozen (alias `discoveryState`).
-    #[serde(default, alias = "discoveryState")]
-    pub set_discovery_state: Option<DiscoveryState>,
-    /// Note.
-    #[serde(default)]
-    pub note: Option<String>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_instance_progress`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ProgressArgs [agent] {
+        /// The instance.
+        pub instance_id: String,
+        /// Compare-and-set revision.
+        pub expected_instance_rev: i64,
+        /// Idempotency key.
+        pub client_event_id: String,
+        /// New units (alias `newUnits`).
+        #[serde(default, alias = "newUnits")]
+        pub discovered_units: Vec<DiscoveredUnit>,
+        /// Unit status changes.
+        #[serde(default)]
+        pub unit_updates: Vec<UnitUpdate>,
+        /// Findings.
+        #[serde(default)]
+        pub findings: Vec<Finding>,
+        /// Mandatory-check updates.
+        #[serde(default)]
+        pub mandatory_check_updates: Vec<CheckUpdate>,
+        /// Resume state to merge.
+        #[serde(default)]
+        pub resume_state_delta: Option<ResumeDelta>,
+        /// unknown | partial | frozen (alias `discoveryState`).
+        #[serde(default, alias = "discoveryState")]
+        pub set_discovery_state: Option<DiscoveryState>,
+        /// Note.
+        #[serde(default)]
+        pub note: Option<String>,
+    }
 }
 
-/// `nova.task_instance_verify`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct VerifyArgs {
-    /// The instance.
-    pub instance_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_instance_verify`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct VerifyArgs [agent] {
+        /// The instance.
+        pub instance_id: String,
+    }
 }
 
 /// State of a verification step as reported by the agent.
@@ -612,25 +603,24 @@ pub struct EvidenceEntry {
     pub detail: Option<String>,
 }
 
-/// `nova.task_instance_complete`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CompleteArgs {
-    /// The instance.
-    pub instance_id: String,
-    /// Compare-and-set revision.
-    pub expected_instance_rev: i64,
-    /// Idempotency key.
-    pub client_event_id: String,
-    /// Completion note (legacy alias completionNote). A claim, not evidence.
-    #[serde(default, alias = "completionNote")]
-    pub note: Option<String>,
-    /// Verification evidence.
-    #[serde(default)]
-    pub evidence_report: Vec<EvidenceEntry>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_instance_complete`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct CompleteArgs [agent] {
+        /// The instance.
+        pub instance_id: String,
+        /// Compare-and-set revision.
+        pub expected_instance_rev: i64,
+        /// Idempotency key.
+        pub client_event_id: String,
+        /// Completion note (legacy alias completionNote). A claim, not evidence.
+        #[serde(default, alias = "completionNote")]
+        pub note: Option<String>,
+        /// Verification evidence.
+        #[serde(default)]
+        pub evidence_report: Vec<EvidenceEntry>,
+    }
 }
 
 /// `abort.outcome`.
@@ -644,22 +634,21 @@ pub enum AbortOutcome {
     Failed,
 }
 
-/// `nova.task_instance_abort`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct AbortArgs {
-    /// The instance.
-    pub instance_id: String,
-    /// Compare-and-set revision.
-    pub expected_instance_rev: i64,
-    /// Idempotency key.
-    pub client_event_id: String,
-    /// Why (stored in the event log).
-    pub reason: String,
-    /// aborted (default) | failed.
-    #[serde(default)]
-    pub outcome: AbortOutcome,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_instance_abort`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct AbortArgs [agent] {
+        /// The instance.
+        pub instance_id: String,
+        /// Compare-and-set revision.
+        pub expected_instance_rev: i64,
+        /// Idempotency key.
+        pub client_event_id: String,
+        /// Why (stored in the event log).
+        pub reason: String,
+        /// aborted (default) | failed.
+        #[serde(default)]
+        pub outcome: AbortOutcome,
+    }
 }

@@ -99,29 +99,28 @@ pub enum SourceKind {
     System,
 }
 
-/// `nova.task_guidance_log_add`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GuidanceAddArgs {
-    /// Profile (without it the entry is `proposed`).
-    #[serde(default)]
-    pub profile_id: Option<String>,
-    /// Instance.
-    #[serde(default)]
-    pub instance_id: Option<String>,
-    /// Kind.
-    pub guidance_kind: GuidanceKind,
-    /// Payload (text, appliesTo, rationale, decision, ...; extra keys allowed).
-    #[serde(default)]
-    pub payload: serde_json::Map<String, Value>,
-    /// Who.
-    pub source_kind: SourceKind,
-    /// Reference.
-    #[serde(default)]
-    pub source_ref: Option<String>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_guidance_log_add`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct GuidanceAddArgs [agent] {
+        /// Profile (without it the entry is `proposed`).
+        #[serde(default)]
+        pub profile_id: Option<String>,
+        /// Instance.
+        #[serde(default)]
+        pub instance_id: Option<String>,
+        /// Kind.
+        pub guidance_kind: GuidanceKind,
+        /// Payload (text, appliesTo, rationale, decision, ...; extra keys allowed).
+        #[serde(default)]
+        pub payload: serde_json::Map<String, Value>,
+        /// Who.
+        pub source_kind: SourceKind,
+        /// Reference.
+        #[serde(default)]
+        pub source_ref: Option<String>,
+    }
 }
 
 /// Guidance-log status.
@@ -140,65 +139,62 @@ pub enum GuidanceStatus {
     Promoted,
 }
 
-/// `nova.task_guidance_logs`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GuidanceLogsArgs {
-    /// Filter.
-    #[serde(default)]
-    pub profile_id: Option<String>,
-    /// Filter.
-    #[serde(default)]
-    pub instance_id: Option<String>,
-    /// Filter.
-    #[serde(default)]
-    pub guidance_kind: Option<GuidanceKind>,
-    /// Filter.
-    #[serde(default)]
-    pub status: Option<GuidanceStatus>,
-    /// 1-200, default 50.
-    #[serde(default = "fifty")]
-    #[schemars(range(min = 1, max = 200))]
-    pub limit: u32,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_guidance_logs`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct GuidanceLogsArgs [agent] {
+        /// Filter.
+        #[serde(default)]
+        pub profile_id: Option<String>,
+        /// Filter.
+        #[serde(default)]
+        pub instance_id: Option<String>,
+        /// Filter.
+        #[serde(default)]
+        pub guidance_kind: Option<GuidanceKind>,
+        /// Filter.
+        #[serde(default)]
+        pub status: Option<GuidanceStatus>,
+        /// 1-200, default 50.
+        #[serde(default = "fifty")]
+        #[schemars(range(min = 1, max = 200))]
+        pub limit: u32,
+    }
 }
 
 fn fifty() -> u32 {
     50
 }
 
-/// `nova.task_promotion_candidates`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CandidatesArgs {
-    /// The profile.
-    pub profile_id: String,
-    /// Minimum occurrenceCount, 1-100, default 3 (alias `minOccurrences`).
-    #[serde(default = "three", alias = "minOccurrences")]
-    #[schemars(range(min = 1, max = 100))]
-    pub threshold: u32,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_promotion_candidates`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct CandidatesArgs [agent] {
+        /// The profile.
+        pub profile_id: String,
+        /// Minimum occurrenceCount, 1-100, default 3 (alias `minOccurrences`).
+        #[serde(default = "three", alias = "minOccurrences")]
+        #[schemars(range(min = 1, max = 100))]
+        pub threshold: u32,
+    }
 }
 
 fn three() -> u32 {
     3
 }
 
-/// `nova.task_promote_guidance`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PromoteArgs {
-    /// The log entry.
-    pub guidance_log_id: String,
-    /// The profile it is promoted into.
-    pub profile_id: String,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_promote_guidance`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct PromoteArgs [agent] {
+        /// The log entry.
+        pub guidance_log_id: String,
+        /// The profile it is promoted into.
+        pub profile_id: String,
+    }
 }
 
 impl Hub {

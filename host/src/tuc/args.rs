@@ -38,19 +38,18 @@ pub struct UnitSource {
     pub freeze_after_populate: bool,
 }
 
-/// `nova.task_instance_reconcile_coverage`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReconcileArgs {
-    /// The instance.
-    pub instance_id: String,
-    /// Propose only (default true); false applies (needs the user's setting).
-    #[serde(default = "yes")]
-    pub dry_run: bool,
-    /// Observations after this (ISO 8601 or epoch ms) are ignored; default now.
-    #[serde(default)]
-    pub observation_cutoff: Option<Value>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
+crate::tool_args! {
+    /// `nova.task_instance_reconcile_coverage`.
+    #[derive(Debug, Clone, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ReconcileArgs [agent] {
+        /// The instance.
+        pub instance_id: String,
+        /// Propose only (default true); false applies (needs the user's setting).
+        #[serde(default = "yes")]
+        pub dry_run: bool,
+        /// Observations after this (ISO 8601 or epoch ms) are ignored; default now.
+        #[serde(default)]
+        pub observation_cutoff: Option<Value>,
+    }
 }
