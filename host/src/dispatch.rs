@@ -11,7 +11,6 @@ use serde_json::{Map, Value, json};
 
 use crate::call::{CallError, CallRecord, Session, ToolReply};
 use crate::hub::Hub;
-use crate::time::now_ms;
 use crate::tob::{Observation, Outcome};
 
 /// Arguments as recorded: the arguments the tool declares secret (typed text, passwords) are
@@ -37,22 +36,12 @@ impl Hub {
         args: Map<String, Value>,
     ) -> Result<ToolReply, CallError> {
         let started = Instant::now();
-        let agent_id =
-            args.get("agentId").and_then(Value::as_str).unwrap_or(crate::lease::DEFAULT_AGENT).to_owned();
-        let (action_kind, surface, base_flags) = crate::registry::classify(name);
+        let agent_id = args.get("agentId").and_then(Value::as_str).unwrap_or(crate::lease::DEFAULT_AGENT);
+        let class = crate::registry::classify(name);
         let mut rec = CallRecord {
             obs: Observation {
-                call_id: uuid::Uuid::new_v4().to_string(),
-                seq: self.recorder.next_seq(),
-                tool: name.to_owned(),
-                action_kind,
-                surface,
-                agent_id,
-                mcp_session: session.id.clone(),
-                signal_flags: base_flags,
                 args_json: Some(redact(name, &args)),
-                started_at_ms: now_ms(),
-                ..Default::default()
+                ..Observation::start(&self.recorder, name, class, agent_id, &session.id)
             },
             session_state: session.state.clone(),
             force_bypass: crate::aag::force_bypass(&args),

@@ -173,7 +173,46 @@ pub struct Observation {
     pub aag_gates: Option<String>,
 }
 
+/// What a tool's declaration says for its rows: action kind, surface and the signal flags it
+/// always carries (`registry::classify`).
+pub type Class = (ActionKind, &'static str, i64);
+
 impl Observation {
+    /// The row of a call starting now: a new call id, the recorder's next sequence number, and
+    /// the tool's class.
+    pub fn start(recorder: &Recorder, tool: &str, class: Class, agent_id: &str, session: &str) -> Self {
+        let (action_kind, surface, signal_flags) = class;
+        Self {
+            call_id: uuid::Uuid::new_v4().to_string(),
+            seq: recorder.next_seq(),
+            tool: tool.to_owned(),
+            action_kind,
+            surface,
+            agent_id: agent_id.to_owned(),
+            mcp_session: session.to_owned(),
+            signal_flags,
+            started_at_ms: crate::time::now_ms(),
+            ..Default::default()
+        }
+    }
+
+    /// The row of a call `nova mcp` refused itself because no browser (no hub) was connected,
+    /// so that support staff see the agent tried.
+    pub fn refused_without_browser(
+        recorder: &Recorder,
+        tool: &str,
+        class: Class,
+        agent_id: &str,
+        session: &str,
+    ) -> Self {
+        Self {
+            outcome: Some(Outcome::Failed),
+            reason_code: Some("browser_not_connected".into()),
+            block_stage: Some("relay".into()),
+            ..Self::start(recorder, tool, class, agent_id, session)
+        }
+    }
+
     /// Adds gate decisions (gate id, `warned` / `would_block` / `bypassed`) to `aag_gates`.
     pub fn note_gates<'a>(&mut self, decisions: impl IntoIterator<Item = (&'a str, &'a str)>) {
         let mut decisions = decisions.into_iter().peekable();

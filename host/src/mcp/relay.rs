@@ -18,8 +18,7 @@ use super::MAX_LINE_BYTES;
 use crate::bridge::NOT_CONNECTED_HELP;
 use crate::ipc::HubRecord;
 use crate::paths::DataDir;
-use crate::time::now_ms;
-use crate::tob::{Observation, Outcome, Recorder};
+use crate::tob::{Observation, Recorder};
 
 /// Id of the `initialize` the relay replays to a hub found mid-session.
 const REPLAY_ID: &str = "nova-relay-initialize";
@@ -363,26 +362,12 @@ impl Relay {
         let Some(recorder) = &self.recorder else {
             return;
         };
-        let (action_kind, surface, flags) = crate::registry::classify(tool);
         let agent_id = args
             .and_then(|a| a.get("agentId"))
             .and_then(Value::as_str)
             .unwrap_or(crate::lease::DEFAULT_AGENT);
-        recorder.record(Observation {
-            call_id: uuid::Uuid::new_v4().to_string(),
-            seq: recorder.next_seq(),
-            tool: tool.to_owned(),
-            action_kind,
-            surface,
-            agent_id: agent_id.to_owned(),
-            mcp_session: self.session.clone(),
-            signal_flags: flags,
-            outcome: Some(Outcome::Failed),
-            reason_code: Some("browser_not_connected".into()),
-            block_stage: Some("relay".into()),
-            started_at_ms: now_ms(),
-            ..Default::default()
-        });
+        let class = crate::registry::classify(tool);
+        recorder.record(Observation::refused_without_browser(recorder, tool, class, agent_id, &self.session));
     }
 }
 
