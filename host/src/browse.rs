@@ -19,13 +19,45 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply, check_range};
-use crate::hub::Hub;
+use crate::replies::{NATIVE_DIALOG_TIMEOUT, merge, note_file_input_refusal, ok_body, parse_frame};
 use crate::tob::{ActionKind, flags};
 use nova_shared::cls::TransitionContract;
 
 pub mod screenshot;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use nova_shared::protocol::PageAction;
+
+/// What the browser tools reach.
+pub struct Browser<'h> {
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// Guarded transitions (CLS).
+    pub guard: crate::cls::engine::Guard<'h>,
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+    /// Tab leases.
+    pub leases: &'h crate::lease::Leases,
+    /// The person's controls.
+    pub control: &'h crate::aag::control::Control,
+    /// Guarded transitions.
+    pub cls: &'h crate::cls::Cls,
+    /// The data dir.
+    pub data: &'h crate::paths::DataDir,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Browser<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self {
+            tabs: hub.tabs(),
+            guard: crate::cls::engine::Guard::from(hub),
+            bridge: &hub.bridge,
+            leases: &hub.leases,
+            control: &hub.control,
+            cls: &hub.cls,
+            data: &hub.data,
+        }
+    }
+}
 pub use screenshot::{ImageFormat, SCREENSHOT, SCREENSHOT_QUALITY, ScreenshotArgs};
 
 /// `nova.perceive.maxElements` bounds and default.
@@ -40,8 +72,6 @@ pub const NAVIGATE_TIMEOUT_MS: (u32, u32, u32) = (1000, 120_000, 30_000);
 pub const TYPE_MAX_CHARS: usize = 100_000;
 /// Longest selector accepted.
 pub const MAX_SELECTOR_LEN: usize = 4096;
-/// `nativeDialogWarning` on a click or type that timed out.
-pub const NATIVE_DIALOG_TIMEOUT: &str = "the page stopped answering after the action; a native dialog (alert, confirm, beforeunload) may be waiting for the person";
 
 macro_rules! default_fn {
     ($name:ident, $bounds:expr) => {
@@ -155,29 +185,6 @@ fn check_selector(selector: &str) -> Result<(), CallError> {
         .map_err(|e| CallError::invalid("selector", format!("`selector` is invalid: {e}")))
 }
 
-/// `frameId` is a string holding a frame id (`"0"` is the top frame).
-/// The largest integer a JS number holds exactly (frame ids cross into the extension as numbers).
-const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
-
-pub(crate) fn parse_frame(
-    frame_id: Option<&str>,
-) -> Result<Option<nova_shared::protocol::FrameId>, CallError> {
-    frame_id
-        .map(|f| {
-            f.trim()
-                .parse::<nova_shared::protocol::FrameId>()
-                .ok()
-                .filter(|n| (0..=MAX_SAFE_INTEGER).contains(n))
-                .ok_or_else(|| {
-                    CallError::invalid(
-                        "frameId",
-                        format!("`frameId` must be a frame id such as \"0\" or \"12\", got {f:?}"),
-                    )
-                })
-        })
-        .transpose()
-}
-
 fn check_url(url: &str) -> Result<(), CallError> {
     let lower = url.trim().to_ascii_lowercase();
     let allowed =
@@ -200,7 +207,7 @@ crate::tool! {
          signals: sign-in / payment / consent overlays, autofill fields, native dialogs \
          and framework hints.",
         registry::schema::<PerceiveArgs>,
-        crate::handler!(perceive),
+        crate::handler!(Browser::perceive),
     )
     .bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
     .tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::VISUAL_EXPOSED | flags::DOM_EXPOSED)
@@ -216,7 +223,7 @@ crate::tool! {
         "nova.read_text",
         "Read the visible text of the page or of one element.",
         registry::schema::<ReadTextArgs>,
-        crate::handler!(read_text),
+        crate::handler!(Browser::read_text),
     )
     .bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
     .tob(ActionKind::Read, "dom_node", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED)
@@ -232,7 +239,7 @@ crate::tool! {
         "nova.navigate",
         "Open a URL in a tab and wait for it to load.",
         registry::schema::<NavigateArgs>,
-        crate::handler!(navigate),
+        crate::handler!(Browser::navigate),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
@@ -249,7 +256,7 @@ crate::tool! {
          Reports actionDispatched: true only once the page was touched. File inputs and \
          their labels are refused (file_input_click): use nova.file_upload.",
         registry::schema::<ClickArgs>,
-        crate::handler!(click),
+        crate::handler!(Browser::click),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED)
@@ -264,7 +271,7 @@ crate::tool! {
         "Type into an input, textarea or contenteditable editor with real input events. \
          Password values are never stored or logged.",
         registry::schema::<TypeArgs>,
-        crate::handler!(type_text),
+        crate::handler!(Browser::type_text),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .tob(ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED | flags::INPUT_SUPPLIED)
@@ -273,60 +280,12 @@ crate::tool! {
     .in_sequence();
 }
 
-impl Hub {
-    /// Resolves `active` or a target id to a tab the extension knows.
-    pub async fn resolve_target(&self, target_id: &str) -> Result<TabInfo, ToolReply> {
-        let find = |tabs: &[TabInfo]| {
-            tabs.iter()
-                .find(|t| if target_id == "active" { t.active } else { t.target_id == target_id })
-                .cloned()
-        };
-        if let Some(tab) = find(&self.bridge.state().tabs) {
-            return Ok(tab);
-        }
-        let tabs: Vec<TabInfo> = self
-            .bridge
-            .call(method::TABS_LIST, json!({}), DEFAULT_TIMEOUT)
-            .await
-            .map_err(|e| ToolReply::bridge_failure(&e))?;
-        find(&tabs).ok_or_else(|| {
-            let known: Vec<&str> = tabs.iter().map(|t| t.target_id.as_str()).collect();
-            ToolReply::failure(
-                nova_shared::reason::TARGET_NOT_FOUND,
-                format!("no tab `{target_id}`; open tabs: {}", known.join(", ")),
-                false,
-            )
-        })
-    }
-
-    /// Resolves the target and enforces the lease; mutating calls auto-claim an unclaimed tab.
-    pub(crate) async fn enter_target(
-        &self,
-        rec: &mut CallRecord,
-        target_id: &str,
-        mutating: bool,
-    ) -> Result<Result<TabInfo, ToolReply>, CallError> {
-        let tab = match self.resolve_target(target_id).await {
-            Ok(tab) => tab,
-            Err(reply) => return Ok(Err(reply)),
-        };
-        rec.obs.target_id = Some(tab.target_id.clone());
-        rec.obs.url_before = Some(tab.url.clone());
-        rec.obs.nav_epoch_before = Some(tab.nav_epoch);
-        rec.obs.signal_flags |= flags::TARGET_RESOLVED;
-        let agent = rec.obs.agent_id.clone();
-        self.leases.check(&tab.target_id, &agent).map_err(CallError::Owner)?;
-        if mutating {
-            self.leases.auto_claim(&tab.target_id, &agent).map_err(CallError::Owner)?;
-        }
-        Ok(Ok(tab))
-    }
-
+impl Browser<'_> {
     /// `nova.perceive`.
     pub async fn perceive(&self, rec: &mut CallRecord, a: PerceiveArgs) -> Result<ToolReply, CallError> {
         check_range("maxElements", a.max_elements, PERCEIVE_MAX_ELEMENTS)?;
         check_range("maxTextChars", a.max_text_chars, PERCEIVE_MAX_TEXT)?;
-        let tab = match self.enter_target(rec, &a.target_id, false).await? {
+        let tab = match self.tabs.enter(rec, &a.target_id, false).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
@@ -407,7 +366,7 @@ impl Hub {
             check_selector(s)?;
             rec.obs.selector = Some(s.clone());
         }
-        let tab = match self.enter_target(rec, &a.target_id, false).await? {
+        let tab = match self.tabs.enter(rec, &a.target_id, false).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
@@ -439,13 +398,13 @@ impl Hub {
         check_url(&a.url)?;
         // A new tab leaves the current one alone: its lease does not matter.
         let entered = if a.new_tab {
-            self.resolve_target(&a.target_id).await.inspect(|tab| {
+            self.tabs.resolve(&a.target_id).await.inspect(|tab| {
                 rec.obs.target_id = Some(tab.target_id.clone());
                 rec.obs.url_before = Some(tab.url.clone());
                 rec.obs.signal_flags |= flags::TARGET_RESOLVED;
             })
         } else {
-            self.enter_target(rec, &a.target_id, true).await?
+            self.tabs.enter(rec, &a.target_id, true).await?
         };
         let tab = match entered {
             Ok(tab) => tab,
@@ -496,7 +455,7 @@ impl Hub {
             c.validate(false).map_err(|m| CallError::invalid("transitionContract", m))?;
         }
         rec.obs.selector = Some(selector.to_owned());
-        let tab = match self.enter_target(rec, target_id, true).await? {
+        let tab = match self.tabs.enter(rec, target_id, true).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(Err(reply)),
         };
@@ -524,10 +483,10 @@ impl Hub {
             guarded: p.guarded,
         };
         if let Some(contract) = &p.contract {
-            return self.guarded(rec, &p.tab, PageAction::Click(params), contract).await;
+            return self.guard.guarded(rec, &p.tab, PageAction::Click(params), contract).await;
         }
         let report = self.bridge.call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT).await;
-        Ok(self.action_reply(rec, &p.tab, report))
+        Ok(crate::browse::Browser::action_reply(rec, &p.tab, report))
     }
 
     /// `nova.type_selector`.
@@ -557,10 +516,10 @@ impl Hub {
         };
         let tab = p.tab;
         let mut reply = match &p.contract {
-            Some(contract) => self.guarded(rec, &tab, PageAction::Type(params), contract).await?,
+            Some(contract) => self.guard.guarded(rec, &tab, PageAction::Type(params), contract).await?,
             None => {
                 let report = self.bridge.call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT).await;
-                self.action_reply(rec, &tab, report)
+                crate::browse::Browser::action_reply(rec, &tab, report)
             }
         };
         reply.structured["typedChars"] = json!(chars);
@@ -568,7 +527,6 @@ impl Hub {
     }
 
     pub(crate) fn action_reply(
-        &self,
         rec: &mut CallRecord,
         tab: &TabInfo,
         report: Result<ActionReport, BridgeError>,
@@ -609,46 +567,6 @@ impl Hub {
                 reply
             }
         }
-    }
-}
-
-/// `fileInputRisk: high`, its reason and the `nova.file_upload` selector of a click refused with
-/// `file_input_click`.
-pub(crate) fn note_file_input_refusal(structured: &mut Value, message: &str) {
-    structured["fileInputRisk"] = json!("high");
-    structured["fileInputRiskReason"] = json!(message);
-    structured["fileUploadSelectorHint"] = json!(nova_shared::page::file_upload_hint(message));
-}
-
-/// The awareness fields of an action report (autofill, truncation, file input, native
-/// dialog), for replies that do not carry the whole report.
-pub(crate) fn awareness_fields(report: &ActionReport) -> serde_json::Map<String, Value> {
-    const KEYS: &[&str] = &[
-        "autofillPopupWarning",
-        "autofillFieldRole",
-        "truncationWarning",
-        "fileInputRisk",
-        "fileInputRiskReason",
-        "fileUploadSelectorHint",
-        "nativeDialogWarning",
-        "warnings",
-    ];
-    match serde_json::to_value(report) {
-        Ok(Value::Object(mut all)) => {
-            all.retain(|k, _| KEYS.contains(&k.as_str()));
-            all
-        }
-        _ => serde_json::Map::new(),
-    }
-}
-
-pub(crate) fn ok_body(target_id: &str) -> Value {
-    json!({"ok": true, "status": "ok", "targetId": target_id})
-}
-
-pub(crate) fn merge(into: &mut Value, from: Value) {
-    if let (Some(a), Value::Object(b)) = (into.as_object_mut(), from) {
-        a.extend(b);
     }
 }
 

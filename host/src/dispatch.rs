@@ -109,9 +109,9 @@ impl Hub {
             obs.workflow_scope_id = Some(scope);
             obs.binding_mode = Some(mode.to_owned());
         }
-        self.attribute_call(&rec.obs);
+        crate::tuc::Coverage::from(self).attribute_call(&rec.obs);
         self.after_call(session, &gate_args, &rec.obs);
-        let hint = self.scan_hint(&rec.obs);
+        let hint = crate::tuc::Coverage::from(self).scan_hint(&rec.obs);
         let structured = result.as_ref().ok().map(|r| &r.structured);
         self.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, structured));
         self.recorder.record(rec.obs);

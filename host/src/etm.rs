@@ -11,6 +11,7 @@
 
 pub mod args;
 pub mod completion;
+pub mod context;
 pub mod grading;
 pub mod guidance;
 pub mod instance;

@@ -60,3 +60,10 @@ impl Hub {
         })
     }
 }
+
+impl Hub {
+    /// The tab resolver over this hub's browser and leases.
+    pub fn tabs(&self) -> crate::tabs::Tabs<'_> {
+        crate::tabs::Tabs { bridge: &self.bridge, leases: &self.leases }
+    }
+}

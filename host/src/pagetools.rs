@@ -15,13 +15,28 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::DEFAULT_TIMEOUT;
-use crate::browse::{merge, ok_body, parse_frame};
 use crate::call::check_range;
 use crate::call::{CallError, CallRecord, Session, ToolReply};
-use crate::hub::Hub;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
+use crate::replies::{merge, ok_body, parse_frame};
 use crate::tob::{ActionKind, flags};
 use crate::tuc::sources;
+
+/// What the page tools reach.
+pub struct Pages<'h> {
+    /// The whole hub: a sequence runs other tools through the call pipeline.
+    pub hub: &'h crate::hub::Hub,
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Pages<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self { hub, tabs: hub.tabs(), bridge: &hub.bridge }
+    }
+}
 
 crate::tool_args! {
     /// `nova.route`.
@@ -129,7 +144,7 @@ crate::tool! {
         "Route inside a single-page web app without reloading it (history push + popstate), on the \
                      same origin; use nova.navigate for other sites.",
         registry::schema::<RouteArgs>,
-        crate::handler!(route),
+        crate::handler!(Pages::route),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .tob(ActionKind::Navigate, "webpage", flags::NAVIGATION_INTENT)
@@ -145,7 +160,7 @@ crate::tool! {
         "Put files (absolute paths on this computer, or inline base64) into an <input type=file>, \
                      as the browser's file picker would.",
         registry::schema::<UploadArgs>,
-        crate::handler!(file_upload),
+        crate::handler!(Pages::file_upload),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .tob(
@@ -164,7 +179,7 @@ crate::tool! {
         "Close visible blockers (cookie/consent banners, dialogs, modal layers) with their decline or \
                      close control; consent is never accepted unless allowAccept is set.",
         registry::schema::<DismissArgs>,
-        crate::handler!(dismiss_blockers),
+        crate::handler!(Pages::dismiss_blockers),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .tob(ActionKind::Interact, "webpage", flags::MUTATION_ATTEMPTED)
@@ -179,18 +194,18 @@ crate::tool! {
         "Run up to 20 browser tool calls in order; each is checked and recorded like a single call and \
                      the first failure stops the sequence.",
         registry::schema::<SequenceArgs>,
-        crate::handler!(run_sequence),
+        crate::handler!(Pages::run_sequence),
     )
     .bundles(&[Bundle::BrowserAutomation]);
 }
 
-impl Hub {
+impl Pages<'_> {
     /// `nova.route`.
     pub async fn route(&self, rec: &mut CallRecord, a: RouteArgs) -> Result<ToolReply, CallError> {
         if a.path.trim().is_empty() {
             return Err(CallError::invalid("path", "`path` must not be empty"));
         }
-        let tab = match self.enter_target(rec, &a.target_id, true).await? {
+        let tab = match self.tabs.enter(rec, &a.target_id, true).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
@@ -306,7 +321,7 @@ impl Hub {
             });
         }
         let frame_id = parse_frame(a.frame_id.as_deref())?;
-        let tab = match self.enter_target(rec, &a.target_id, true).await? {
+        let tab = match self.tabs.enter(rec, &a.target_id, true).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
@@ -314,7 +329,7 @@ impl Hub {
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED | flags::INPUT_SUPPLIED | flags::FILE_EXPOSED;
         let params = UploadParams { target: tab.target_id.clone(), frame_id, selector: a.selector, files };
         let report = self.bridge.call::<ActionReport>(method::UPLOAD, params, DEFAULT_TIMEOUT * 3).await;
-        let mut reply = self.action_reply(rec, &tab, report);
+        let mut reply = crate::browse::Browser::action_reply(rec, &tab, report);
         reply.structured["bytes"] = json!(total);
         Ok(reply)
     }
@@ -326,7 +341,7 @@ impl Hub {
         a: DismissArgs,
     ) -> Result<ToolReply, CallError> {
         check_range("maxActions", a.max_actions, (1, 10, 3))?;
-        let tab = match self.enter_target(rec, &a.target_id, true).await? {
+        let tab = match self.tabs.enter(rec, &a.target_id, true).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
@@ -385,7 +400,7 @@ impl Hub {
             let mut args = step.args;
             args.entry("targetId").or_insert_with(|| json!(a.target_id));
             args.entry("agentId").or_insert_with(|| json!(agent));
-            let outcome = Box::pin(self.call_tool(&session, &step.tool, args)).await;
+            let outcome = Box::pin(self.hub.call_tool(&session, &step.tool, args)).await;
             let (ok, body) = match outcome {
                 Ok(reply) => (!reply.is_error, reply.structured),
                 Err(e) => (

@@ -260,21 +260,26 @@ macro_rules! tool {
     };
 }
 
-/// A [`Handler`] calling `Hub::$method` with parsed arguments.
+/// A [`Handler`] running `$ctx::$method` with parsed arguments, on the tool's narrow context
+/// `$ctx` (built from the hub with `From<&Hub>`: only what the tool's subsystem reaches).
 #[macro_export]
 macro_rules! handler {
-    ($method:ident) => {
-        |hub, rec, args| Box::pin(async move { hub.$method(rec, $crate::call::parse_args(args)?).await })
-    };
-    ($method:ident, $extra:expr) => {
+    ($ctx:ident :: $method:ident) => {
         |hub, rec, args| {
-            Box::pin(async move { hub.$method(rec, $extra, $crate::call::parse_args(args)?).await })
+            Box::pin(async move { $ctx::from(hub).$method(rec, $crate::call::parse_args(args)?).await })
+        }
+    };
+    ($ctx:ident :: $method:ident, $extra:expr) => {
+        |hub, rec, args| {
+            Box::pin(
+                async move { $ctx::from(hub).$method(rec, $extra, $crate::call::parse_args(args)?).await },
+            )
         }
     };
 }
 
-/// Every tool. Each declaration adds itself ([`tool!`](crate::tool)), so the registry imports no handler and handlers import the registry, never the
-/// other way round. Read it through [`all`], which gives the catalog order.
+/// Every tool. Each declaration adds itself ([`tool!`](crate::tool)), so the registry imports
+/// no handler and handlers import the registry, never the other way round. Read it through [`all`], which gives the catalog order.
 #[allow(unsafe_code)]
 #[linkme::distributed_slice]
 pub static TOOLS: [ToolDef];

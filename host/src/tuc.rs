@@ -18,12 +18,40 @@ use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::etm::instance::load_instance;
 use crate::etm::soft;
-use crate::hub::Hub;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::settings::Settings;
 use crate::time::now_ms;
 use crate::time::parse_time;
 use crate::tob::{ActionKind, flags};
+
+/// What the URL-coverage tools and attribution reach.
+pub struct Coverage<'h> {
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// Task memory.
+    pub etm: &'h crate::etm::Etm,
+    /// The data dir.
+    pub data: &'h crate::paths::DataDir,
+    /// Tab leases.
+    pub leases: &'h crate::lease::Leases,
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+    /// The observation recorder.
+    pub recorder: &'h crate::tob::Recorder,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Coverage<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self {
+            tabs: hub.tabs(),
+            etm: &hub.etm,
+            data: &hub.data,
+            leases: &hub.leases,
+            bridge: &hub.bridge,
+            recorder: &hub.recorder,
+        }
+    }
+}
 
 /// Registered scans are hashed with the page code that runs them.
 const SCAN_SOURCE: &str = include_str!("../../extension/src/scan.rs");
@@ -264,7 +292,7 @@ crate::tool! {
         "nova.coverage_scan",
         "Run a registered coverage scan (nova_full_page_text_v1, nova_structured_dom_v1,                  nova_i18n_spellcheck_v1) on a tab. Its coverageEvidence is checked by Nova against what it                  measured, and trusted evidence checks the page's URL unit.",
         registry::schema::<CoverageScanArgs>,
-        crate::handler!(coverage_scan),
+        crate::handler!(Coverage::coverage_scan),
     )
     .bundles(&[Bundle::TaskMemory, Bundle::PageReadDebug])
     .tob(ActionKind::Read, "webpage", flags::CONTENT_EXPOSED | flags::DOM_EXPOSED | flags::FULL_DOCUMENT)
@@ -280,13 +308,13 @@ crate::tool! {
         "nova.task_instance_reconcile_coverage",
         "Replay stored coverage scans against a task run's open URL units; dryRun (default) proposes,                  dryRun=false applies when the user allows it.",
         registry::schema::<args::ReconcileArgs>,
-        crate::handler!(reconcile_coverage),
+        crate::handler!(Coverage::reconcile_coverage),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
 }
 
-impl Hub {
+impl Coverage<'_> {
     async fn current_tab(&self, target: &str) -> Option<TabInfo> {
         let tabs: Vec<TabInfo> =
             self.bridge.call(method::TABS_LIST, json!({}), DEFAULT_TIMEOUT).await.ok()?;
@@ -310,7 +338,7 @@ impl Hub {
         });
         let timeout = opts.hydration_timeout_ms.unwrap_or(5000);
         crate::call::check_range("scopeOptions.hydrationTimeoutMs", timeout, (0, 30_000, 5000))?;
-        let tab = match self.resolve_target(&a.target_id).await {
+        let tab = match self.tabs.resolve(&a.target_id).await {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
@@ -428,7 +456,7 @@ impl Hub {
             }
         }
         // Passive attribution to the agent's open instance on this origin.
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         let unit = if settings.task_url_coverage_tracking_enabled {
             let leased = self.leases.get(&tab.target_id).is_some_and(|l| l.owner == agent);
             let att = Attribution {
@@ -472,7 +500,7 @@ impl Hub {
         if !read || !obs.ok {
             return None;
         }
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         let mode = settings.task_url_coverage_scan_recommended_gate_mode;
         if mode == crate::settings::GateMode::Off {
             return None;
@@ -520,7 +548,7 @@ impl Hub {
 
     /// Attribution of non-scan calls (visits, light reads): recorded, never advancing a unit.
     pub fn attribute_call(&self, obs: &crate::tob::Observation) {
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         if !settings.task_url_coverage_tracking_enabled || !obs.executed {
             return;
         }
@@ -551,7 +579,7 @@ impl Hub {
         rec: &mut CallRecord,
         a: args::ReconcileArgs,
     ) -> Result<ToolReply, CallError> {
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         if !a.dry_run && !settings.task_url_coverage_allow_agent_reconcile_apply {
             return Err(CallError::NotAllowed {
                 reason: "reconcile_apply_not_allowed",

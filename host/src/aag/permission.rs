@@ -10,9 +10,26 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::registry::{self, Bundle, ToolDef};
 use crate::time::now_ms;
+
+/// What `nova.permission_prompt` reaches.
+pub struct Asking<'h> {
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// The person's controls.
+    pub control: &'h crate::aag::control::Control,
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+    /// Permission prompts.
+    pub prompts: &'h crate::aag::prompt::Prompts,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Asking<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self { tabs: hub.tabs(), control: &hub.control, bridge: &hub.bridge, prompts: &hub.prompts }
+    }
+}
 
 /// `timeoutMs` bounds and default.
 pub const TIMEOUT_MS: (u32, u32, u32) = (5_000, 600_000, 120_000);
@@ -68,12 +85,12 @@ crate::tool! {
         "Ask the person in the browser for permission (a prompt window in the extension). Waits for \
                      their answer: decision approved, denied or timed_out (treat anything but approved as no).",
         registry::schema::<PromptArgs>,
-        crate::handler!(permission_prompt),
+        crate::handler!(Asking::permission_prompt),
     )
     .bundles(&[Bundle::BrowserAutomation, Bundle::SystemTools]);
 }
 
-impl Hub {
+impl Asking<'_> {
     /// `nova.permission_prompt`.
     pub async fn permission_prompt(
         &self,
@@ -86,7 +103,7 @@ impl Hub {
         }
         crate::call::check_range("timeoutMs", a.timeout_ms, TIMEOUT_MS)?;
         let page_url = match &a.target_id {
-            Some(t) => match self.resolve_target(t).await {
+            Some(t) => match self.tabs.resolve(t).await {
                 Ok(tab) => Some(tab.url),
                 Err(reply) => return Ok(reply),
             },

@@ -6,8 +6,21 @@ use serde_json::json;
 
 use super::block::BUNDLES;
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::registry::{self, ToolDef};
+
+/// What the setup tools reach.
+pub struct Setup<'h> {
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+    /// Task memory (whether an exhaustive task is running).
+    pub etm: &'h crate::etm::Etm,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Setup<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self { bridge: &hub.bridge, etm: &hub.etm }
+    }
+}
 
 pub use crate::registry::Bundle;
 
@@ -80,7 +93,7 @@ crate::tool! {
         "nova.get_instructions",
         "How to work with Nova: the tool contract, gates and recovery (mode quickstart | task | learn).",
         registry::schema::<InstructionsArgs>,
-        crate::handler!(get_instructions),
+        crate::handler!(Setup::get_instructions),
     )
     .bundles(&[Bundle::SystemTools])
     .read_only()
@@ -94,7 +107,7 @@ crate::tool! {
         "Load a capability bundle (browser_automation, task_memory, page_read_debug, pks_learning, \
          system_tools). Work calls are blocked until a bundle is loaded (setup.bootstrap_required).",
         registry::schema::<BundleArgs>,
-        crate::handler!(tools_bundle),
+        crate::handler!(Setup::tools_bundle),
     )
     .bundles(&[Bundle::SystemTools])
     .setup();
@@ -114,7 +127,7 @@ crate::tool! {
         "nova.version",
         "The host's version and build, the evidence store's schema version, and the connected extension.",
         registry::schema::<VersionArgs>,
-        crate::handler!(version),
+        crate::handler!(Setup::version),
     )
     .bundles(&[Bundle::SystemTools])
     .read_only();
@@ -135,7 +148,7 @@ pub fn mentioned_tools() -> Vec<&'static str> {
     out
 }
 
-impl Hub {
+impl Setup<'_> {
     /// `nova.version`.
     pub async fn version(&self, rec: &mut CallRecord, _a: VersionArgs) -> Result<ToolReply, CallError> {
         rec.executed();

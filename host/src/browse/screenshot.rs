@@ -7,12 +7,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{merge, ok_body};
+use super::Browser;
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::check_range;
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
+use crate::replies::{merge, ok_body};
 use crate::settings::GateMode;
 use crate::tob::{ActionKind, flags};
 
@@ -61,7 +61,7 @@ crate::tool! {
         "nova.capture_screenshot",
         "Capture the visible part of a tab as an image.",
         registry::schema::<ScreenshotArgs>,
-        crate::handler!(screenshot),
+        crate::handler!(Browser::screenshot),
     )
     .bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
     .tob(ActionKind::Read, "webpage", flags::VISUAL_EXPOSED | flags::VIEWPORT_ONLY)
@@ -70,11 +70,11 @@ crate::tool! {
     .read_only()
     .in_sequence();
 }
-impl Hub {
+impl Browser<'_> {
     /// `nova.capture_screenshot`.
     pub async fn screenshot(&self, rec: &mut CallRecord, a: ScreenshotArgs) -> Result<ToolReply, CallError> {
         check_range("quality", a.quality, SCREENSHOT_QUALITY)?;
-        let tab = match self.enter_target(rec, &a.target_id, false).await? {
+        let tab = match self.tabs.enter(rec, &a.target_id, false).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
@@ -102,7 +102,7 @@ impl Hub {
         let bytes = base64::engine::general_purpose::STANDARD.decode(&b64).unwrap_or_default();
         let (width, height) = image_size(&bytes).unzip();
         let size = bytes.len() as u64;
-        let settings = crate::settings::Settings::load(&self.data);
+        let settings = crate::settings::Settings::load(self.data);
         let gate_mode = crate::aag::mode_of(&settings, crate::aag::gate::SCREENSHOT_BUDGET);
         let (w, h) = (width.unwrap_or(0), height.unwrap_or(0));
         // Over budget as asked: what `block` would refuse. Other modes, `allowLarge` and a

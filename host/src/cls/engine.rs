@@ -13,11 +13,27 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::time::now_ms;
 use crate::tob::flags;
 
 use super::{COORDINATOR_RETRY_AFTER_MS, End, RetryAdvice, advice, journal, reason};
+use nova_shared::adapter::{self, Adapter};
+
+/// What a guarded transition reaches.
+pub struct Guard<'h> {
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+    /// Guarded transitions.
+    pub cls: &'h crate::cls::Cls,
+    /// The data dir.
+    pub data: &'h crate::paths::DataDir,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Guard<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self { bridge: &hub.bridge, cls: &hub.cls, data: &hub.data }
+    }
+}
 
 /// Everything a reply needs.
 struct Report {
@@ -100,16 +116,16 @@ impl Report {
             if a.readback.is_some() {
                 structured["readback"] = json!(a.readback);
             }
-            crate::browse::merge(&mut structured, Value::Object(crate::browse::awareness_fields(a)));
+            crate::replies::merge(&mut structured, Value::Object(crate::replies::awareness_fields(a)));
         }
         if self.page_reason.as_deref() == Some(nova_shared::reason::FILE_INPUT_CLICK) {
-            crate::browse::note_file_input_refusal(
+            crate::replies::note_file_input_refusal(
                 &mut structured,
                 self.message.as_deref().unwrap_or_default(),
             );
         }
         if self.dispatch_timed_out {
-            structured["nativeDialogWarning"] = json!(crate::browse::NATIVE_DIALOG_TIMEOUT);
+            structured["nativeDialogWarning"] = json!(crate::replies::NATIVE_DIALOG_TIMEOUT);
         }
         if let Some(m) = self.message {
             structured["message"] = json!(m);
@@ -137,7 +153,44 @@ fn refused_before_dispatch(code: &str) -> bool {
         || code == reason::MISSING_CONTRACT
 }
 
-impl Hub {
+/// The adapters: the generic one (compiled in) and every `*.json` in `dir`, in name order.
+/// Files that cannot be read or parsed are skipped and reported as `path: error`.
+pub fn load_adapters(dir: &std::path::Path) -> (Vec<Adapter>, Vec<String>) {
+    let mut all = vec![adapter::generic()];
+    let mut errors = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    for path in files {
+        let parsed = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<Adapter>(&text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(a) if a.url_contains.is_empty() => {
+                errors.push(format!("{}: `urlContains` must not be empty in a site adapter", path.display()));
+            }
+            Ok(a) => all.push(a),
+            Err(e) => errors.push(format!("{}: {e}", path.display())),
+        }
+    }
+    (all, errors)
+}
+
+impl Guard<'_> {
+    /// The adapter for a page: a site adapter from the data dir matching `url`, completed by
+    /// the generic one.
+    pub fn adapter_for(&self, url: &str) -> Adapter {
+        let (all, errors) = load_adapters(&self.data.adapters());
+        for e in errors {
+            tracing::warn!(error = %e, "adapter file skipped");
+        }
+        adapter::choose(&all, url)
+    }
+}
+
+impl Guard<'_> {
     /// Runs one guarded transition on `tab`.
     pub async fn guarded(
         &self,

@@ -2,7 +2,6 @@
 //! an adapter and runs it through the guarded flow. A caller's `transitionContract` refines the
 //! built one (its assertions are added, its timing and policies win).
 
-use nova_shared::adapter::{self, Adapter};
 use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
 use nova_shared::page::PageModel;
 use nova_shared::protocol::{ClickParams, PageAction, PerceiveParams, TypeParams, method};
@@ -12,33 +11,33 @@ use serde_json::{Value, json};
 
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
 use crate::tob::flags;
 
-/// The adapters: the generic one (compiled in) and every `*.json` in `dir`, in name order.
-/// Files that cannot be read or parsed are skipped and reported as `path: error`.
-pub fn load_adapters(dir: &std::path::Path) -> (Vec<Adapter>, Vec<String>) {
-    let mut all = vec![adapter::generic()];
-    let mut errors = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort();
-    for path in files {
-        let parsed = std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str::<Adapter>(&text).map_err(|e| e.to_string()));
-        match parsed {
-            Ok(a) if a.url_contains.is_empty() => {
-                errors.push(format!("{}: `urlContains` must not be empty in a site adapter", path.display()));
-            }
-            Ok(a) => all.push(a),
-            Err(e) => errors.push(format!("{}: {e}", path.display())),
+/// What the guarded macros reach.
+pub struct Macros<'h> {
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// Guarded transitions (CLS).
+    pub guard: crate::cls::engine::Guard<'h>,
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+    /// Tab leases.
+    pub leases: &'h crate::lease::Leases,
+    /// The data dir.
+    pub data: &'h crate::paths::DataDir,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Macros<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self {
+            tabs: hub.tabs(),
+            guard: crate::cls::engine::Guard::from(hub),
+            bridge: &hub.bridge,
+            leases: &hub.leases,
+            data: &hub.data,
         }
     }
-    (all, errors)
 }
 
 /// What every guarded macro shares in the tool registry: browser automation, a page
@@ -56,7 +55,7 @@ crate::tool! {
         "Send a chat message with outcome checks: types into the composer, sends, and verifies that \
          an assistant turn or stream started (or that an error banner appeared). Never re-sends.",
         registry::schema::<SendMessageArgs>,
-        crate::handler!(guarded_send_message),
+        crate::handler!(Macros::guarded_send_message),
     ));
 }
 
@@ -67,7 +66,7 @@ crate::tool! {
         "Sign in with outcome checks: fills the username and password fields, submits, and verifies \
          the login left the form (or reports the error shown). The password is never stored or logged.",
         registry::schema::<LoginArgs>,
-        crate::handler!(guarded_login),
+        crate::handler!(Macros::guarded_login),
     ))
     .secrets(&["password"]);
 }
@@ -79,7 +78,7 @@ crate::tool! {
         "Fill and submit a form with outcome checks: success is a navigation or a success message; \
          validation errors or an error banner are a verified failure. Never submits twice.",
         registry::schema::<SubmitFormArgs>,
-        crate::handler!(guarded_submit_form),
+        crate::handler!(Macros::guarded_submit_form),
     ));
 }
 
@@ -90,7 +89,7 @@ crate::tool! {
         "Switch the model of an assistant with outcome checks: opens the model picker, chooses the \
          option and verifies the picker shows it; an upgrade dialog or error is a verified failure.",
         registry::schema::<SwitchArgs>,
-        crate::handler!(guarded_switch, Picker::Model),
+        crate::handler!(Macros::guarded_switch, Picker::Model),
     ));
 }
 
@@ -100,20 +99,8 @@ crate::tool! {
         "nova.guarded_switch_sandbox",
         "Switch workspace / sandbox / project with outcome checks (like guarded_switch_model).",
         registry::schema::<SwitchArgs>,
-        crate::handler!(guarded_switch, Picker::Sandbox),
+        crate::handler!(Macros::guarded_switch, Picker::Sandbox),
     ));
-}
-
-impl Hub {
-    /// The adapter for a page: a site adapter from the data dir matching `url`, completed by
-    /// the generic one.
-    pub fn adapter_for(&self, url: &str) -> Adapter {
-        let (all, errors) = load_adapters(&self.data.adapters());
-        for e in errors {
-            tracing::warn!(error = %e, "adapter file skipped");
-        }
-        adapter::choose(&all, url)
-    }
 }
 
 crate::tool_args! {
@@ -199,7 +186,7 @@ fn named_like(line: &str, role: &str, words: &[&str]) -> bool {
         && words.iter().any(|w| lower.contains(&format!("\"{w}")) || lower.contains(&format!(" {w}")))
 }
 
-impl Hub {
+impl Macros<'_> {
     /// `nova.guarded_send_message`.
     pub async fn guarded_send_message(
         &self,
@@ -211,7 +198,7 @@ impl Hub {
         }
         let contract = refine(send_message_contract(), a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
-        let tab = match self.resolve_target(&a.target_id).await {
+        let tab = match self.tabs.resolve(&a.target_id).await {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
@@ -221,7 +208,7 @@ impl Hub {
         let agent = rec.obs.agent_id.clone();
         self.leases.check(&tab.target_id, &agent).map_err(CallError::Owner)?;
         self.leases.auto_claim(&tab.target_id, &agent).map_err(CallError::Owner)?;
-        let chosen = self.adapter_for(&tab.url);
+        let chosen = self.guard.adapter_for(&tab.url);
 
         let params = PerceiveParams {
             target: tab.target_id.clone(),
@@ -286,7 +273,7 @@ impl Hub {
             }),
         };
         let name = chosen.name.clone();
-        let mut reply = self.guarded_with_adapter(rec, &tab, action, &contract, chosen).await?;
+        let mut reply = self.guard.guarded_with_adapter(rec, &tab, action, &contract, chosen).await?;
         reply.structured["adapter"] = json!(name);
         Ok(reply)
     }
@@ -331,14 +318,14 @@ crate::tool_args! {
 }
 
 /// Generic login fields.
-impl Hub {
+impl Macros<'_> {
     /// Resolves the target, checks and takes the lease, and records what the call touches.
     async fn macro_target(
         &self,
         rec: &mut CallRecord,
         target: &str,
     ) -> Result<Result<nova_shared::protocol::TabInfo, ToolReply>, CallError> {
-        let tab = match self.resolve_target(target).await {
+        let tab = match self.tabs.resolve(target).await {
             Ok(t) => t,
             Err(reply) => return Ok(Err(reply)),
         };
@@ -380,7 +367,7 @@ impl Hub {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
-        let ad = self.adapter_for(&tab.url);
+        let ad = self.guard.adapter_for(&tab.url);
         let password = ad.login.password.clone().unwrap_or_else(|| "input[type=\"password\"]:visible".into());
         let mut success = vec![
             fact("page.url", Operator::NotEq, Some(json!(tab.url))),
@@ -430,7 +417,7 @@ impl Hub {
             selector: submit,
             guarded: true,
         });
-        self.guarded(rec, &tab, action, &contract).await
+        self.guard.guarded(rec, &tab, action, &contract).await
     }
 
     /// `nova.guarded_submit_form`.
@@ -443,7 +430,7 @@ impl Hub {
             Ok(t) => t,
             Err(reply) => return Ok(reply),
         };
-        let ad = self.adapter_for(&tab.url);
+        let ad = self.guard.adapter_for(&tab.url);
         let mut success = vec![fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch)))];
         if let Some(mark) = &ad.form.success {
             success.push(fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
@@ -480,7 +467,7 @@ impl Hub {
             selector: submit,
             guarded: true,
         });
-        self.guarded(rec, &tab, action, &contract).await
+        self.guard.guarded(rec, &tab, action, &contract).await
     }
 
     /// The submit control: a submit button (inside `form` when given), else a button named with
@@ -559,7 +546,7 @@ impl Picker {
     }
 }
 
-impl Hub {
+impl Macros<'_> {
     /// `nova.guarded_switch_model` and `nova.guarded_switch_sandbox`: choose an option of a
     /// picker and verify the picker shows it; an upgrade dialog or an error is a verified failure.
     pub async fn guarded_switch(
@@ -592,7 +579,7 @@ impl Hub {
                 && kind.words().iter().any(|w| lower.contains(w))
         };
         let found = page.elements.iter().find(|l| line(l)).cloned();
-        let ad = self.adapter_for(&tab.url);
+        let ad = self.guard.adapter_for(&tab.url);
         let configured = match kind {
             Picker::Model => ad.picker.model.clone(),
             Picker::Sandbox => ad.picker.workspace.clone(),
@@ -635,13 +622,14 @@ impl Hub {
             selector: picker,
             option: a.option,
         });
-        self.guarded(rec, &tab, action, &contract).await
+        self.guard.guarded(rec, &tab, action, &contract).await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cls::engine::load_adapters;
 
     #[test]
     fn adapter_files_are_read_in_order_and_bad_ones_are_reported() {

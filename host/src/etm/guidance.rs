@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::context::Tasks;
 use super::{ok, soft};
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::time::now_ms;
 
 /// Most entries a profile's `stableGuidance` holds.
@@ -197,7 +197,7 @@ crate::tool_args! {
     }
 }
 
-impl Hub {
+impl Tasks<'_> {
     /// `nova.task_guidance_log_add`.
     pub async fn task_guidance_log_add(
         &self,

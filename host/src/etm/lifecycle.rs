@@ -3,8 +3,8 @@
 use rusqlite::params;
 use serde_json::{Map, Value, json};
 
+use super::context::Tasks;
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::settings::{GateMode, Settings};
 use crate::time::{iso, now_ms};
 use crate::tuc;
@@ -23,13 +23,13 @@ use super::instance::{
 use super::profiles::{heuristic_kind, kind_from_str, profile_json, tune_confidence};
 use super::{MAX_SEEDED_URLS, agent, hex32, ok, sha256_hex, soft};
 
-impl Hub {
+impl Tasks<'_> {
     /// Goal-close enforcement (docs/tasks.md, "Completion"): a goal linked to a task instance
     /// closes as completed only once that instance is completed, and, under the TUC Block mode,
     /// has no open URL units.
     pub fn linked_task_refusal(&self, goal_id: &str) -> Result<Option<ToolReply>, CallError> {
         let Some(instance) = self.cls.goals.linked(goal_id) else { return Ok(None) };
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         self.etm.with(|c| {
             let Some(inst) = load_instance(c, &instance)? else { return Ok(None) };
             let extra =
@@ -185,7 +185,7 @@ impl Hub {
             None => self.leases.held_by(&agent).into_iter().next().or_else(|| Some("active".into())),
         };
         let tab = match &target {
-            Some(t) => self.resolve_target(t).await.ok(),
+            Some(t) => self.tabs.resolve(t).await.ok(),
             None => None,
         };
         let instance_id = hex32();
@@ -210,7 +210,8 @@ impl Hub {
                 kind => {
                     let domain = src.scope_domain.clone().unwrap_or_default();
                     match tuc::sources::site_urls(
-                        self,
+                        self.bridge,
+                        self.etm,
                         &domain,
                         a.target_url.as_deref(),
                         kind == UnitSourceKind::Crawler,
@@ -291,7 +292,7 @@ impl Hub {
             tx.commit()?;
             Ok(written)
         })?;
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         self.etm.with(|c| {
             let Some(inst) = load_instance(c, &instance_id)? else {
                 return Ok(ToolReply::failure("store_error", "the instance vanished", true));
@@ -325,7 +326,7 @@ impl Hub {
         rec.executed();
         // Flush barrier: everything recorded so far is in the table before correlation.
         let complete = self.recorder.flush_within(crate::tob::FLUSH_MAX).await;
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         self.etm.with(|c| {
             let Some(inst) = load_instance(c, &a.instance_id)? else {
                 return Ok(soft("not_found", "Task instance not found.", json!({"instanceId": a.instance_id})));
@@ -381,7 +382,7 @@ impl Hub {
         }
         rec.executed();
         let agent = agent(rec);
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         self.etm.with(|c| {
             if let Some(stored) = replay(c, &a.instance_id, &a.client_event_id)? {
                 return Ok(ok(stored));
@@ -527,7 +528,7 @@ impl Hub {
     ) -> Result<ToolReply, CallError> {
         rec.executed();
         let complete = self.recorder.flush_within(crate::tob::FLUSH_MAX).await;
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         self.etm.with(|c| {
             let Some(inst) = load_instance(c, &a.instance_id)? else {
                 return Ok(soft("not_found", "Task instance not found.", json!({"instanceId": a.instance_id})));
@@ -567,7 +568,7 @@ impl Hub {
         }
         rec.executed();
         let agent = agent(rec);
-        let settings = Settings::load(&self.data);
+        let settings = Settings::load(self.data);
         if let Some(stored) = self.etm.with(|c| replay(c, &a.instance_id, &a.client_event_id))? {
             return Ok(ok(stored));
         }

@@ -4,9 +4,9 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use serde_json::{Value, json};
 
 use super::args::*;
+use super::context::Tasks;
 use super::matching;
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::time::now_ms;
 use crate::url as normalize;
 
@@ -62,7 +62,7 @@ pub(crate) fn kind_from_str(s: &str) -> Option<TaskKind> {
     serde_json::from_value(json!(s)).ok()
 }
 
-impl Hub {
+impl Tasks<'_> {
     /// `nova.task_profile_upsert`.
     pub async fn task_profile_upsert(
         &self,

@@ -1,6 +1,7 @@
 //! The task-memory tools (ETM) as the tool registry knows them; their handlers are in
 //! [`super`] and [`super::guidance`].
 
+use super::context::Tasks;
 use crate::registry::{self, Bundle, ToolDef};
 use crate::tob::ActionKind;
 
@@ -10,7 +11,7 @@ crate::tool! {
         "nova.task_search",
         "Find stored task profiles by free text (any language); candidates come with scores.",
         registry::schema::<super::args::SearchArgs>,
-        crate::handler!(task_search),
+        crate::handler!(Tasks::task_search),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -23,7 +24,7 @@ crate::tool! {
         "nova.task_match",
         "Match a task description (and domain, platform, target URL) to a stored profile, with the                  score breakdown and the profile's taskAwareness.",
         registry::schema::<super::args::MatchArgs>,
-        crate::handler!(task_match),
+        crate::handler!(Tasks::task_match),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -36,7 +37,7 @@ crate::tool! {
         "nova.task_profiles",
         "List task profiles.",
         registry::schema::<super::args::ProfilesArgs>,
-        crate::handler!(task_profiles),
+        crate::handler!(Tasks::task_profiles),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -49,7 +50,7 @@ crate::tool! {
         "nova.task_profile_get",
         "Read one task profile.",
         registry::schema::<super::args::ProfileGetArgs>,
-        crate::handler!(task_profile_get),
+        crate::handler!(Tasks::task_profile_get),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -62,7 +63,7 @@ crate::tool! {
         "nova.task_profile_upsert",
         "Create or update a reusable task profile (compare-and-set on expectedContentRev).",
         registry::schema::<super::args::ProfileUpsertArgs>,
-        crate::handler!(task_profile_upsert),
+        crate::handler!(Tasks::task_profile_upsert),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
@@ -74,7 +75,7 @@ crate::tool! {
         "nova.task_instance_create",
         "Start a task run from a profile or an ad-hoc context. Calls on the bound tab become its                  evidence; unitSource seeds URL units (explicit, site_urls, crawler).",
         registry::schema::<super::args::CreateArgs>,
-        crate::handler!(task_instance_create),
+        crate::handler!(Tasks::task_instance_create),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
@@ -86,7 +87,7 @@ crate::tool! {
         "nova.task_instance_get",
         "Read a task run: progress, evidenceSummary (observed support for checked units), urlCoverage                  and taskAwareness.completionAllowed.",
         registry::schema::<super::args::GetArgs>,
-        crate::handler!(task_instance_get),
+        crate::handler!(Tasks::task_instance_get),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -99,7 +100,7 @@ crate::tool! {
         "nova.task_instance_progress",
         "Report units discovered, checked, excluded, blocked or failed, findings and mandatory checks                  (compare-and-set on expectedInstanceRev, idempotent on clientEventId).",
         registry::schema::<super::args::ProgressArgs>,
-        crate::handler!(task_instance_progress),
+        crate::handler!(Tasks::task_instance_progress),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
@@ -111,7 +112,7 @@ crate::tool! {
         "nova.task_instance_verify",
         "The verification steps of a task run, whose results go to task_instance_complete as evidenceReport.",
         registry::schema::<super::args::VerifyArgs>,
-        crate::handler!(task_instance_verify),
+        crate::handler!(Tasks::task_instance_verify),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -124,7 +125,7 @@ crate::tool! {
         "nova.task_instance_complete",
         "Ask to complete a task run. Nova judges it against observed evidence and the completion                  policy; a refusal names the reason (evidence_gap, units_remaining, ...) and what is missing.",
         registry::schema::<super::args::CompleteArgs>,
-        crate::handler!(task_instance_complete),
+        crate::handler!(Tasks::task_instance_complete),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
@@ -136,7 +137,7 @@ crate::tool! {
         "nova.task_instance_abort",
         "Abort or fail a task run.",
         registry::schema::<super::args::AbortArgs>,
-        crate::handler!(task_instance_abort),
+        crate::handler!(Tasks::task_instance_abort),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
@@ -148,7 +149,7 @@ crate::tool! {
         "nova.task_guidance_log_add",
         "Log a lesson for a task profile; recurring lessons become promotion candidates.",
         registry::schema::<super::guidance::GuidanceAddArgs>,
-        crate::handler!(task_guidance_log_add),
+        crate::handler!(Tasks::task_guidance_log_add),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
@@ -160,7 +161,7 @@ crate::tool! {
         "nova.task_guidance_logs",
         "List guidance logs.",
         registry::schema::<super::guidance::GuidanceLogsArgs>,
-        crate::handler!(task_guidance_logs),
+        crate::handler!(Tasks::task_guidance_logs),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -173,7 +174,7 @@ crate::tool! {
         "nova.task_promotion_candidates",
         "Guidance logged often enough to promote into the profile.",
         registry::schema::<super::guidance::CandidatesArgs>,
-        crate::handler!(task_promotion_candidates),
+        crate::handler!(Tasks::task_promotion_candidates),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -186,7 +187,7 @@ crate::tool! {
         "nova.task_promote_guidance",
         "Promote a guidance log into the profile's stable guidance.",
         registry::schema::<super::guidance::PromoteArgs>,
-        crate::handler!(task_promote_guidance),
+        crate::handler!(Tasks::task_promote_guidance),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);

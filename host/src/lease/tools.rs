@@ -5,8 +5,33 @@ use serde_json::json;
 use super::{ClaimArgs, MAX_TTL_MS, MIN_TTL_MS, ReleaseArgs};
 use crate::call::check_range;
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
+
+/// What the lease tools reach.
+pub struct LeaseTools<'h> {
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// TOB scopes.
+    pub scopes: &'h crate::tob::scope::Scopes,
+    /// Tab leases.
+    pub leases: &'h crate::lease::Leases,
+    /// The observation recorder.
+    pub recorder: &'h crate::tob::Recorder,
+    /// The person's controls.
+    pub control: &'h crate::aag::control::Control,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for LeaseTools<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self {
+            tabs: hub.tabs(),
+            scopes: &hub.scopes,
+            leases: &hub.leases,
+            recorder: &hub.recorder,
+            control: &hub.control,
+        }
+    }
+}
 
 crate::tool! {
     /// `nova.tab_claim` in the tool registry.
@@ -15,7 +40,7 @@ crate::tool! {
         "Reserve a tab for this agent; other agents' calls on it fail with \
          claim.owner_mismatch until release or expiry.",
         registry::schema::<ClaimArgs>,
-        crate::handler!(tab_claim),
+        crate::handler!(LeaseTools::tab_claim),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .page(PageUse::Tab);
@@ -27,17 +52,17 @@ crate::tool! {
         "nova.tab_release",
         "Release a tab this agent claimed.",
         registry::schema::<ReleaseArgs>,
-        crate::handler!(tab_release),
+        crate::handler!(LeaseTools::tab_release),
     )
     .bundles(&[Bundle::BrowserAutomation])
     .page(PageUse::Tab);
 }
 
-impl Hub {
+impl LeaseTools<'_> {
     /// `nova.tab_claim`.
     pub async fn tab_claim(&self, rec: &mut CallRecord, a: ClaimArgs) -> Result<ToolReply, CallError> {
         check_range("ttlMs", a.ttl_ms, (MIN_TTL_MS, MAX_TTL_MS, 0))?;
-        let tab = match self.resolve_target(&a.target_id).await {
+        let tab = match self.tabs.resolve(&a.target_id).await {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
@@ -69,7 +94,7 @@ impl Hub {
 
     /// `nova.tab_release`.
     pub async fn tab_release(&self, rec: &mut CallRecord, a: ReleaseArgs) -> Result<ToolReply, CallError> {
-        let tab = match self.resolve_target(&a.target_id).await {
+        let tab = match self.tabs.resolve(&a.target_id).await {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };

@@ -8,9 +8,10 @@ use std::collections::{BTreeSet, VecDeque};
 
 use nova_shared::protocol::{FetchParams, FetchResult, method};
 
+use crate::bridge::Bridge;
 use crate::bridge::DEFAULT_TIMEOUT;
+use crate::etm::Etm;
 use crate::etm::MAX_SEEDED_URLS;
-use crate::hub::Hub;
 use crate::time::now_ms;
 use crate::url as normalize;
 
@@ -126,8 +127,8 @@ fn looks_like_page(url: &str) -> bool {
     .any(|ext| path.ends_with(ext))
 }
 
-async fn get(hub: &Hub, url: &str) -> Result<FetchResult, String> {
-    hub.bridge
+async fn get(bridge: &Bridge, url: &str) -> Result<FetchResult, String> {
+    bridge
         .call::<FetchResult>(
             method::FETCH,
             FetchParams { url: url.to_owned(), max_bytes: MAX_FETCH_BYTES },
@@ -139,7 +140,8 @@ async fn get(hub: &Hub, url: &str) -> Result<FetchResult, String> {
 
 /// The URLs of the site at `domain`, deduplicated by normalised form, at most 1,000.
 pub async fn site_urls(
-    hub: &Hub,
+    bridge: &Bridge,
+    etm: &Etm,
     domain: &str,
     target_url: Option<&str>,
     crawl: bool,
@@ -170,7 +172,7 @@ pub async fn site_urls(
         if read > 20 {
             break;
         }
-        let Ok(r) = get(hub, &sm).await else { continue };
+        let Ok(r) = get(bridge, &sm).await else { continue };
         if r.status != 200 {
             continue;
         }
@@ -194,7 +196,7 @@ pub async fn site_urls(
         if !fetched.insert(key) {
             continue;
         }
-        let r = match get(hub, &page).await {
+        let r = match get(bridge, &page).await {
             Ok(r) => r,
             Err(e) if fetched.len() == 1 && urls.len() <= 1 => return Err(e),
             Err(_) => continue,
@@ -218,7 +220,7 @@ pub async fn site_urls(
         .filter_map(|u| normalize::normalize(u).map(|n| (u.clone(), normalize::url_hash(&n))))
         .collect();
     let now = now_ms();
-    let _ = hub.etm.with(|c| {
+    let _ = etm.with(|c| {
         let tx = crate::store::write_tx(c)?;
         for (u, h) in &rows {
             tx.execute(

@@ -10,9 +10,34 @@ use super::{EVENTS_LIMIT, GoalArgs, GoalOp, LEASE_MS, MAX_STEPS, NewGoal, pick};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::check_range;
 use crate::call::{CallError, CallRecord, ToolReply};
-use crate::hub::Hub;
 use crate::registry::{self, Bundle, ToolDef};
 use crate::tob::ActionKind;
+
+/// What the goal tool reaches.
+pub struct GoalTool<'h> {
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// Task runs (ETM).
+    pub tasks: crate::etm::context::Tasks<'h>,
+    /// Guarded transitions.
+    pub cls: &'h crate::cls::Cls,
+    /// Task memory.
+    pub etm: &'h crate::etm::Etm,
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for GoalTool<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self {
+            tabs: hub.tabs(),
+            tasks: crate::etm::context::Tasks::from(hub),
+            cls: &hub.cls,
+            etm: &hub.etm,
+            bridge: &hub.bridge,
+        }
+    }
+}
 
 fn invalid(field: &str) -> impl Fn(String) -> CallError + '_ {
     move |m| CallError::invalid(field, m)
@@ -40,13 +65,13 @@ crate::tool! {
         "Create, query, close or annotate a closed-loop goal: a durable objective on a tab with an \
                      ordered step plan whose verified outcomes advance it; nova.perceive shows it as goalContext.",
         registry::schema::<GoalArgs>,
-        crate::handler!(goal_register),
+        crate::handler!(GoalTool::goal_register),
     )
     .bundles(&[Bundle::TaskMemory, Bundle::BrowserAutomation])
     .tob(ActionKind::Write, "none", 0);
 }
 
-impl Hub {
+impl GoalTool<'_> {
     /// `nova.goal_register`.
     pub async fn goal_register(&self, rec: &mut CallRecord, a: GoalArgs) -> Result<ToolReply, CallError> {
         let agent = rec.obs.agent_id.clone();
@@ -111,7 +136,7 @@ impl Hub {
                     }
                     plan.push((step.action_desc, contract));
                 }
-                let tab = match self.resolve_target(a.target_id.as_deref().unwrap_or("active")).await {
+                let tab = match self.tabs.resolve(a.target_id.as_deref().unwrap_or("active")).await {
                     Ok(t) => t,
                     Err(reply) => return Ok(reply),
                 };
@@ -175,8 +200,7 @@ impl Hub {
                 let id = match a.goal_id {
                     Some(id) => Some(id),
                     None => {
-                        let tab = match self.resolve_target(a.target_id.as_deref().unwrap_or("active")).await
-                        {
+                        let tab = match self.tabs.resolve(a.target_id.as_deref().unwrap_or("active")).await {
                             Ok(t) => t,
                             Err(reply) => return Ok(reply),
                         };
@@ -199,7 +223,7 @@ impl Hub {
                     CallError::invalid("state", "`state` (completed, failed, aborted) is required for close")
                 })?;
                 if state == crate::cls::goals::CloseState::Completed
-                    && let Some(refusal) = self.linked_task_refusal(&id)?
+                    && let Some(refusal) = self.tasks.linked_task_refusal(&id)?
                 {
                     return Ok(refusal);
                 }
