@@ -7,6 +7,8 @@
 //! - [`registry`]: every tool, declared once next to its handler ([`tool!`]); all else reads it.
 //! - [`dispatch`]: the call pipeline every tool call takes (gates, run, record evidence).
 //! - [`call`]: what one call is made of: its record, reply, errors and argument parsing.
+//! - [`tabs`]: resolving the tab a call names under the lease rules; [`replies`]: what the
+//!   replies of page tools share.
 //! - [`aag`]: the gates before every call, the person's controls (STOP, prompts, popup).
 //! - [`bridge`]: native messaging to the extension (framing in [`bridge::codec`]), request
 //!   correlation and timeouts, the browser's tab list and page stamps.

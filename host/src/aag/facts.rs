@@ -2,6 +2,7 @@
 //! last heard, leases and task runs; and the one round trip the gates may cause, asking a page
 //! whether it changed when a call looks like a loop.
 
+use std::cell::OnceCell;
 use std::time::Duration;
 
 use nova_shared::protocol::{RevParams, RevResult, method};
@@ -25,14 +26,15 @@ const REV_PROBE_TIMEOUT: Duration = Duration::from_millis(1_500);
 /// The hub's answers, gathered for one call (store look-ups only when a gate asks).
 struct HubFacts<'a> {
     hub: &'a Hub,
-    settings: Settings,
+    /// Read from disk when a gate first asks (bookkeeping after a call often never does).
+    settings: OnceCell<Settings>,
     browser: BrowserState,
     now: i64,
 }
 
 impl Facts for HubFacts<'_> {
     fn settings(&self) -> &Settings {
-        &self.settings
+        self.settings.get_or_init(|| Settings::load(&self.hub.data))
     }
 
     fn now_ms(&self) -> i64 {
@@ -44,7 +46,7 @@ impl Facts for HubFacts<'_> {
     }
 
     fn disk_low(&self) -> Option<(u64, u64, String)> {
-        let min = self.settings.disk_space_low_mb.saturating_mul(1_048_576);
+        let min = self.settings().disk_space_low_mb.saturating_mul(1_048_576);
         let root = self.hub.data.root();
         let free = fs4::available_space(root).ok()?;
         (free <= min).then(|| (free, min, root.display().to_string()))
@@ -98,12 +100,7 @@ impl Facts for HubFacts<'_> {
 
 impl Hub {
     fn facts(&self) -> HubFacts<'_> {
-        HubFacts {
-            hub: self,
-            settings: Settings::load(&self.data),
-            browser: self.bridge.state(),
-            now: now_ms(),
-        }
+        HubFacts { hub: self, settings: OnceCell::new(), browser: self.bridge.state(), now: now_ms() }
     }
 
     /// Runs the gates before a call. A call that looks like a loop on what the hub last heard

@@ -197,16 +197,19 @@ pub const PIPELINE: &[(&str, Gate)] = &[
 pub fn named_in_blocks() -> Vec<&'static str> {
     let mut names = perceiving_tools();
     names.extend(OVERLAY_CLEARING);
-    names.extend([
-        "nova.tools_bundle",
-        "nova.task_search",
-        "nova.task_match",
-        "nova.task_instance_create",
-        "nova.task_instance_get",
-        "nova.task_instance_progress",
-    ]);
+    names.extend(BOOTSTRAP_CLEARS);
+    names.extend(TASK_DISCOVERY_CLEARS);
+    names.extend(ACTIVE_INSTANCE_CLEARS);
     names
 }
+
+/// What clears `setup.bootstrap_required`.
+const BOOTSTRAP_CLEARS: &[&str] = &["nova.tools_bundle"];
+/// What clears `etm.task_discovery_recommended`.
+const TASK_DISCOVERY_CLEARS: &[&str] =
+    &["nova.task_search", "nova.task_match", "nova.task_instance_create", "nova.task_instance_get"];
+/// What clears `etm.active_instance_context`.
+const ACTIVE_INSTANCE_CLEARS: &[&str] = &["nova.task_instance_progress", "nova.task_instance_get"];
 
 /// Runs the gates before a call.
 pub fn preflight(facts: &dyn Facts, state: &mut SessionState, call: &Call<'_>) -> Preflight {
@@ -376,7 +379,7 @@ fn bootstrap(r: &mut Run<'_>) -> bool {
             "resolution": {"tool": "nova.tools_bundle", "arguments": {"bundle": bundle}},
         }),
     );
-    let details = json!({"loadedBundles": r.state.bundles, "clearWith": ["nova.tools_bundle"]});
+    let details = json!({"loadedBundles": r.state.bundles, "clearWith": BOOTSTRAP_CLEARS});
     r.fire(gate::BOOTSTRAP, "setup.bootstrap_required", message, None, details)
 }
 
@@ -589,7 +592,7 @@ fn task_discovery(r: &mut Run<'_>) -> bool {
         "etm.task_discovery_recommended",
         "Task profiles exist: check nova.task_search / nova.task_match before starting.".into(),
         None,
-        json!({"clearWith": ["nova.task_search", "nova.task_match", "nova.task_instance_create", "nova.task_instance_get"]}),
+        json!({"clearWith": TASK_DISCOVERY_CLEARS}),
     )
 }
 
@@ -609,7 +612,7 @@ fn active_instance(r: &mut Run<'_>) -> bool {
         "etm.active_instance_context",
         format!("Task run {id} is active; report progress with nova.task_instance_progress."),
         None,
-        json!({"instanceId": id, "callsSinceTaskInteraction": calls, "clearWith": ["nova.task_instance_progress", "nova.task_instance_get"]}),
+        json!({"instanceId": id, "callsSinceTaskInteraction": calls, "clearWith": ACTIVE_INSTANCE_CLEARS}),
     )
 }
 
