@@ -258,7 +258,7 @@ impl TransitionContract {
             ));
         }
         for a in &all {
-            facts::parse(&a.fact_key).map_err(|e| format!("transitionContract: {e}"))?;
+            let key = facts::parse(&a.fact_key).map_err(|e| format!("transitionContract: {e}"))?;
             if a.operator.needs_expected() && a.expected.is_none() {
                 return Err(format!(
                     "transitionContract: `{}` with operator {} needs `expected`",
@@ -266,6 +266,7 @@ impl TransitionContract {
                     a.operator.as_str()
                 ));
             }
+            meaningful(a, key.kind()).map_err(|e| format!("transitionContract: {e}"))?;
         }
         if commit_point && self.postconditions.is_empty() {
             return Err(
@@ -293,6 +294,66 @@ impl TransitionContract {
             stability_ms = stability_window_ms / 2;
         }
         Ok(Effective { stability_window_ms, stability_ms, adjustments })
+    }
+}
+
+/// Refuses an assertion whose operator (or expected value) cannot mean what it reads as on a
+/// fact of this kind, saying what to write instead (docs/cls.md, "Operators by kind of fact").
+/// `dom.exists(#error)` with `exists` is the trap this closes: the fact is `false`, not absent,
+/// when the element is missing, so `exists` would always hold.
+pub fn meaningful(a: &Assertion, kind: facts::Kind) -> Result<(), String> {
+    use Operator::*;
+    use facts::Kind;
+    let key = &a.fact_key;
+    let op = a.operator.as_str();
+    let expected = a.expected.as_ref();
+    match (kind, a.operator) {
+        (Kind::Any, _) => Ok(()),
+        (Kind::Bool, Exists) => Err(format!(
+            "`{key}` is true or false, never absent, so `exists` always holds: write \
+             {{\"operator\": \"eq\", \"expected\": true}}"
+        )),
+        (Kind::Bool, NotExists) => Err(format!(
+            "`{key}` is true or false, never absent, so `not_exists` never holds: write \
+             {{\"operator\": \"eq\", \"expected\": false}}"
+        )),
+        (Kind::Bool, Eq | NotEq | Neq) if expected.is_some_and(Value::is_boolean) => Ok(()),
+        (Kind::Bool, Eq | NotEq | Neq) => Err(format!(
+            "`{key}` is true or false; `expected` {} can never match: write true or false (no quotes)",
+            expected.unwrap_or(&Value::Null)
+        )),
+        (Kind::Bool, _) => {
+            Err(format!("`{key}` is true or false; `{op}` does not apply: compare it with eq or not_eq"))
+        }
+        (Kind::Number, Exists) => Err(format!(
+            "`{key}` is always a number, so `exists` always holds: for \"at least one\" write \
+             {{\"operator\": \"gt\", \"expected\": 0}}"
+        )),
+        (Kind::Number, NotExists) => Err(format!(
+            "`{key}` is always a number, so `not_exists` never holds: for \"none\" write \
+             {{\"operator\": \"eq\", \"expected\": 0}}"
+        )),
+        (Kind::Number, Contains) => {
+            Err(format!("`{key}` is a number; `contains` does not apply: use eq, gt, gte, lt or lte"))
+        }
+        (Kind::Number, _) if expected.is_some_and(Value::is_number) => Ok(()),
+        (Kind::Number, _) => Err(format!(
+            "`{key}` is a number; `expected` {} is not: write a number (no quotes)",
+            expected.unwrap_or(&Value::Null)
+        )),
+        (Kind::Text, Exists | NotExists) => {
+            Err(format!("`{key}` always has a value, so `{op}` says nothing: compare it with eq or contains"))
+        }
+        (Kind::Text | Kind::OptionalText, Gt | Lt | Gte | Lte) => Err(format!(
+            "`{key}` is text; `{op}` compares numbers: use eq or contains (to count elements, \
+             dom.count)"
+        )),
+        (Kind::OptionalText, Exists | NotExists) => Ok(()),
+        (Kind::Text | Kind::OptionalText, _) if expected.is_some_and(Value::is_string) => Ok(()),
+        (Kind::Text | Kind::OptionalText, _) => Err(format!(
+            "`{key}` is text; `expected` {} is not, so `{op}` can never match: write it as text (in quotes)",
+            expected.unwrap_or(&Value::Null)
+        )),
     }
 }
 
@@ -511,6 +572,98 @@ mod tests {
 
     fn a(key: &str, op: Operator, expected: Option<Value>) -> Assertion {
         Assertion { fact_key: key.into(), operator: op, expected, frame_id: None }
+    }
+
+    /// Every fact family with every operator: accepted only where it means what it reads as,
+    /// and then judged right on a present and an absent element (or signal).
+    #[test]
+    fn every_operator_on_every_kind_of_fact_means_what_it_says_or_is_refused() {
+        use Operator::*;
+        const ALL: [Operator; 10] = [Eq, NotEq, Neq, Exists, NotExists, Contains, Gt, Lt, Gte, Lte];
+        // (key, a sensible expected value for it, the value when present, when absent)
+        let families: &[(&str, Value, Value, Value)] = &[
+            ("dom.exists(#e)", json!(true), json!(true), json!(false)),
+            ("dom.visible(#e)", json!(true), json!(true), json!(false)),
+            ("dom.checked(#e)", json!(true), json!(true), json!(false)),
+            ("dom.enabled(#e)", json!(true), json!(true), json!(false)),
+            ("form.submitted", json!(true), json!(true), json!(false)),
+            ("chat.assistantTurnCreated", json!(true), json!(true), json!(false)),
+            ("overlay.present", json!(true), json!(true), json!(false)),
+            ("dom.count(.e)", json!(0), json!(2), json!(0)),
+            ("page.navEpoch", json!(1), json!(2), json!(1)),
+            ("form.validationErrors", json!(0), json!(1), json!(0)),
+            ("dom.text(#e)", json!("Saved"), json!("Saved"), Value::Null),
+            ("dom.value(#e)", json!("a"), json!("a"), Value::Null),
+            ("dom.attr(#e|href)", json!("/x"), json!("/x"), Value::Null),
+            ("chat.errorBanner", json!("Failed"), json!("Failed"), Value::Null),
+            ("overlay.text", json!("Sign in"), json!("Sign in"), Value::Null),
+            ("page.title", json!("Home"), json!("Home"), json!("Other")),
+            ("core.login_state", json!("logged_in"), json!("logged_in"), Value::Null),
+            ("core.models.available", json!("gpt"), json!(["gpt"]), Value::Null),
+        ];
+        let validate = |x: &Assertion| {
+            let key = facts::parse(&x.fact_key).expect("key");
+            meaningful(x, key.kind())
+        };
+        for (key, sensible, present, absent) in families {
+            let kind = facts::parse(key).expect("key").kind();
+            for op in ALL {
+                let x = a(key, op, op.needs_expected().then(|| sensible.clone()));
+                let allowed = match kind {
+                    facts::Kind::Bool => matches!(op, Eq | NotEq | Neq),
+                    facts::Kind::Number => matches!(op, Eq | NotEq | Neq | Gt | Lt | Gte | Lte),
+                    facts::Kind::Text => matches!(op, Eq | NotEq | Neq | Contains),
+                    facts::Kind::OptionalText => {
+                        matches!(op, Eq | NotEq | Neq | Contains | Exists | NotExists)
+                    }
+                    facts::Kind::Any => true,
+                };
+                match validate(&x) {
+                    Ok(()) => {
+                        assert!(allowed, "{key} {} was accepted", op.as_str());
+                        // Accepted: it tells a present element from an absent one as it reads.
+                        let on = |v: &Value| check(&x, &Ok(v.clone()));
+                        let (p, n) = (on(present), on(absent));
+                        if kind == facts::Kind::Any {
+                            continue; // a list or a flag: what applies depends on the signal
+                        }
+                        assert!(p.error.is_none() && n.error.is_none(), "{key} {}: {p:?} {n:?}", op.as_str());
+                        if matches!(op, Eq | Exists | Contains) && kind != facts::Kind::Number {
+                            assert!(
+                                p.passed && !n.passed,
+                                "{key} {} present/absent: {p:?} {n:?}",
+                                op.as_str()
+                            );
+                        }
+                        if matches!(op, NotEq | Neq | NotExists) && kind != facts::Kind::Number {
+                            assert!(
+                                !p.passed && n.passed,
+                                "{key} {} present/absent: {p:?} {n:?}",
+                                op.as_str()
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        assert!(!allowed, "{key} {} was refused: {e}", op.as_str());
+                        assert!(
+                            e.contains(key)
+                                && (e.contains("write") || e.contains("use") || e.contains("compare")),
+                            "{e}"
+                        );
+                    }
+                }
+            }
+        }
+        // The trap of the issue: `exists` on dom.exists says what to write instead.
+        let trap = validate(&a("dom.exists(#error)", Exists, None)).expect_err("trap");
+        assert!(trap.contains(r#"{"operator": "eq", "expected": true}"#), "{trap}");
+        // Types of `expected` that can never match are refused too.
+        assert!(validate(&a("dom.exists(#e)", Eq, Some(json!("true")))).is_err());
+        assert!(validate(&a("dom.count(.e)", Gt, Some(json!("0")))).is_err());
+        assert!(validate(&a("dom.text(#e)", Eq, Some(json!(5)))).is_err());
+        // A number fact compares as numbers: present (2) is gt the sensible 0, absent (0) is not.
+        let gt = a("dom.count(.e)", Gt, Some(json!(0)));
+        assert!(check(&gt, &Ok(json!(2))).passed && !check(&gt, &Ok(json!(0))).passed);
     }
 
     #[test]

@@ -50,6 +50,21 @@ pub const CORE_FACTS: &[&str] = &[
     "feature.available",
 ];
 
+/// What a fact's value is, which decides the operators that mean something on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `true` or `false`, never absent (`dom.exists` of a missing element is `false`).
+    Bool,
+    /// A number, never absent (`dom.count` of nothing is `0`).
+    Number,
+    /// Text that is always there (`page.title`).
+    Text,
+    /// Text, or `null` when there is nothing to read (`dom.text` of a missing element).
+    OptionalText,
+    /// Anything, or `null` (the `core.*` signals that are lists or flags).
+    Any,
+}
+
 /// Longest fact key accepted.
 pub const MAX_KEY_LEN: usize = 4096;
 
@@ -65,6 +80,28 @@ pub struct FactKey {
 }
 
 impl FactKey {
+    /// What this fact's value is.
+    pub fn kind(&self) -> Kind {
+        match (self.namespace.as_str(), self.path.as_str()) {
+            ("page", "navEpoch") => Kind::Number,
+            ("page", _) => Kind::Text,
+            ("dom", "exists" | "visible" | "checked" | "enabled") => Kind::Bool,
+            ("dom", "count") => Kind::Number,
+            ("dom", _) => Kind::OptionalText,
+            ("chat", "assistantTurnCreated" | "streamActive" | "streamActive.started") => Kind::Bool,
+            ("chat", "messageCount") => Kind::Number,
+            ("chat", _) => Kind::OptionalText,
+            ("form", "submitted") => Kind::Bool,
+            ("form", _) => Kind::Number,
+            ("overlay", "present") => Kind::Bool,
+            ("overlay", "count") => Kind::Number,
+            ("overlay", _) => Kind::OptionalText,
+            ("core", "models.available" | "subscription.active" | "feature.available") => Kind::Any,
+            ("core", _) => Kind::OptionalText,
+            _ => Kind::Any,
+        }
+    }
+
     /// For `dom.attr(SEL|NAME)`: the selector and the attribute name.
     pub fn attr_parts(&self) -> Option<(&str, &str)> {
         let arg = self.arg.as_deref()?;

@@ -168,6 +168,17 @@ async fn commit_points_without_a_contract_are_blocked_and_bad_contracts_are_inva
         (json!("guarded_commit.missing_contract"), json!(false)),
         "a commit point with empty postconditions fails closed: {empty}"
     );
+    // A contract that reads naturally but could never mean it is refused, with what to write.
+    let trap = c
+        .call_err(
+            "nova.click_selector",
+            json!({"selector": "#send", "transitionContract": {
+        "postconditions": {"forbidden": {"all": [{"factKey": "dom.exists(#error)", "operator": "exists"}]}}}}),
+        )
+        .await?;
+    assert_eq!(trap.code.0, -32602);
+    assert!(trap.message.contains(r#""operator": "eq", "expected": true"#), "{}", trap.message);
+    assert_eq!(sent_count(&c).await?, "0", "nothing was sent");
     Ok(())
 }
 
