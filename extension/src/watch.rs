@@ -137,6 +137,7 @@ fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
         elapsed_ms: (now() - s.started).max(0.0) as u32,
         navigated: false,
         success_seen: s.success_seen,
+        url: web_sys::window().and_then(|w| w.location().href().ok()),
     };
     drop(s);
     let _ = resolve.call1(&JsValue::NULL, &crate::background::to_js(&result));

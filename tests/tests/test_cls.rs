@@ -250,6 +250,13 @@ async fn an_expected_navigation_is_followed_and_verified_on_the_new_page() -> an
         .structured("nova.click_selector", json!({"selector": "#place", "transitionContract": contract}))
         .await?;
     assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    // The evidence names where the action landed, not the page it started on.
+    let landed = r["urlAfter"].as_str().unwrap_or_default();
+    assert!(landed.contains("/thanks.html"), "urlAfter {landed}: {r}");
+    assert!(r["urlBefore"].as_str().unwrap_or_default().contains("/order.html"), "{r}");
+    let rows = nova.tool_rows("nova.click_selector", 1)?;
+    assert_eq!(rows[0]["url_after"], json!(landed), "the stored url_after: {}", rows[0]);
+    assert!(rows[0]["url_before"].as_str().unwrap_or_default().contains("/order.html"), "{}", rows[0]);
 
     c.structured("nova.navigate", json!({"url": nova.url("order.html")})).await?;
     let never = json!({

@@ -55,6 +55,9 @@ struct Report {
     active: Option<Value>,
     /// The page did not answer the dispatch: a native dialog may hold it.
     dispatch_timed_out: bool,
+    /// Where the action ended: the document the verdict was reached on, else the tab's URL
+    /// once the watch ended (`urlAfter`).
+    landed: Option<String>,
 }
 
 fn verdict_str(v: Verdict) -> &'static str {
@@ -109,7 +112,7 @@ impl Report {
             for (k, v) in [
                 ("element", json!(a.element)),
                 ("urlBefore", json!(a.url_before)),
-                ("urlAfter", json!(a.url_after)),
+                ("urlAfter", json!(self.landed.as_deref().unwrap_or(&a.url_after))),
             ] {
                 structured[k] = v;
             }
@@ -234,6 +237,7 @@ impl Guard<'_> {
             success_seen: false,
             page_reason: None,
             dispatch_timed_out: false,
+            landed: None,
             active: None,
         };
         let target = tab.target_id.clone();
@@ -429,6 +433,7 @@ impl Guard<'_> {
             Ok(w) => {
                 report.success_seen = w.success_seen;
                 report.failed = w.failed_assertions;
+                report.landed = w.url;
                 match w.outcome {
                     Outcome::Success => (End::Success, None),
                     Outcome::Fail => (End::Fail, None),
@@ -451,6 +456,12 @@ impl Guard<'_> {
                 (End::Indeterminate, Some("eval_error"))
             }
         };
+        if report.landed.is_none() {
+            report.landed = self.bridge.state().tab(&target).map(|t| t.url.clone());
+        }
+        if let Some(url) = &report.landed {
+            rec.obs.url_after = Some(url.clone());
+        }
         report.retry = advice(policy, ambiguity, end);
         match end {
             End::Success => {

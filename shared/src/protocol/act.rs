@@ -132,4 +132,8 @@ pub struct WatchResult {
     /// Whether success was seen at some point without holding for the stability time.
     #[serde(default)]
     pub success_seen: bool,
+    /// The URL of the document the verdict was reached on: where the action landed, after
+    /// redirects and client-side routing.
+    #[serde(default)]
+    pub url: Option<String>,
 }
