@@ -6,7 +6,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::{BridgeError, NOT_CONNECTED_HELP};
-use crate::lease::OwnerMismatch;
 use crate::tob::Observation;
 
 /// One MCP session (one connection).
@@ -29,6 +28,23 @@ impl Default for Session {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// JSON-RPC error code for `claim.owner_mismatch`.
+pub const OWNER_MISMATCH_CODE: i32 = -32040;
+/// Reason code for a call on a tab another agent holds.
+pub const OWNER_MISMATCH: &str = "claim.owner_mismatch";
+
+/// Another agent holds the tab.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tab {target_id} is claimed by agent `{owner}` for {remaining_ms} more ms")]
+pub struct OwnerMismatch {
+    /// The tab.
+    pub target_id: String,
+    /// Who holds it.
+    pub owner: String,
+    /// Time left on the lease.
+    pub remaining_ms: i64,
 }
 
 /// A call rejected at the protocol level (JSON-RPC error), not a tool failure.
@@ -75,7 +91,7 @@ impl CallError {
     pub fn reason_code(&self) -> &'static str {
         match self {
             Self::InvalidParams { .. } | Self::UnknownTool(_) | Self::UnknownScan(_) => "invalid_params",
-            Self::Owner(_) => crate::lease::OWNER_MISMATCH,
+            Self::Owner(_) => OWNER_MISMATCH,
             Self::NotAllowed { reason, .. } => reason,
             Self::Store(_) => "store_error",
         }

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::call::{OWNER_MISMATCH, OWNER_MISMATCH_CODE, OwnerMismatch};
 use crate::time::now_ms;
 
 /// `tab_claim.ttlMs` default: 120000.
@@ -20,10 +21,6 @@ pub const MIN_TTL_MS: u32 = 5_000;
 pub const MAX_TTL_MS: u32 = 1_800_000;
 /// The agent id used when a call names none.
 pub const DEFAULT_AGENT: &str = "default";
-/// JSON-RPC error code for `claim.owner_mismatch`.
-pub const OWNER_MISMATCH_CODE: i32 = -32040;
-/// Reason code for a call on a tab another agent holds.
-pub const OWNER_MISMATCH: &str = "claim.owner_mismatch";
 
 fn default_agent() -> String {
     DEFAULT_AGENT.to_owned()
@@ -93,18 +90,6 @@ pub struct Lease {
     pub debug_label: Option<String>,
     /// Token required to finalize the lease with an explicit decision.
     pub finalization_token: String,
-}
-
-/// Another agent holds the tab.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tab {target_id} is claimed by agent `{owner}` for {remaining_ms} more ms")]
-pub struct OwnerMismatch {
-    /// The tab.
-    pub target_id: String,
-    /// Who holds it.
-    pub owner: String,
-    /// Time left on the lease.
-    pub remaining_ms: i64,
 }
 
 /// All leases of this hub, kept in the store (`tab_leases`) so they survive a hub restart.

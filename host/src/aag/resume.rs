@@ -66,7 +66,7 @@ impl Resumes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aag::SessionState;
+    use crate::aag::session::SessionState;
 
     #[test]
     fn a_saved_session_loads_again() {
