@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::settings::{GateMode, Settings};
 
-pub use session::{SessionState, SharedState};
+pub use session::{SessionState, SharedState, state_of};
 
 /// Gate ids (docs/gates.md, the gate table).
 pub mod gate {

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply, check_range};
+use crate::observation::{ActionKind, flags};
 use crate::replies::{NATIVE_DIALOG_TIMEOUT, merge, note_file_input_refusal, ok_body, parse_frame};
-use crate::tob::{ActionKind, flags};
 use nova_shared::cls::TransitionContract;
 
 pub mod screenshot;
@@ -58,7 +58,6 @@ impl<'h> From<&'h crate::hub::Hub> for Browser<'h> {
         }
     }
 }
-pub use screenshot::{ImageFormat, SCREENSHOT, SCREENSHOT_QUALITY, ScreenshotArgs};
 
 /// `nova.perceive.maxElements` bounds and default.
 pub const PERCEIVE_MAX_ELEMENTS: (u32, u32, u32) = (1, 5000, 400);

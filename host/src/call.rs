@@ -2,31 +2,65 @@
 //! record, its reply, the errors that refuse it at the protocol level, and argument parsing
 //! that names the field and the bound.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::{BridgeError, NOT_CONNECTED_HELP};
-use crate::tob::Observation;
+use crate::observation::Observation;
 
 /// One MCP session (one connection).
 #[derive(Debug, Clone)]
 pub struct Session {
     /// Session id, recorded on every observation.
     pub id: String,
-    /// Gate state of the session (bundles, perception, loops).
-    pub state: crate::aag::SharedState,
+    /// What subsystems keep per session (the gates' state), by type.
+    pub slots: SessionSlots,
 }
 
 impl Session {
-    /// A new session with a random id.
+    /// A new session with a random id and nothing kept yet.
     pub fn new() -> Self {
-        Self { id: uuid::Uuid::new_v4().simple().to_string(), state: crate::aag::SharedState::default() }
+        Self { id: uuid::Uuid::new_v4().simple().to_string(), slots: SessionSlots::default() }
     }
 }
 
 impl Default for Session {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// Per-session state that subsystems keep, one value per type, created on first use. The call
+/// module knows none of these types: a subsystem asks for its own (`aag` keeps its gate state
+/// here), so the call pipeline stays a leaf. Clones share the same values.
+#[derive(Clone, Default)]
+pub struct SessionSlots(Arc<Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>);
+
+impl SessionSlots {
+    /// The session's value of type `T` (a new `T::default()` the first time).
+    pub fn get<T: Any + Default + Send + Sync>(&self) -> Arc<T> {
+        let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = slots.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(T::default()));
+        match Arc::clone(slot).downcast::<T>() {
+            Ok(value) => value,
+            // Unreachable (slots are keyed by their own type); a fresh value rather than a panic.
+            Err(_) => {
+                let value = Arc::new(T::default());
+                *slot = value.clone();
+                value
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for SessionSlots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0.lock().map_or(0, |s| s.len());
+        write!(f, "SessionSlots({n} kept)")
     }
 }
 
@@ -155,8 +189,8 @@ impl ToolReply {
 pub struct CallRecord {
     /// The row.
     pub obs: Observation,
-    /// The session's gate state (a sequence runs its steps in the same session).
-    pub session_state: crate::aag::SharedState,
+    /// The session the call came in (a sequence runs its steps in the same session).
+    pub session: Session,
     /// `_meta.forceBypass` of the call, for gates that can only judge once the tool ran
     /// (`aag.screenshot_budget`).
     pub force_bypass: bool,
@@ -261,4 +295,28 @@ macro_rules! tool_args {
     (@fields [$($head:tt)*] [] [$($acc:tt)*] [$($body:tt)*]) => {
         $($head)* { $($body)* $($acc)* }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn session_slots_are_shared_by_clones_and_kept_per_type() {
+        let session = Session::new();
+        let call = session.clone();
+        call.slots.get::<AtomicU32>().store(7, Ordering::SeqCst);
+        assert_eq!(session.slots.get::<AtomicU32>().load(Ordering::SeqCst), 7, "a clone shares the value");
+        assert!(
+            session.slots.get::<Mutex<String>>().lock().is_ok_and(|s| s.is_empty()),
+            "another type starts empty"
+        );
+        assert_eq!(
+            Session::new().slots.get::<AtomicU32>().load(Ordering::SeqCst),
+            0,
+            "another session starts empty"
+        );
+    }
 }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::call::{CallError, CallRecord, Session, ToolReply};
 use crate::hub::Hub;
-use crate::tob::{Observation, Outcome};
+use crate::observation::{Observation, Outcome};
 
 /// Arguments as recorded: the arguments the tool declares secret (typed text, passwords) are
 /// replaced by their length, so that no secret is ever stored.
@@ -27,117 +27,114 @@ fn redact(tool: &str, args: &Map<String, Value>) -> String {
     Value::Object(copy).to_string()
 }
 
-impl Hub {
-    /// Runs one tool call end to end and records it.
-    pub async fn call_tool(
-        &self,
-        session: &Session,
-        name: &str,
-        args: Map<String, Value>,
-    ) -> Result<ToolReply, CallError> {
-        let started = Instant::now();
-        let agent_id = args.get("agentId").and_then(Value::as_str).unwrap_or(crate::lease::DEFAULT_AGENT);
-        let class = crate::registry::classify(name);
-        let mut rec = CallRecord {
-            obs: Observation {
-                args_json: Some(redact(name, &args)),
-                ..Observation::start(&self.recorder, name, class, agent_id, &session.id)
-            },
-            session_state: session.state.clone(),
-            force_bypass: crate::aag::force_bypass(&args),
-        };
-        let span = tracing::info_span!("tool", call = %&rec.obs.call_id[..8], tool = name);
-        let _guard = span.enter();
-        let agent = rec.obs.agent_id.clone();
-        let gates = self.preflight(session, name, &args, &agent).await;
-        if let Some(mut block) = gates.block {
-            // Not executed; recorded as blocked before dispatch.
-            let obs = &mut rec.obs;
-            obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-            obs.outcome = Some(Outcome::BlockedPreflight);
-            obs.block_stage = Some("aag_preflight".into());
-            obs.error_code = gates.blocked_by.map(|g| format!("aag_blocked:{g}"));
-            obs.reason_code = block.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
-            obs.note_gates(gates.decisions.iter().copied());
-            if let Some(t) = args.get("targetId").and_then(Value::as_str) {
-                obs.target_id = Some(t.to_owned());
-            }
-            tracing::info!(gate = ?gates.blocked_by, "blocked by a gate");
-            self.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, None));
-            self.recorder.record(rec.obs);
-            block.meta.extend(gates.meta);
-            if !gates.warnings.is_empty() {
-                block.structured["_aagGates"] = Value::Object(gates.warnings);
-            }
-            return Ok(block);
-        }
-        // `_meta` is for the gates (forceBypass); tools never see it.
-        let gate_args = args.clone();
-        let mut args = args;
-        args.remove("_meta");
-        rec.obs.note_gates(gates.decisions.iter().copied());
-        let result = self.run(&mut rec, name, args).await;
+/// Runs one tool call end to end and records it.
+pub async fn call_tool(
+    hub: &Hub,
+    session: &Session,
+    name: &str,
+    args: Map<String, Value>,
+) -> Result<ToolReply, CallError> {
+    let started = Instant::now();
+    let agent_id = args.get("agentId").and_then(Value::as_str).unwrap_or(crate::lease::DEFAULT_AGENT);
+    let class = crate::registry::classify(name);
+    let mut rec = CallRecord {
+        obs: Observation {
+            args_json: Some(redact(name, &args)),
+            ..Observation::start(hub.recorder.next_seq(), name, class, agent_id, &session.id)
+        },
+        session: session.clone(),
+        force_bypass: crate::aag::force_bypass(&args),
+    };
+    let span = tracing::info_span!("tool", call = %&rec.obs.call_id[..8], tool = name);
+    let _guard = span.enter();
+    let agent = rec.obs.agent_id.clone();
+    let gates = crate::aag::facts::preflight(hub, session, name, &args, &agent).await;
+    if let Some(mut block) = gates.block {
+        // Not executed; recorded as blocked before dispatch.
         let obs = &mut rec.obs;
         obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        match &result {
-            Ok(reply) => {
-                obs.ok = !reply.is_error;
-                obs.outcome = Some(if reply.is_error { Outcome::Failed } else { Outcome::Success });
-                obs.reason_code =
-                    reply.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
-            }
-            Err(e) => {
-                obs.outcome = Some(match e {
-                    CallError::Owner(_) | CallError::NotAllowed { .. } => Outcome::BlockedPreflight,
-                    CallError::Store(_) => Outcome::Failed,
-                    _ => Outcome::InvalidParams,
-                });
-                obs.block_stage = Some(match e {
-                    CallError::Owner(_) => "lease".to_owned(),
-                    CallError::NotAllowed { .. } => "settings".to_owned(),
-                    CallError::Store(_) => "store".to_owned(),
-                    _ => "validation".to_owned(),
-                });
-                obs.reason_code = Some(e.reason_code().to_owned());
-            }
+        obs.outcome = Some(Outcome::BlockedPreflight);
+        obs.block_stage = Some("aag_preflight".into());
+        obs.error_code = gates.blocked_by.map(|g| format!("aag_blocked:{g}"));
+        obs.reason_code = block.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
+        obs.note_gates(gates.decisions.iter().copied());
+        if let Some(t) = args.get("targetId").and_then(Value::as_str) {
+            obs.target_id = Some(t.to_owned());
         }
-        tracing::info!(ok = obs.ok, ms = obs.duration_ms, reason = ?obs.reason_code, "tool call");
-        if obs.workflow_scope_id.is_none()
-            && let Some(target) = obs.target_id.as_deref()
-            && let Some((scope, mode)) = self.scopes.bind(target, &obs.agent_id)
-        {
-            obs.workflow_scope_id = Some(scope);
-            obs.binding_mode = Some(mode.to_owned());
+        tracing::info!(gate = ?gates.blocked_by, "blocked by a gate");
+        hub.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, None));
+        hub.recorder.record(rec.obs);
+        block.meta.extend(gates.meta);
+        if !gates.warnings.is_empty() {
+            block.structured["_aagGates"] = Value::Object(gates.warnings);
         }
-        crate::tuc::Coverage::from(self).attribute_call(&rec.obs);
-        self.after_call(session, &gate_args, &rec.obs);
-        let hint = crate::tuc::Coverage::from(self).scan_hint(&rec.obs);
-        let structured = result.as_ref().ok().map(|r| &r.structured);
-        self.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, structured));
-        self.recorder.record(rec.obs);
-        let mut result = result;
-        if let Ok(reply) = result.as_mut() {
-            if let Some(h) = hint {
-                reply.structured["_aagGates"]["coverageScanRecommended"] = h;
-            }
-            for (k, v) in gates.warnings {
-                reply.structured["_aagGates"][k] = v;
-            }
-            reply.meta.extend(gates.meta);
-        }
-        result
+        return Ok(block);
     }
+    // `_meta` is for the gates (forceBypass); tools never see it.
+    let gate_args = args.clone();
+    let mut args = args;
+    args.remove("_meta");
+    rec.obs.note_gates(gates.decisions.iter().copied());
+    let result = run(hub, &mut rec, name, args).await;
+    let obs = &mut rec.obs;
+    obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    match &result {
+        Ok(reply) => {
+            obs.ok = !reply.is_error;
+            obs.outcome = Some(if reply.is_error { Outcome::Failed } else { Outcome::Success });
+            obs.reason_code = reply.structured.get("reasonCode").and_then(Value::as_str).map(str::to_owned);
+        }
+        Err(e) => {
+            obs.outcome = Some(match e {
+                CallError::Owner(_) | CallError::NotAllowed { .. } => Outcome::BlockedPreflight,
+                CallError::Store(_) => Outcome::Failed,
+                _ => Outcome::InvalidParams,
+            });
+            obs.block_stage = Some(match e {
+                CallError::Owner(_) => "lease".to_owned(),
+                CallError::NotAllowed { .. } => "settings".to_owned(),
+                CallError::Store(_) => "store".to_owned(),
+                _ => "validation".to_owned(),
+            });
+            obs.reason_code = Some(e.reason_code().to_owned());
+        }
+    }
+    tracing::info!(ok = obs.ok, ms = obs.duration_ms, reason = ?obs.reason_code, "tool call");
+    if obs.workflow_scope_id.is_none()
+        && let Some(target) = obs.target_id.as_deref()
+        && let Some((scope, mode)) = hub.scopes.bind(target, &obs.agent_id)
+    {
+        obs.workflow_scope_id = Some(scope);
+        obs.binding_mode = Some(mode.to_owned());
+    }
+    crate::tuc::Coverage::from(hub).attribute_call(&rec.obs);
+    crate::aag::facts::after_call(hub, session, &gate_args, &rec.obs);
+    let hint = crate::tuc::Coverage::from(hub).scan_hint(&rec.obs);
+    let structured = result.as_ref().ok().map(|r| &r.structured);
+    hub.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, structured));
+    hub.recorder.record(rec.obs);
+    let mut result = result;
+    if let Ok(reply) = result.as_mut() {
+        if let Some(h) = hint {
+            reply.structured["_aagGates"]["coverageScanRecommended"] = h;
+        }
+        for (k, v) in gates.warnings {
+            reply.structured["_aagGates"][k] = v;
+        }
+        reply.meta.extend(gates.meta);
+    }
+    result
+}
 
-    async fn run(
-        &self,
-        rec: &mut CallRecord,
-        name: &str,
-        args: Map<String, Value>,
-    ) -> Result<ToolReply, CallError> {
-        self.scopes.sweep();
-        let tool = crate::registry::find(name).ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
-        (tool.run)(self, rec, args).await
-    }
+async fn run(
+    hub: &Hub,
+    rec: &mut CallRecord,
+    name: &str,
+    args: Map<String, Value>,
+) -> Result<ToolReply, CallError> {
+    hub.scopes.sweep();
+    let tool = crate::registry::find(name).ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+    (tool.run)(hub, rec, args).await
 }
 
 #[cfg(test)]

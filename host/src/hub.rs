@@ -1,6 +1,7 @@
 //! The hub's state: what every tool call can reach (the browser connection, the store's
 //! subsystems, the leases, the person's controls). One `Hub` lives as long as the hub process;
-//! the handlers of each subsystem are `impl Hub` blocks next to their tool declarations.
+//! handlers reach it through narrow contexts built from it (`From<&Hub>`), and `Hub` has methods
+//! only here (docs/architecture.md, "Imports point one way").
 
 use std::sync::Arc;
 

@@ -4,25 +4,11 @@
 //! finds the hub to connect to.
 
 mod record;
+mod stream;
 
 pub use record::HubRecord;
 
-use std::path::Path;
-
-use tokio::io::{AsyncRead, AsyncWrite};
-
-/// The reading half of a connection.
-pub type Reader = Box<dyn AsyncRead + Send + Unpin>;
-/// The writing half of a connection.
-pub type Writer = Box<dyn AsyncWrite + Send + Unpin>;
-
-/// The Windows pipe name for a hub socket path: `\\.\pipe\nova-<16 hex of SHA-256(path)>`.
-pub fn pipe_name(path: &Path) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(path.to_string_lossy().as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!(r"\\.\pipe\nova-{hex}")
-}
+pub use stream::{Reader, Writer, pipe_name};
 
 pub use imp::{Listener, connect, reachable};
 
@@ -30,7 +16,7 @@ pub use imp::{Listener, connect, reachable};
 mod imp {
     use std::path::Path;
 
-    use super::{Reader, Writer};
+    use super::stream::{Reader, Writer};
 
     /// Accepts relay connections.
     pub struct Listener(tokio::net::UnixListener);
@@ -71,7 +57,7 @@ mod imp {
 
     use tokio::net::windows::named_pipe::{ClientOptions, NamedPipeServer, ServerOptions};
 
-    use super::{Reader, Writer, pipe_name};
+    use super::stream::{Reader, Writer, pipe_name};
 
     /// `ERROR_PIPE_BUSY`: every instance is taken; the server makes a new one at once.
     const PIPE_BUSY: i32 = 231;
@@ -126,6 +112,8 @@ mod imp {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]

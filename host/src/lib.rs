@@ -18,7 +18,8 @@
 //! - [`etm`]: task memory: profiles, runs, evidence grading, guidance; [`tuc`]: task URL
 //!   coverage (units, scans, attribution).
 //! - [`lease`]: tab leases (`nova.tab_claim` / `nova.tab_release`).
-//! - [`tob`]: the Tool Observation Bus: observation rows and their batched writer.
+//! - [`observation`]: one call's observation row (kind, flags, outcome); [`tob`]: the Tool
+//!   Observation Bus, the rows' batched writer and scopes.
 //! - [`store`]: the SQLite store, migrations and integrity checks; [`settings`]: the person's
 //!   `settings.json`.
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
@@ -46,6 +47,7 @@ pub mod install;
 pub mod ipc;
 pub mod lease;
 pub mod mcp;
+pub mod observation;
 pub mod pagetools;
 pub mod paths;
 pub mod registry;

@@ -1,4 +1,4 @@
-//! The MCP layer: maps MCP requests onto [`crate::hub::Hub::call_tool`] and holds no tool
+//! The MCP layer: maps MCP requests onto [`crate::dispatch::call_tool`] and holds no tool
 //! logic of its own.
 //!
 //! - [`catalog`]: the tool list with JSON schemas generated from the argument types.

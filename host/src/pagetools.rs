@@ -16,10 +16,10 @@ use serde_json::{Map, Value, json};
 
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::check_range;
-use crate::call::{CallError, CallRecord, Session, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::observation::{ActionKind, flags};
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::replies::{merge, ok_body, parse_frame};
-use crate::tob::{ActionKind, flags};
 use crate::tuc::sources;
 
 /// What the page tools reach.
@@ -392,7 +392,7 @@ impl Pages<'_> {
             }
         }
         rec.executed();
-        let session = Session { id: rec.obs.mcp_session.clone(), state: rec.session_state.clone() };
+        let session = rec.session.clone();
         let agent = rec.obs.agent_id.clone();
         let mut results = Vec::new();
         let mut stopped_at = None;
@@ -400,7 +400,7 @@ impl Pages<'_> {
             let mut args = step.args;
             args.entry("targetId").or_insert_with(|| json!(a.target_id));
             args.entry("agentId").or_insert_with(|| json!(agent));
-            let outcome = Box::pin(self.hub.call_tool(&session, &step.tool, args)).await;
+            let outcome = Box::pin(crate::dispatch::call_tool(self.hub, &session, &step.tool, args)).await;
             let (ok, body) = match outcome {
                 Ok(reply) => (!reply.is_error, reply.structured),
                 Err(e) => (

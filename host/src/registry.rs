@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::hub::Hub;
-use crate::tob::ActionKind;
+use crate::observation::ActionKind;
 
 /// A capability bundle an agent loads with `nova.tools_bundle`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -362,7 +362,7 @@ mod tests {
     fn classification_follows_the_contract_table() {
         let (kind, _, f) = classify("nova.type_selector");
         assert_eq!(kind, ActionKind::Interact);
-        assert_ne!(f & crate::tob::flags::INPUT_SUPPLIED, 0);
+        assert_ne!(f & crate::observation::flags::INPUT_SUPPLIED, 0);
         assert_eq!(classify("nova.navigate").0, ActionKind::Navigate);
         assert_eq!(classify("nova.tab_claim").0, ActionKind::Meta);
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::bridge::{Bridge, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::lease::Leases;
-use crate::tob::flags;
+use crate::observation::flags;
 
 /// The browser connection and the leases, which is all resolving a tab needs.
 pub struct Tabs<'h> {

@@ -18,11 +18,11 @@ use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::etm::instance::load_instance;
 use crate::etm::soft;
+use crate::observation::{ActionKind, flags};
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::settings::Settings;
 use crate::time::now_ms;
 use crate::time::parse_time;
-use crate::tob::{ActionKind, flags};
 
 /// What the URL-coverage tools and attribution reach.
 pub struct Coverage<'h> {
@@ -492,7 +492,7 @@ impl Coverage<'_> {
     /// The scan-recommendation hint `etm.coverage_scan_recommended` (docs/tasks.md,
     /// "Scan recommendation"): once per run, on a read by an agent whose latest open run is
     /// exhaustive with URL units, when no coverage scan ran on the tab in the last 10 minutes.
-    pub fn scan_hint(&self, obs: &crate::tob::Observation) -> Option<Value> {
+    pub fn scan_hint(&self, obs: &crate::observation::Observation) -> Option<Value> {
         // Reads of what the page shows (text or pixels), not scans themselves.
         use Evidence;
         let read = crate::registry::find(&obs.tool)
@@ -547,7 +547,7 @@ impl Coverage<'_> {
     }
 
     /// Attribution of non-scan calls (visits, light reads): recorded, never advancing a unit.
-    pub fn attribute_call(&self, obs: &crate::tob::Observation) {
+    pub fn attribute_call(&self, obs: &crate::observation::Observation) {
         let settings = Settings::load(self.data);
         if !settings.task_url_coverage_tracking_enabled || !obs.executed {
             return;

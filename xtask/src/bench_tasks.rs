@@ -5,7 +5,8 @@
 use std::time::Instant;
 
 use nova_e2e::Nova;
-use nova_host::tob::{Observation, Outcome, Recorder, flags};
+use nova_host::observation::{Observation, Outcome, flags};
+use nova_host::tob::Recorder;
 use rusqlite::params;
 use serde_json::{Value, json};
 

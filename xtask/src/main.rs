@@ -16,6 +16,7 @@ mod build;
 mod cmd;
 mod demo;
 mod deps;
+mod deps_ra;
 mod ensure;
 mod jsbuild;
 mod measure;
@@ -54,7 +55,8 @@ enum Cmd {
         #[arg(long)]
         browser: Vec<String>,
     },
-    /// Check that no module imports another in a loop, in every crate (CI runs it).
+    /// Check that no module imports another in a loop: every crate by reading its source, and
+    /// the host again with cargo-modules (installed once). CI runs it.
     Deps,
     /// The crash soak: kill the hub between intent and verdict many times (default 1,000).
     Soak {
@@ -74,7 +76,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Package => package::package().map(|_| ()),
         Cmd::Test(args) => test::test(args),
         Cmd::Bench(args) => bench::bench(args),
-        Cmd::Deps => deps::deps(),
+        Cmd::Deps => deps::deps().and_then(|()| deps_ra::check()),
         Cmd::Acceptance { mut browser } => {
             if browser.is_empty() {
                 browser = vec!["chromium".into(), "firefox".into()];

@@ -23,6 +23,7 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
         step("cargo fmt --check");
         run_cmd(cargo().args(["fmt", "--all", "--check"]))?;
         crate::deps::deps()?;
+        crate::deps_ra::check()?;
         step("cargo clippy (host side)");
         run_cmd(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
         step("cargo clippy (extension, wasm32)");

@@ -8,11 +8,11 @@ use std::time::Duration;
 use nova_shared::protocol::{RevParams, RevResult, method};
 use serde_json::{Map, Value};
 
-use super::SessionState;
 use super::control::{Reclaim, Stop};
 use super::pipeline::Preflight;
 use super::pipeline::{self, Call, Facts, Ran};
 use super::resume::Durable;
+use super::{SessionState, SharedState, state_of};
 use crate::bridge::BrowserState;
 use crate::call::Session;
 use crate::hub::Hub;
@@ -98,80 +98,84 @@ impl Facts for HubFacts<'_> {
     }
 }
 
-impl Hub {
-    fn facts(&self) -> HubFacts<'_> {
-        HubFacts { hub: self, settings: OnceCell::new(), browser: self.bridge.state(), now: now_ms() }
-    }
+fn facts(hub: &Hub) -> HubFacts<'_> {
+    HubFacts { hub, settings: OnceCell::new(), browser: hub.bridge.state(), now: now_ms() }
+}
 
-    /// Runs the gates before a call. A call that looks like a loop on what the hub last heard
-    /// of its page first asks the page for its revision now (one short round trip, only
-    /// then): a page that changed on its own meanwhile is progress.
-    pub async fn preflight(
-        &self,
-        session: &Session,
-        tool: &str,
-        args: &Map<String, Value>,
-        agent: &str,
-    ) -> Preflight {
-        let call = Call { tool, args, agent };
-        let mut facts = self.facts();
-        let suspect = pipeline::looks_like_loop(&facts, &lock(session), &call);
-        if let Some((target, frame)) = suspect {
-            let params = RevParams { target, frame_id: (frame != 0).then_some(frame) };
-            match self.bridge.call::<RevResult>(method::REV, params, REV_PROBE_TIMEOUT).await {
-                // The reply's stamp reached the bridge before the reply.
-                Ok(_) => facts.browser = self.bridge.state(),
-                Err(e) => {
-                    tracing::debug!(error = %e, "no revision from the page; judging on the last one heard")
-                }
-            }
-        }
-        let out = pipeline::preflight(&facts, &mut lock(session), &call);
-        if let Some(target) = &out.reclaim_delivered {
-            self.control.take_reclaim(target, agent);
-        }
-        out
-    }
-
-    /// Updates the session after a call ran.
-    pub fn after_call(&self, session: &Session, args: &Map<String, Value>, obs: &crate::tob::Observation) {
-        let facts = self.facts();
-        let ran = Ran {
-            call: Call { tool: &obs.tool, args, agent: &obs.agent_id },
-            target: obs.target_id.as_deref(),
-            ok: obs.ok,
-            nav_epoch_before: obs.nav_epoch_before,
-        };
-        let mut state = lock(session);
-        pipeline::after_call(&mut state, &facts, &ran);
-        if let Some(key) = state.resume_key.clone() {
-            let url_of =
-                |t: &str| facts.browser.tabs.iter().find(|tab| tab.target_id == t).map(|tab| tab.url.clone());
-            let durable = Durable::of(&state, url_of);
-            if state.saved.as_ref() != Some(&durable) {
-                self.resumes.save(&key, &durable);
-                state.saved = Some(durable);
+/// Runs the gates before a call. A call that looks like a loop on what the hub last heard
+/// of its page first asks the page for its revision now (one short round trip, only
+/// then): a page that changed on its own meanwhile is progress.
+pub async fn preflight(
+    hub: &Hub,
+    session: &Session,
+    tool: &str,
+    args: &Map<String, Value>,
+    agent: &str,
+) -> Preflight {
+    let call = Call { tool, args, agent };
+    let mut facts = facts(hub);
+    let suspect = pipeline::looks_like_loop(&facts, &lock(&state_of(session)), &call);
+    if let Some((target, frame)) = suspect {
+        let params = RevParams { target, frame_id: (frame != 0).then_some(frame) };
+        match hub.bridge.call::<RevResult>(method::REV, params, REV_PROBE_TIMEOUT).await {
+            // The reply's stamp reached the bridge before the reply.
+            Ok(_) => facts.browser = hub.bridge.state(),
+            Err(e) => {
+                tracing::debug!(error = %e, "no revision from the page; judging on the last one heard")
             }
         }
     }
+    let out = pipeline::preflight(&facts, &mut lock(&state_of(session)), &call);
+    if let Some(target) = &out.reclaim_delivered {
+        hub.control.take_reclaim(target, agent);
+    }
+    out
+}
 
-    /// Names a session after the one `nova mcp` keeps across hub restarts, and gives it back
-    /// what the gates knew of it before a restart.
-    pub async fn resume_session(&self, session: &Session, key: &str) {
-        lock(session).resume_key = Some(key.to_owned());
-        let Some(durable) = self.resumes.load(key) else { return };
-        // A hub just started by the browser may not have heard the tab list yet.
-        if self.bridge.wait_hello(Duration::from_secs(5)).await && self.bridge.state().tabs.is_empty() {
-            self.bridge.refresh_tabs(Duration::from_secs(2)).await;
+/// Updates the session after a call ran.
+pub fn after_call(
+    hub: &Hub,
+    session: &Session,
+    args: &Map<String, Value>,
+    obs: &crate::observation::Observation,
+) {
+    let facts = facts(hub);
+    let ran = Ran {
+        call: Call { tool: &obs.tool, args, agent: &obs.agent_id },
+        target: obs.target_id.as_deref(),
+        ok: obs.ok,
+        nav_epoch_before: obs.nav_epoch_before,
+    };
+    let shared = state_of(session);
+    let mut state = lock(&shared);
+    pipeline::after_call(&mut state, &facts, &ran);
+    if let Some(key) = state.resume_key.clone() {
+        let url_of =
+            |t: &str| facts.browser.tabs.iter().find(|tab| tab.target_id == t).map(|tab| tab.url.clone());
+        let durable = Durable::of(&state, url_of);
+        if state.saved.as_ref() != Some(&durable) {
+            hub.resumes.save(&key, &durable);
+            state.saved = Some(durable);
         }
-        let browser = self.bridge.state();
-        tracing::info!(session = key, "gate state of a returning session restored");
-        durable.restore(&mut lock(session), |t| {
-            browser.tabs.iter().find(|tab| tab.target_id == t).map(|tab| (tab.nav_epoch, tab.url.clone()))
-        });
     }
 }
 
-fn lock(session: &Session) -> std::sync::MutexGuard<'_, SessionState> {
-    session.state.lock().unwrap_or_else(|p| p.into_inner())
+/// Names a session after the one `nova mcp` keeps across hub restarts, and gives it back
+/// what the gates knew of it before a restart.
+pub async fn resume_session(hub: &Hub, session: &Session, key: &str) {
+    lock(&state_of(session)).resume_key = Some(key.to_owned());
+    let Some(durable) = hub.resumes.load(key) else { return };
+    // A hub just started by the browser may not have heard the tab list yet.
+    if hub.bridge.wait_hello(Duration::from_secs(5)).await && hub.bridge.state().tabs.is_empty() {
+        hub.bridge.refresh_tabs(Duration::from_secs(2)).await;
+    }
+    let browser = hub.bridge.state();
+    tracing::info!(session = key, "gate state of a returning session restored");
+    durable.restore(&mut lock(&state_of(session)), |t| {
+        browser.tabs.iter().find(|tab| tab.target_id == t).map(|tab| (tab.nav_epoch, tab.url.clone()))
+    });
+}
+
+fn lock(state: &SharedState) -> std::sync::MutexGuard<'_, SessionState> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
 }

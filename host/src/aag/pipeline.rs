@@ -658,7 +658,8 @@ pub fn after_call(state: &mut SessionState, facts: &dyn Facts, ran: &Ran<'_>) {
         }
     }
     let kind = crate::registry::classify(tool).0;
-    if ran.ok && !matches!(kind, crate::tob::ActionKind::Read | crate::tob::ActionKind::Meta) {
+    if ran.ok && !matches!(kind, crate::observation::ActionKind::Read | crate::observation::ActionKind::Meta)
+    {
         state.writes += 1;
     }
     let browser = facts.browser();

@@ -70,8 +70,8 @@ impl Presence {
 }
 
 /// The feed line of a finished call.
-pub fn activity(obs: &crate::tob::Observation, structured: Option<&Value>) -> Activity {
-    use crate::tob::Outcome;
+pub fn activity(obs: &crate::observation::Observation, structured: Option<&Value>) -> Activity {
+    use crate::observation::Outcome;
     let verification = structured
         .and_then(|s| s.pointer("/guardedCommit/verificationStatus").or_else(|| s.get("verificationStatus")))
         .and_then(Value::as_str);

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::loops;
+use crate::call::Session;
 
 /// Per-session gate state.
 #[derive(Debug, Default, Clone)]
@@ -37,8 +38,13 @@ pub struct SessionState {
     pub saved: Option<Durable>,
 }
 
-/// A mutex-wrapped state for sessions (re-exported for `Session`).
+/// The gate state of one session, shared by its calls.
 pub type SharedState = std::sync::Arc<Mutex<SessionState>>;
+
+/// The gate state of `session` (kept in the session's slots, created empty on first use).
+pub fn state_of(session: &Session) -> SharedState {
+    session.slots.get::<Mutex<SessionState>>()
+}
 
 /// The durable part of [`SessionState`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

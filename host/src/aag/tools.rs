@@ -169,7 +169,8 @@ impl Setup<'_> {
     pub async fn tools_bundle(&self, rec: &mut CallRecord, a: BundleArgs) -> Result<ToolReply, CallError> {
         rec.executed();
         let loaded: Vec<String> = {
-            let mut s = rec.session_state.lock().unwrap_or_else(|p| p.into_inner());
+            let state = crate::aag::state_of(&rec.session);
+            let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
             s.bundles.insert(a.bundle.as_str().to_owned());
             s.bundles.iter().cloned().collect()
         };

@@ -52,7 +52,7 @@ impl BrowserRequests for Service {
         let name = name.to_owned();
         Box::pin(async move {
             let hub = hub.ok_or_else(|| wire("hub_stopping", "the hub is stopping"))?;
-            hub.ui_answer(&name, params).await
+            ui_answer(&hub, &name, params).await
         })
     }
 }
@@ -73,99 +73,92 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, WireError> {
     serde_json::to_value(v).map_err(|e| wire(nova_shared::reason::INTERNAL, e.to_string()))
 }
 
-impl Hub {
-    async fn ui_answer(&self, name: &str, params: Value) -> Result<Value, WireError> {
-        match name {
-            method::STATUS => to_value(&self.ui_status()),
-            method::STOP => {
-                self.control.engage("popup").map_err(store_err)?;
-                tracing::warn!("emergency stop engaged from the browser");
-                self.stop_changed()
-            }
-            method::RESUME => {
-                self.control.release().map_err(store_err)?;
-                tracing::info!("emergency stop released from the browser");
-                self.stop_changed()
-            }
-            method::SETTINGS => to_value(&settings_view(&self.data)),
-            method::SETTINGS_SET => {
-                let update: SettingsUpdate =
-                    serde_json::from_value(params).map_err(|e| bad(format!("settings update: {e}")))?;
-                let mut s = Settings::try_load(&self.data)
-                    .map_err(|e| bad(format!("settings.json is not valid ({e}); fix or delete it first")))?;
-                apply(&mut s, update)?;
-                s.save(&self.data).map_err(|e| wire(nova_shared::reason::INTERNAL, e.to_string()))?;
-                tracing::info!("settings changed from the options page");
-                to_value(&settings_view(&self.data))
-            }
-            method::APPROVALS => to_value(&self.control.approvals(200).map_err(store_err)?),
-            method::ANSWER => {
-                let a: Answer = serde_json::from_value(params).map_err(|e| bad(format!("answer: {e}")))?;
-                if !matches!(a.decision.as_str(), "approved" | "denied") {
-                    return Err(bad(format!("`decision` must be approved or denied, not `{}`", a.decision)));
-                }
-                let p = self.prompts.answer(&self.control, &a.prompt_id, &a.decision).ok_or_else(|| {
-                    wire(
-                        "prompt_not_pending",
-                        format!("prompt `{}` is not waiting for an answer", a.prompt_id),
-                    )
-                })?;
-                to_value(&p)
-            }
-            other => {
-                Err(wire(nova_shared::reason::UNKNOWN_METHOD, format!("the host has no method `{other}`")))
-            }
+async fn ui_answer(hub: &Hub, name: &str, params: Value) -> Result<Value, WireError> {
+    match name {
+        method::STATUS => to_value(&ui_status(hub)),
+        method::STOP => {
+            hub.control.engage("popup").map_err(store_err)?;
+            tracing::warn!("emergency stop engaged from the browser");
+            stop_changed(hub)
         }
-    }
-
-    fn stop_changed(&self) -> Result<Value, WireError> {
-        let state = stop_state(self.control.stop());
-        let v = to_value(&state)?;
-        self.bridge.notify(method::STOP_CHANGED, v.clone());
-        Ok(v)
-    }
-
-    /// Everything the popup shows.
-    pub fn ui_status(&self) -> Status {
-        let tabs = self.bridge.state().tabs;
-        let held = |target: &str, agent: &str| {
-            let t = tabs.iter().find(|t| t.target_id == target);
-            HeldTab {
-                target_id: target.to_owned(),
-                agent_id: agent.to_owned(),
-                title: t.map(|t| t.title.clone()).unwrap_or_default(),
-                url: t.map(|t| t.url.clone()).unwrap_or_default(),
-            }
-        };
-        let leases = self.leases.all();
-        let agents: Vec<Agent> = self
-            .presence
-            .agents()
-            .into_iter()
-            .filter(|(_, s)| !s.client.is_empty() || s.calls > 0)
-            .map(|(id, s)| Agent {
-                session_id: id,
-                client: s.client,
-                tabs: leases.iter().filter(|(_, o)| s.agents.contains(o)).map(|(t, o)| held(t, o)).collect(),
-                agent_ids: s.agents.into_iter().collect(),
-                calls: s.calls,
-                last_call_at_ms: s.last_call_at_ms,
-            })
-            .collect();
-        let idle_tabs = leases
-            .iter()
-            .filter(|(_, o)| !agents.iter().any(|a| a.agent_ids.contains(o)))
-            .map(|(t, o)| held(t, o))
-            .collect();
-        Status {
-            host_version: env!("CARGO_PKG_VERSION").to_owned(),
-            hub_pid: std::process::id(),
-            stop: stop_state(self.control.stop()),
-            agents,
-            idle_tabs,
-            activity: self.presence.feed(),
-            prompts: self.prompts.pending(),
+        method::RESUME => {
+            hub.control.release().map_err(store_err)?;
+            tracing::info!("emergency stop released from the browser");
+            stop_changed(hub)
         }
+        method::SETTINGS => to_value(&settings_view(&hub.data)),
+        method::SETTINGS_SET => {
+            let update: SettingsUpdate =
+                serde_json::from_value(params).map_err(|e| bad(format!("settings update: {e}")))?;
+            let mut s = Settings::try_load(&hub.data)
+                .map_err(|e| bad(format!("settings.json is not valid ({e}); fix or delete it first")))?;
+            apply(&mut s, update)?;
+            s.save(&hub.data).map_err(|e| wire(nova_shared::reason::INTERNAL, e.to_string()))?;
+            tracing::info!("settings changed from the options page");
+            to_value(&settings_view(&hub.data))
+        }
+        method::APPROVALS => to_value(&hub.control.approvals(200).map_err(store_err)?),
+        method::ANSWER => {
+            let a: Answer = serde_json::from_value(params).map_err(|e| bad(format!("answer: {e}")))?;
+            if !matches!(a.decision.as_str(), "approved" | "denied") {
+                return Err(bad(format!("`decision` must be approved or denied, not `{}`", a.decision)));
+            }
+            let p = hub.prompts.answer(&hub.control, &a.prompt_id, &a.decision).ok_or_else(|| {
+                wire("prompt_not_pending", format!("prompt `{}` is not waiting for an answer", a.prompt_id))
+            })?;
+            to_value(&p)
+        }
+        other => Err(wire(nova_shared::reason::UNKNOWN_METHOD, format!("the host has no method `{other}`"))),
+    }
+}
+
+fn stop_changed(hub: &Hub) -> Result<Value, WireError> {
+    let state = stop_state(hub.control.stop());
+    let v = to_value(&state)?;
+    hub.bridge.notify(method::STOP_CHANGED, v.clone());
+    Ok(v)
+}
+
+/// Everything the popup shows.
+pub fn ui_status(hub: &Hub) -> Status {
+    let tabs = hub.bridge.state().tabs;
+    let held = |target: &str, agent: &str| {
+        let t = tabs.iter().find(|t| t.target_id == target);
+        HeldTab {
+            target_id: target.to_owned(),
+            agent_id: agent.to_owned(),
+            title: t.map(|t| t.title.clone()).unwrap_or_default(),
+            url: t.map(|t| t.url.clone()).unwrap_or_default(),
+        }
+    };
+    let leases = hub.leases.all();
+    let agents: Vec<Agent> = hub
+        .presence
+        .agents()
+        .into_iter()
+        .filter(|(_, s)| !s.client.is_empty() || s.calls > 0)
+        .map(|(id, s)| Agent {
+            session_id: id,
+            client: s.client,
+            tabs: leases.iter().filter(|(_, o)| s.agents.contains(o)).map(|(t, o)| held(t, o)).collect(),
+            agent_ids: s.agents.into_iter().collect(),
+            calls: s.calls,
+            last_call_at_ms: s.last_call_at_ms,
+        })
+        .collect();
+    let idle_tabs = leases
+        .iter()
+        .filter(|(_, o)| !agents.iter().any(|a| a.agent_ids.contains(o)))
+        .map(|(t, o)| held(t, o))
+        .collect();
+    Status {
+        host_version: env!("CARGO_PKG_VERSION").to_owned(),
+        hub_pid: std::process::id(),
+        stop: stop_state(hub.control.stop()),
+        agents,
+        idle_tabs,
+        activity: hub.presence.feed(),
+        prompts: hub.prompts.pending(),
     }
 }
 

@@ -7,14 +7,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Browser;
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::check_range;
 use crate::call::{CallError, CallRecord, ToolReply};
+use crate::observation::{ActionKind, flags};
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use crate::replies::{merge, ok_body};
 use crate::settings::GateMode;
-use crate::tob::{ActionKind, flags};
 
 /// `nova.capture_screenshot.quality` bounds and default (JPEG only).
 pub const SCREENSHOT_QUALITY: (u32, u32, u32) = (1, 100, 80);
@@ -61,7 +60,7 @@ crate::tool! {
         "nova.capture_screenshot",
         "Capture the visible part of a tab as an image.",
         registry::schema::<ScreenshotArgs>,
-        crate::handler!(Browser::screenshot),
+        crate::handler!(Shots::screenshot),
     )
     .bundles(&[Bundle::BrowserAutomation, Bundle::PageReadDebug])
     .tob(ActionKind::Read, "webpage", flags::VISUAL_EXPOSED | flags::VIEWPORT_ONLY)
@@ -70,7 +69,24 @@ crate::tool! {
     .read_only()
     .in_sequence();
 }
-impl Browser<'_> {
+/// The narrow context of the screenshot tool: the tab, the browser, the data dir (thumbnails and
+/// files are written there; the settings say the budget).
+pub struct Shots<'h> {
+    /// The tab a call names.
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// The extension connection.
+    pub bridge: &'h crate::bridge::Bridge,
+    /// The data dir.
+    pub data: &'h crate::paths::DataDir,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Shots<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self { tabs: hub.tabs(), bridge: &hub.bridge, data: &hub.data }
+    }
+}
+
+impl Shots<'_> {
     /// `nova.capture_screenshot`.
     pub async fn screenshot(&self, rec: &mut CallRecord, a: ScreenshotArgs) -> Result<ToolReply, CallError> {
         check_range("quality", a.quality, SCREENSHOT_QUALITY)?;

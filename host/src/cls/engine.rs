@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply};
+use crate::observation::flags;
 use crate::time::now_ms;
-use crate::tob::flags;
 
 use super::{COORDINATOR_RETRY_AFTER_MS, End, RetryAdvice, advice, journal, reason};
 use nova_shared::adapter::{self, Adapter};
@@ -206,7 +206,7 @@ impl Guard<'_> {
         self.guarded_with_adapter(rec, tab, action, contract, adapter).await
     }
 
-    /// [`Hub::guarded`] with the adapter the `chat.*` / `form.*` facts are read through.
+    /// [`Guard::guarded`] with the adapter the `chat.*` / `form.*` facts are read through.
     pub async fn guarded_with_adapter(
         &self,
         rec: &mut CallRecord,

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::{CallError, CallRecord, ToolReply};
+use crate::observation::flags;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
-use crate::tob::flags;
 
 /// What the guarded macros reach.
 pub struct Macros<'h> {
@@ -44,7 +44,11 @@ impl<'h> From<&'h crate::hub::Hub> for Macros<'h> {
 /// interaction that supplies input, behind fresh perception.
 const fn guarded(tool: ToolDef) -> ToolDef {
     tool.bundles(&[Bundle::BrowserAutomation])
-        .tob(crate::tob::ActionKind::Interact, "dom_node", flags::MUTATION_ATTEMPTED | flags::INPUT_SUPPLIED)
+        .tob(
+            crate::observation::ActionKind::Interact,
+            "dom_node",
+            flags::MUTATION_ATTEMPTED | flags::INPUT_SUPPLIED,
+        )
         .page(PageUse::Acts { needs_perception: true })
 }
 

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::context::Tasks;
 use super::{ok, soft};
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::time::now_ms;
@@ -197,7 +196,19 @@ crate::tool_args! {
     }
 }
 
-impl Tasks<'_> {
+/// The narrow context of the guidance tools: task memory only.
+pub struct Guidance<'h> {
+    /// Task memory.
+    pub etm: &'h super::Etm,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for Guidance<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self { etm: &hub.etm }
+    }
+}
+
+impl Guidance<'_> {
     /// `nova.task_guidance_log_add`.
     pub async fn task_guidance_log_add(
         &self,

@@ -2,8 +2,9 @@
 //! [`super`] and [`super::guidance`].
 
 use super::context::Tasks;
+use super::guidance::Guidance;
+use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, ToolDef};
-use crate::tob::ActionKind;
 
 crate::tool! {
     /// `nova.task_search` in the tool registry.
@@ -149,7 +150,7 @@ crate::tool! {
         "nova.task_guidance_log_add",
         "Log a lesson for a task profile; recurring lessons become promotion candidates.",
         registry::schema::<super::guidance::GuidanceAddArgs>,
-        crate::handler!(Tasks::task_guidance_log_add),
+        crate::handler!(Guidance::task_guidance_log_add),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);
@@ -161,7 +162,7 @@ crate::tool! {
         "nova.task_guidance_logs",
         "List guidance logs.",
         registry::schema::<super::guidance::GuidanceLogsArgs>,
-        crate::handler!(Tasks::task_guidance_logs),
+        crate::handler!(Guidance::task_guidance_logs),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -174,7 +175,7 @@ crate::tool! {
         "nova.task_promotion_candidates",
         "Guidance logged often enough to promote into the profile.",
         registry::schema::<super::guidance::CandidatesArgs>,
-        crate::handler!(Tasks::task_promotion_candidates),
+        crate::handler!(Guidance::task_promotion_candidates),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Meta, "none", 0)
@@ -187,7 +188,7 @@ crate::tool! {
         "nova.task_promote_guidance",
         "Promote a guidance log into the profile's stable guidance.",
         registry::schema::<super::guidance::PromoteArgs>,
-        crate::handler!(Tasks::task_promote_guidance),
+        crate::handler!(Guidance::task_promote_guidance),
     )
     .bundles(&[Bundle::TaskMemory])
     .tob(ActionKind::Write, "none", 0);

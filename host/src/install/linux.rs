@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Browser, Env, Location, Sign, Target, Variant, manifest_file, under};
+use super::model::{Browser, Env, Location, Sign, Target, Variant, manifest_file, under};
 
 /// The directory under `XDG_CONFIG_HOME` that holds a Chromium-family browser's profiles.
 fn config_dir(browser: Browser) -> &'static [&'static str] {
@@ -125,8 +125,8 @@ pub(super) fn locations(browser: Browser, env: &Env) -> Vec<Location> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::model::{Os, Probe};
     use super::super::tests::{env, probe_seeing};
-    use super::super::{Os, Probe};
     use super::*;
 
     fn manifest(browser: Browser, variant: Variant, env: &Env) -> PathBuf {

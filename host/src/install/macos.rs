@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Browser, Env, Location, Sign, Target, Variant, manifest_file, under};
+use super::model::{Browser, Env, Location, Sign, Target, Variant, manifest_file, under};
 
 /// The directory under Application Support whose `NativeMessagingHosts` the browser reads.
 fn manifest_root(browser: Browser) -> &'static [&'static str] {
@@ -56,8 +56,8 @@ pub(super) fn locations(browser: Browser, env: &Env) -> Vec<Location> {
 mod tests {
     use std::path::PathBuf;
 
+    use super::super::model::{Os, Probe};
     use super::super::tests::{env, probe_seeing};
-    use super::super::{Os, Probe};
     use super::*;
 
     fn installed(browser: Browser, env: &Env, probe: &Probe) -> bool {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use nova_shared::NATIVE_HOST_NAME;
 
-use super::{Browser, Env, Error, Location, Os, Sign, Target, Variant, manifest_file, under};
+use super::model::{Browser, Env, Error, Location, Os, Sign, Target, Variant, manifest_file, under};
 
 /// The hive every key lives in: per user, no elevation needed.
 pub(super) const HIVE: &str = "HKCU";

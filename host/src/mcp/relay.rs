@@ -17,8 +17,9 @@ use tokio::sync::mpsc;
 use super::MAX_LINE_BYTES;
 use crate::bridge::NOT_CONNECTED_HELP;
 use crate::ipc::HubRecord;
+use crate::observation::Observation;
 use crate::paths::DataDir;
-use crate::tob::{Observation, Recorder};
+use crate::tob::Recorder;
 
 /// Id of the `initialize` the relay replays to a hub found mid-session.
 const REPLAY_ID: &str = "nova-relay-initialize";
@@ -367,7 +368,13 @@ impl Relay {
             .and_then(Value::as_str)
             .unwrap_or(crate::lease::DEFAULT_AGENT);
         let class = crate::registry::classify(tool);
-        recorder.record(Observation::refused_without_browser(recorder, tool, class, agent_id, &self.session));
+        recorder.record(Observation::refused_without_browser(
+            recorder.next_seq(),
+            tool,
+            class,
+            agent_id,
+            &self.session,
+        ));
     }
 }
 

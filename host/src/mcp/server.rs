@@ -122,7 +122,7 @@ impl ServerHandler for NovaServer {
             .as_ref()
             .and_then(|e| e.get(crate::aag::resume::RELAY_CAPABILITY));
         if let Some(key) = relay.and_then(|r| r.get("session")).and_then(serde_json::Value::as_str) {
-            self.hub.resume_session(&self.session, key).await;
+            crate::aag::facts::resume_session(&self.hub, &self.session, key).await;
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
@@ -142,7 +142,7 @@ impl ServerHandler for NovaServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        match self.hub.call_tool(&self.session, &request.name, args).await {
+        match crate::dispatch::call_tool(&self.hub, &self.session, &request.name, args).await {
             Ok(reply) => Ok(to_result(reply).into()),
             Err(e) => Err(to_error(&e)),
         }

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::tob::flags;
+use crate::observation::flags;
 use crate::url as normalize;
 
 /// Idle gap that ends a visit window.

@@ -10,8 +10,8 @@ use super::{EVENTS_LIMIT, GoalArgs, GoalOp, LEASE_MS, MAX_STEPS, NewGoal, pick};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::check_range;
 use crate::call::{CallError, CallRecord, ToolReply};
+use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, ToolDef};
-use crate::tob::ActionKind;
 
 /// What the goal tool reaches.
 pub struct GoalTool<'h> {
