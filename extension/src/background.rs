@@ -1,11 +1,11 @@
 //! The background service worker (event page in Firefox): keeps the native-messaging port to
 //! the hub open (reconnecting with backoff), tracks tabs and navigation epochs, and serves the
 //! hub's requests, forwarding page work to the content script of the target tab.
+//!
+//! `state` holds the worker's state and the helpers all its parts share (failures, JS
+//! conversion, posting to the host); `ui` serves the person's pages (popup, options, prompts).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
-use js_sys::{Function, Object, Promise, Reflect};
+use js_sys::{Function, Promise, Reflect};
 use nova_shared::protocol::{
     self, Envelope, FrameInfo, FramesParams, Hello, Kind, NavigateParams, NavigateResult, ScreenshotParams,
     ScreenshotResult, TabInfo, method,
@@ -16,60 +16,14 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
-use crate::bindings::{self, Port};
+use crate::bindings;
 
+mod state;
 mod ui;
+
+pub use state::to_js;
+use state::{BACKOFF_MAX_MS, BACKOFF_START_MS, Failure, STATE, fail, from_js, obj, post};
 pub use ui::bg_ui;
-
-/// First reconnect delay after the port drops.
-const BACKOFF_START_MS: i32 = 250;
-/// Longest reconnect delay.
-const BACKOFF_MAX_MS: i32 = 10_000;
-
-/// A failure: reason code and message.
-type Failure = (String, String);
-
-fn fail(code: &str, message: impl Into<String>) -> Failure {
-    (code.to_owned(), message.into())
-}
-
-#[derive(Default)]
-struct State {
-    port: Option<Port>,
-    backoff_ms: i32,
-    epochs: HashMap<i32, u32>,
-    chunks: protocol::Reassembler,
-    /// Navigation waiters: tab, the tab's nav epoch when the wait began, resolver.
-    nav_waiters: Vec<(i32, u32, Function)>,
-    /// Waiters for the next top-level commit: tab, epoch when the wait began, resolver.
-    commit_waiters: Vec<(i32, u32, Function)>,
-    /// Watches armed by `page.act`: watch id -> (tab, nav epoch at dispatch, start ms).
-    watches: HashMap<String, (i32, u32, f64)>,
-    /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
-    strict_csp: HashMap<(i32, protocol::FrameId), bool>,
-    /// Our own requests to the hub (from the extension pages): id -> resolver.
-    hub_waiters: HashMap<u32, Function>,
-    next_request: u32,
-    /// Why the port last dropped.
-    last_error: Option<String>,
-    /// STOP pressed while the hub was unreachable.
-    pending_stop: bool,
-    /// Open permission-prompt windows: prompt id -> window id.
-    prompt_windows: HashMap<String, i32>,
-}
-
-thread_local! {
-    static STATE: RefCell<State> = RefCell::new(State { backoff_ms: BACKOFF_START_MS, ..Default::default() });
-}
-
-/// Serialises to a plain JS object (maps as objects, not `Map`).
-pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
-}
-
-fn from_js<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, String> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())
-}
 
 /// Entry point, called by `background.js` once the module is initialised.
 #[wasm_bindgen]
@@ -219,16 +173,6 @@ fn manifest_version() -> String {
         .unwrap_or_default()
 }
 
-fn post(env: &Envelope) {
-    STATE.with(|s| {
-        if let Some(port) = &s.borrow().port
-            && let Err(e) = port.post_message(&to_js(env))
-        {
-            bindings::log(&format!("cannot post to host: {}", bindings::error_text(&e)));
-        }
-    });
-}
-
 async fn send_tabs() {
     if STATE.with(|s| s.borrow().port.is_none()) {
         return;
@@ -355,14 +299,6 @@ fn js_err(code: &str) -> impl Fn(JsValue) -> Failure + '_ {
 
 fn field<T: serde::de::DeserializeOwned>(obj: &JsValue, name: &str) -> Option<T> {
     Reflect::get(obj, &name.into()).ok().and_then(|v| serde_wasm_bindgen::from_value(v).ok())
-}
-
-fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
-    let o = Object::new();
-    for (k, v) in pairs {
-        let _ = Reflect::set(&o, &(*k).into(), v);
-    }
-    o.into()
 }
 
 /// Tabs agents may work in: those of normal windows, without Nova's own pages (popup opened as

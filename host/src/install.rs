@@ -5,6 +5,8 @@
 //! - this module decides *what* to do: which browsers and variants get a manifest
 //!   ([`select_for_install`], [`select_for_uninstall`], [`select_for_doctor`]), the manifest JSON,
 //!   writing, removing and checking manifests and (Windows) registry keys.
+//! - `model` holds what both halves speak of: [`Browser`], [`Variant`], [`Env`], [`Target`],
+//!   [`Location`], [`Probe`], [`Error`].
 //! - `linux`, `macos`, `windows` hold *where*: pure tables from [`Env`] to [`Location`]s. All
 //!   three compile on every OS and are picked at run time by [`Env::os`], so each OS's tables
 //!   are unit-tested everywhere; only [`RegExe`] touches the real registry, and only on Windows.

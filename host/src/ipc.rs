@@ -2,6 +2,9 @@
 //! the data dir (mode 0600) on Unix, a named pipe on Windows whose name is derived from that
 //! socket path, so hub registrations look the same on every OS. [`HubRecord`] is how a relay
 //! finds the hub to connect to.
+//!
+//! `record` is the hub registration file; `stream` the connection halves and the pipe name the
+//! platform channels (`imp`, one per OS) share.
 
 mod record;
 mod stream;

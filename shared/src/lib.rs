@@ -18,6 +18,10 @@
 
 #![warn(missing_docs)]
 
+/// A frame id as the browser numbers them: 0 is the top frame; Chromium's fit in 32 bits,
+/// Firefox's (process-qualified window ids) need more, and stay below 2^53 like every JS number.
+pub type FrameId = i64;
+
 pub mod adapter;
 pub mod cls;
 pub mod csp;

@@ -25,12 +25,11 @@ pub const CHUNK_DATA_BYTES: usize = HOST_TO_BROWSER_MAX_FRAME / 2 - 1024;
 
 mod act;
 pub use act::{
-    ActParams, CheckParams, CheckResult, PageAction, SelectParams, WatchParams, WatchResult, WatchSpec,
+    ActParams, CheckParams, CheckResult, ClickParams, PageAction, SelectParams, TypeParams, WatchParams,
+    WatchResult, WatchSpec,
 };
 
-/// A frame id as the browser numbers them: 0 is the top frame; Chromium's fit in 32 bits,
-/// Firefox's (process-qualified window ids) need more, and stay below 2^53 like every JS number.
-pub type FrameId = i64;
+pub use crate::FrameId;
 
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -420,46 +419,6 @@ pub struct ReadTextParams {
     pub selector: Option<String>,
     /// Most characters to return.
     pub max_chars: u32,
-}
-
-/// `page.click` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ClickParams {
-    /// `active` or a target id.
-    pub target: String,
-    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<FrameId>,
-    /// Selector or perceive ref.
-    pub selector: String,
-    /// Set when a transition contract guards the action; without it a commit-point element
-    /// (submit, send, login, pay, delete, confirm) is refused before dispatch.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub guarded: bool,
-}
-
-/// `page.type` parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TypeParams {
-    /// `active` or a target id.
-    pub target: String,
-    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<FrameId>,
-    /// Selector or perceive ref.
-    pub selector: String,
-    /// Set when a transition contract guards the action; without it a commit-point element
-    /// (submit, send, login, pay, delete, confirm) is refused before dispatch.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub guarded: bool,
-    /// Text to insert.
-    pub text: String,
-    /// Replace the current content instead of appending.
-    pub clear: bool,
-    /// Press Enter after typing.
-    pub press_enter: bool,
 }
 
 /// `page.route` parameters.

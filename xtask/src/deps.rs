@@ -7,10 +7,9 @@
 //! code (`#[cfg(test)]`) is left out. The module tree is read with `syn` from each crate root,
 //! following `mod` declarations as rustc does.
 //!
-//! The host is held to the strict rule: no loop at all. In the other crates a loop that stays
-//! inside one module and its own submodules (a folder whose files use the helpers of their
-//! parent file, which in turn calls them) is one module split into files and is allowed; a loop
-//! that leaves it is not.
+//! No loop is allowed, not even between a file and its own submodules: what a folder's files
+//! share lives in a submodule of its own (`aware::query`, `ui::kit`, `background::state`,
+//! `install::model`), below both the parent and its other children.
 //!
 //! Then the host's graph is checked a second time as rust-analyzer resolves it, by the
 //! maintained `cargo-modules` ([`crate::deps_ra`]).
@@ -25,15 +24,14 @@ use syn::visit::Visit;
 
 use crate::cmd::{root, step};
 
-/// The crate roots checked, relative to the workspace root, and whether the crate is held to
-/// the strict rule (no loop at all, not even inside one module's folder).
-const CRATE_ROOTS: &[(&str, bool)] = &[
-    ("shared/src/lib.rs", false),
-    ("host/src/lib.rs", true),
-    ("host/src/main.rs", true),
-    ("extension/src/lib.rs", false),
-    ("tests/src/lib.rs", false),
-    ("xtask/src/main.rs", false),
+/// The crate roots checked, relative to the workspace root.
+const CRATE_ROOTS: &[&str] = &[
+    "shared/src/lib.rs",
+    "host/src/lib.rs",
+    "host/src/main.rs",
+    "extension/src/lib.rs",
+    "tests/src/lib.rs",
+    "xtask/src/main.rs",
 ];
 
 /// One module: its path in the crate (`["aag", "pipeline"]`) and its file.
@@ -49,14 +47,12 @@ pub fn deps() -> anyhow::Result<()> {
     let root = root();
     let mut loops = Vec::new();
     let (mut modules, mut edges) = (0, 0);
-    for &(crate_root, strict) in CRATE_ROOTS {
+    for crate_root in CRATE_ROOTS {
         let graph = Graph::read(&root, &root.join(crate_root))?;
         modules += graph.modules.len();
         edges += graph.edges.values().map(BTreeMap::len).sum::<usize>();
         for cycle in graph.cycles() {
-            if strict || !graph.within_one_module(&cycle) {
-                loops.push(graph.describe(&root, &cycle));
-            }
+            loops.push(graph.describe(&root, &cycle));
         }
     }
     if !loops.is_empty() {
@@ -108,16 +104,6 @@ impl Graph {
     fn cycles(&self) -> Vec<Vec<usize>> {
         loops(self.modules.len(), |v| {
             self.edges.get(&v).map(|e| e.keys().copied().collect()).unwrap_or_default()
-        })
-    }
-
-    /// Whether a loop stays inside one module and its submodules (other than the crate root):
-    /// a submodule using what its parent provides while the parent uses the submodule is one
-    /// module split into files, not two modules depending on each other.
-    fn within_one_module(&self, cycle: &[usize]) -> bool {
-        cycle.iter().any(|&owner| {
-            let base = &self.modules[owner].path;
-            !base.is_empty() && cycle.iter().all(|&m| self.modules[m].path.starts_with(base))
         })
     }
 

@@ -5,7 +5,7 @@
 use nova_shared::page::{AutofillField, AutofillWarning};
 use web_sys::{Document, Element};
 
-use super::{PASSWORD, all, first_in, ref_of};
+use super::query::{PASSWORD, all, first_in, ref_of};
 use crate::dom;
 
 /// Autocomplete tokens that only qualify the field name.

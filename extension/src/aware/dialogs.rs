@@ -5,7 +5,7 @@
 use nova_shared::page::NativeDialogWarning;
 use web_sys::{Document, Element};
 
-use super::{all, ref_of};
+use super::query::{all, ref_of};
 use crate::dom;
 
 /// Whether inline handler code calls `alert(`, `confirm(` or `prompt(` (as a function, not as

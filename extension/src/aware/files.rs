@@ -4,7 +4,7 @@
 use wasm_bindgen::JsCast;
 use web_sys::Element;
 
-use super::{CONTROLS, first_in, ref_of};
+use super::query::{CONTROLS, first_in, ref_of};
 use crate::dom;
 
 /// How likely a click opens a native file chooser.

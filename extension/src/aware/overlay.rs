@@ -9,8 +9,9 @@
 use nova_shared::page::{IdentityOverlayWarning, OverlayItem};
 use web_sys::{Document, Element};
 
-use super::{CONTROLS, PASSWORD, all, all_in, clip, first_in};
+use super::query::{CONTROLS, PASSWORD, all, all_in, first_in};
 use crate::dom;
+use crate::dom::clip;
 
 /// Host (lower case) and path of an absolute http(s) or protocol-relative URL.
 pub fn host_path(url: &str) -> Option<(String, String)> {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise, spawn_local};
 
-use super::{Failure, STATE, fail, from_js, post, to_js};
+use super::state::{Failure, STATE, fail, from_js, obj, post, to_js};
 use crate::bindings;
 
 /// How long a page waits for the hub.
@@ -116,7 +116,7 @@ pub(super) fn on_event(name: &str, params: Value) {
 
 async fn open_prompt(p: Prompt) {
     let url = bindings::runtime_url(&format!("prompt.html?id={}", p.prompt_id));
-    let props = super::obj(&[
+    let props = obj(&[
         ("url", url.into()),
         ("type", "popup".into()),
         ("width", 460.into()),

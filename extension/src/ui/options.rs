@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use wasm_bindgen::JsCast as _;
 use wasm_bindgen_futures::spawn_local;
 
-use super::{
+use super::kit::{
     add, add_with_code, by_id, call, checked, clear, date_time, n, on, on_action, s, set_checked, set_value,
     show, value,
 };
@@ -88,7 +88,7 @@ async fn load() {
         Ok(list) => approvals(&list),
         Err(e) => note(&format!("Cannot read approvals: {e}"), true),
     }
-    if let Some(b) = super::doc().body() {
+    if let Some(b) = super::kit::doc().body() {
         let _ = b.set_attribute("data-loaded", "true");
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use wasm_bindgen_futures::spawn_local;
 
-use super::{add, by_id, call, clear, clock, n, on, on_action, prompt_card, s, show};
+use super::kit::{add, by_id, call, clear, clock, n, on, on_action, prompt_card, s, show};
 
 /// How often the popup refreshes, ms.
 const REFRESH_MS: i32 = 1_000;
@@ -37,7 +37,7 @@ pub(super) fn start() {
         })
     });
     spawn_local(refresh());
-    super::every(REFRESH_MS, || spawn_local(refresh()));
+    super::kit::every(REFRESH_MS, || spawn_local(refresh()));
 }
 
 fn error(message: &str) {
@@ -54,7 +54,7 @@ async fn refresh() {
 }
 
 fn render(v: &Value) {
-    let body = super::doc().body().map(web_sys::Element::from).unwrap_or_else(|| by_id("app"));
+    let body = super::kit::doc().body().map(web_sys::Element::from).unwrap_or_else(|| by_id("app"));
     let connected = v.get("connected").and_then(Value::as_bool).unwrap_or(false);
     let status = v.get("status").cloned().unwrap_or(Value::Null);
     let conn = by_id("conn");

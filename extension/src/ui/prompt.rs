@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use wasm_bindgen_futures::spawn_local;
 
-use super::{add, by_id, call, clear, on_action, prompt_card, s, show};
+use super::kit::{add, by_id, call, clear, on_action, prompt_card, s, show};
 
 pub(super) fn start() {
     let id = web_sys::window()
@@ -27,20 +27,20 @@ pub(super) fn start() {
         })
     });
     spawn_local(render(id.clone()));
-    super::every(1_000, move || spawn_local(render(id.clone())));
+    super::kit::every(1_000, move || spawn_local(render(id.clone())));
 }
 
 fn done(text: &str) {
     let box_ = by_id("prompt");
     clear(&box_);
     add(&box_, "p", "done", text);
-    if let Some(b) = super::doc().body() {
+    if let Some(b) = super::kit::doc().body() {
         let _ = b.set_attribute("data-answered", "true");
     }
 }
 
 async fn render(id: String) {
-    if super::doc().body().and_then(|b| b.get_attribute("data-answered")).is_some() {
+    if super::kit::doc().body().and_then(|b| b.get_attribute("data-answered")).is_some() {
         return;
     }
     let status = match call("status", json!({})).await {
@@ -59,7 +59,7 @@ async fn render(id: String) {
         }
     }
     show(&box_, true);
-    if let Some(b) = super::doc().body() {
+    if let Some(b) = super::kit::doc().body() {
         let _ = b.set_attribute("data-loaded", "true");
     }
 }

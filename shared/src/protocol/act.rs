@@ -1,10 +1,51 @@
 //! The messages of a guarded action: `page.check` (assertions now), `page.act` (arm the
-//! postcondition watch, then dispatch) and `page.watch` (its verdict).
+//! postcondition watch, then dispatch) and `page.watch` (its verdict), and the two actions
+//! they guard, `page.click` and `page.type`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{ClickParams, FrameId, TypeParams};
+use crate::FrameId;
+
+/// `page.click` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClickParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// Selector or perceive ref.
+    pub selector: String,
+    /// Set when a transition contract guards the action; without it a commit-point element
+    /// (submit, send, login, pay, delete, confirm) is refused before dispatch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guarded: bool,
+}
+
+/// `page.type` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TypeParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame to work in (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// Selector or perceive ref.
+    pub selector: String,
+    /// Set when a transition contract guards the action; without it a commit-point element
+    /// (submit, send, login, pay, delete, confirm) is refused before dispatch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guarded: bool,
+    /// Text to insert.
+    pub text: String,
+    /// Replace the current content instead of appending.
+    pub clear: bool,
+    /// Press Enter after typing.
+    pub press_enter: bool,
+}
 
 /// `page.check` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
