@@ -227,7 +227,9 @@ pub fn is_visible(el: &Element) -> bool {
 }
 
 thread_local! {
-    static CHECK_VISIBILITY: Option<(js_sys::Function, js_sys::Object)> = {
+    /// `checkVisibility` and its options: (function, rendered, seen). "Seen" also counts
+    /// opacity 0, on the element or an ancestor, as not visible.
+    static CHECK_VISIBILITY: Option<(js_sys::Function, js_sys::Object, js_sys::Object)> = {
         let proto = web_sys::window()
             .and_then(|w| Reflect::get(&w, &"Element".into()).ok())
             .and_then(|c| Reflect::get(&c, &"prototype".into()).ok());
@@ -236,7 +238,11 @@ thread_local! {
             let opts = js_sys::Object::new();
             let _ = Reflect::set(&opts, &"visibilityProperty".into(), &true.into());
             let _ = Reflect::set(&opts, &"contentVisibilityAuto".into(), &false.into());
-            (f.unchecked_into(), opts)
+            let seen = js_sys::Object::new();
+            let _ = Reflect::set(&seen, &"visibilityProperty".into(), &true.into());
+            let _ = Reflect::set(&seen, &"contentVisibilityAuto".into(), &false.into());
+            let _ = Reflect::set(&seen, &"opacityProperty".into(), &true.into());
+            (f.unchecked_into(), opts, seen)
         })
     };
 }
@@ -246,7 +252,16 @@ thread_local! {
 /// hidden` subtrees, and boxless elements such as `display: contents`.
 pub fn is_rendered(el: &Element) -> bool {
     CHECK_VISIBILITY.with(|cv| match cv {
-        Some((f, opts)) => f.call1(el, opts).ok().and_then(|v| v.as_bool()).unwrap_or(true),
+        Some((f, opts, _)) => f.call1(el, opts).ok().and_then(|v| v.as_bool()).unwrap_or(true),
+        None => el.get_client_rects().length() > 0,
+    })
+}
+
+/// Whether a person can see the element at all: rendered ([`is_rendered`]) and not fully
+/// transparent (opacity 0 on it or an ancestor).
+pub fn is_seen(el: &Element) -> bool {
+    CHECK_VISIBILITY.with(|cv| match cv {
+        Some((f, _, seen)) => f.call1(el, seen).ok().and_then(|v| v.as_bool()).unwrap_or(true),
         None => el.get_client_rects().length() > 0,
     })
 }

@@ -7,7 +7,8 @@
 //! - [`content`]: the content-script entry point `content_handle`.
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
-//! - [`perceive`]: the compact page model and visible text.
+//! - [`perceive`]: the compact page model and visible text; [`seen`]: whether a person can see
+//!   an element's text (font size, colour against its background, `clip-path`).
 //! - [`actions`]: click and type with pre-dispatch checks.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
 //!   native dialogs, frameworks, file-chooser clicks, challenge and geo-block texts.
@@ -29,6 +30,7 @@ pub mod docrev;
 pub mod dom;
 pub mod perceive;
 pub mod scan;
+pub mod seen;
 pub mod tools;
 pub mod ui;
 pub mod watch;

@@ -1,8 +1,10 @@
 //! The compact page model (`nova.perceive`) and visible-text reads (`nova.read_text`).
 //!
 //! One walk over the flat tree (light DOM, open shadow roots, slots, same-origin iframes) that
-//! skips what a person cannot see: `display: none`, `visibility: hidden`, zero-size and
-//! clipped screen-reader-only boxes, and boxes placed off the page (negative coordinates).
+//! skips what a person cannot see: `display: none`, `visibility: hidden`, opacity 0, boxes of
+//! zero width or height that hide their overflow (screen-reader-only, collapsed panels), boxes
+//! placed off the page (negative coordinates), and text [`crate::seen`] judges unseen (zero-size
+//! font, transparent or background-coloured text, clipped away by `clip-path`).
 
 use nova_shared::page::{PageModel, TextRead, Truncation, Viewport};
 use nova_shared::protocol::{PerceiveParams, ReadTextParams};
@@ -105,6 +107,8 @@ struct Walk {
     password_visible: bool,
     collect_elements: bool,
     scroll: (f64, f64),
+    /// The elements the walk is inside, for judging whether their text is seen.
+    layers: crate::seen::Layers,
 }
 
 impl Walk {
@@ -138,7 +142,10 @@ impl Walk {
     fn node(&mut self, node: &Node) {
         match node.node_type() {
             Node::TEXT_NODE => {
-                if let Some(t) = node.text_content() {
+                if let Some(t) = node.text_content()
+                    && !t.trim().is_empty()
+                    && self.layers.text_seen()
+                {
                     self.push_text(&t);
                 }
             }
@@ -166,9 +173,10 @@ impl Walk {
             return;
         }
         // The common case costs one call: checkVisibility covers display:none ancestors,
-        // visibility:hidden and content-visibility:hidden. Computed style is read only for
-        // the rare boxes that need a second look.
-        let contents = if dom::is_rendered(el) {
+        // visibility:hidden, content-visibility:hidden and opacity 0 (itself or an ancestor).
+        // Computed style is read only for the rare boxes that need a second look, and for
+        // the elements that hold text (`seen`).
+        let contents = if dom::is_seen(el) {
             false
         } else if computed(el, "display").as_deref() == Some("contents") {
             true
@@ -181,9 +189,9 @@ impl Walk {
             if left + r.width() <= 0.0 || top + r.height() <= 0.0 {
                 return; // placed off the page (left: -9999px and the like)
             }
-            let tiny = r.width() <= 1.0 && r.height() <= 1.0 && tag != "br";
-            if tiny && clips(el) {
-                return; // screen-reader-only box
+            let flat = (r.width() <= 1.0 || r.height() <= 1.0) && tag != "br";
+            if flat && clips(el) {
+                return; // a box with no room that hides its overflow (screen-reader-only, collapsed)
             }
         }
         if self.collect_elements {
@@ -197,6 +205,7 @@ impl Walk {
         if block {
             self.break_line();
         }
+        self.layers.push(el);
         if let Some(frame) = dom::as_iframe(el) {
             if let Some(body) = frame.content_document().and_then(|d| d.body()) {
                 self.break_line();
@@ -228,6 +237,7 @@ impl Walk {
         } else if !matches!(tag.as_str(), "select" | "textarea") {
             self.children(el);
         }
+        self.layers.pop();
         if block {
             self.break_line();
         }
@@ -268,7 +278,7 @@ fn computed(el: &Element, property: &str) -> Option<String> {
     view.get_computed_style(el).ok().flatten()?.get_property_value(property).ok()
 }
 
-/// Whether a tiny box hides its content (the screen-reader-only pattern).
+/// Whether a box hides what overflows it (the screen-reader-only pattern, collapsed panels).
 fn clips(el: &Element) -> bool {
     let overflow = computed(el, "overflow").unwrap_or_default();
     let clip = computed(el, "clip").unwrap_or_default();

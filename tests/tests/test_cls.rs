@@ -325,12 +325,15 @@ async fn every_other_verdict_and_reason_is_reachable() -> anyhow::Result<()> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let frame_id = loop {
         let page = c.structured("nova.perceive", json!({"maxElements": 1})).await?;
-        let frame =
-            page["frames"].as_array().and_then(|f| f.first()).and_then(|f| f.as_str()).map(str::to_owned);
+        // The frame's own document, not the `about:blank` it starts as (Firefox may list that
+        // one under an id that is gone once the real document loads).
+        let frame = page["frames"].as_array().and_then(|f| {
+            f.iter().filter_map(|f| f.as_str()).find(|f| f.ends_with("frame.html")).map(str::to_owned)
+        });
         if let Some(f) = frame {
             break f.split(' ').nth(1).unwrap_or_default().to_owned();
         }
-        assert!(std::time::Instant::now() < deadline, "no frame listed");
+        assert!(std::time::Instant::now() < deadline, "no frame listed: {}", page["frames"]);
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     let never = json!({"postconditions": {"success": {"all": [{"factKey": "dom.exists(#never)", "operator": "eq", "expected": true}]}},

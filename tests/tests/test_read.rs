@@ -58,6 +58,57 @@ async fn perceive_lists_addressable_elements_and_only_visible_text() -> anyhow::
     Ok(())
 }
 
+/// What a person sees of `invisible.html`, and what only a machine would read.
+const SEEN: &[&str] = &[
+    "Plain visible sentence.",
+    "White on dark is visible.",
+    "Hero text over a gradient is visible.",
+    "Half transparent is visible.",
+    "Small print is visible.",
+    "Partly clipped is visible.",
+    "Decorative but visible.",
+    "Visible tail after a hidden span.",
+];
+const UNSEEN: &[&str] = &[
+    "INJECT-OPACITY ",
+    "INJECT-OPACITY-ANCESTOR",
+    "INJECT-FONT ",
+    "INJECT-FONT-INLINE",
+    "INJECT-FONT-TALL",
+    "INJECT-COLOUR ",
+    "INJECT-COLOUR-BOX",
+    "INJECT-TRANSPARENT",
+    "INJECT-ZERO-HEIGHT",
+    "INJECT-ZERO-WIDTH",
+    "INJECT-CLIP-PATH",
+    "INJECT-CLIP-CIRCLE",
+    "INJECT-CLIP-ANCESTOR",
+    "INJECT-CLIP-RECT",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn perceive_and_read_text_give_the_agent_only_what_a_person_sees() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("invisible.html")})).await?;
+    let page = c.structured("nova.perceive", json!({})).await?;
+    let read = c.structured("nova.read_text", json!({})).await?;
+    let part = c.structured("nova.read_text", json!({"selector": "main"})).await?;
+    for (tool, v) in [("perceive", &page), ("read_text", &read), ("read_text(main)", &part)] {
+        let text = v["text"].as_str().unwrap_or_default();
+        for seen in SEEN {
+            assert!(text.contains(seen), "{tool}: {seen:?} is on screen but missing from {text:?}");
+        }
+        for unseen in UNSEEN {
+            assert!(
+                !text.contains(unseen),
+                "{tool}: {unseen:?} is invisible but reached the agent: {text:?}"
+            );
+        }
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn perceive_notes_truncation_at_its_bounds() -> anyhow::Result<()> {
     let nova = Nova::start().await?;

@@ -1,0 +1,254 @@
+//! Whether a person can see the text of an element, beyond what `checkVisibility` answers
+//! (docs/perceive.md, "What a person sees"). Text that is there for machines only is the
+//! classic carrier of prompt injection, so the page walk leaves it out:
+//! - a zero-size font (`font-size: 0`) or a fully transparent colour;
+//! - a colour the same as the background behind it (the nearest ancestor's opaque background
+//!   colour, else the canvas: white unless the page asks for a dark scheme; a background image
+//!   or a dark canvas makes the colour unknowable, and the text counts as seen);
+//! - an element or ancestor clipped away entirely by `clip-path` (`inset()` of half or more from
+//!   both sides, a circle or ellipse of radius 0).
+//!
+//! Costs: computed style is read only for elements that hold text directly, and each ancestor's
+//! background once per walk ([`Layers`] keeps them as the walk descends).
+
+use web_sys::{CssStyleDeclaration, Element};
+
+/// An RGBA colour, channels 0-255, alpha 0-1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rgba(pub f64, pub f64, pub f64, pub f64);
+
+/// What an ancestor contributes to the text inside it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Backdrop {
+    /// Its opaque background colour; `None` when transparent.
+    colour: Option<Rgba>,
+    /// A background image (colour behind text unknown).
+    image: bool,
+    /// Clipped away entirely.
+    clipped: bool,
+}
+
+/// The elements the walk is inside, innermost last, with what each contributes once read.
+#[derive(Default)]
+pub struct Layers {
+    /// Element, its backdrop once read, whether its own text is seen once judged.
+    stack: Vec<(Element, Option<Backdrop>, Option<bool>)>,
+    /// What lies above the walk's root (read once, for `read_text` on a selector).
+    outer: Option<Backdrop>,
+}
+
+impl Layers {
+    /// Enters `el`.
+    pub fn push(&mut self, el: &Element) {
+        self.stack.push((el.clone(), None, None));
+    }
+
+    /// Leaves the innermost element.
+    pub fn pop(&mut self) {
+        self.stack.pop();
+    }
+
+    /// Whether the text held directly by the innermost element is seen (judged once per
+    /// element).
+    pub fn text_seen(&mut self) -> bool {
+        let Some(last) = self.stack.last() else { return true };
+        if let Some(seen) = last.2 {
+            return seen;
+        }
+        let seen = self.judge();
+        if let Some(last) = self.stack.last_mut() {
+            last.2 = Some(seen);
+        }
+        seen
+    }
+
+    fn judge(&mut self) -> bool {
+        let Some(el) = self.stack.last().map(|l| l.0.clone()) else { return true };
+        let Some(own) = style(&el) else { return true };
+        let font = prop(&own, "font-size").and_then(|f| f.trim_end_matches("px").trim().parse::<f64>().ok());
+        if font.is_some_and(|f| f < 1.0) {
+            return false;
+        }
+        let Some(colour) = prop(&own, "color").and_then(|c| parse_colour(&c)) else { return true };
+        if colour.3 < 0.05 {
+            return false;
+        }
+        let top = self.stack.len() - 1;
+        self.stack[top].1 = Some(backdrop_of(&el, &own));
+        let mut behind = None;
+        for i in (0..self.stack.len()).rev() {
+            let b = match self.stack[i].1 {
+                Some(b) => b,
+                None => {
+                    let layer = self.stack[i].0.clone();
+                    let b = style(&layer).map_or(CLEAR, |s| backdrop_of(&layer, &s));
+                    self.stack[i].1 = Some(b);
+                    b
+                }
+            };
+            if b.clipped {
+                return false;
+            }
+            if behind.is_none() && (b.image || b.colour.is_some()) {
+                behind = Some(b);
+            }
+        }
+        let outer = match self.outer {
+            Some(o) => o,
+            None => {
+                let o = self.stack.first().map_or(CLEAR, |l| outer_backdrop(&l.0));
+                self.outer = Some(o);
+                o
+            }
+        };
+        if outer.clipped {
+            return false;
+        }
+        match behind.unwrap_or(outer) {
+            Backdrop { colour: Some(bg), image: false, .. } => !same_colour(colour, bg),
+            _ => true,
+        }
+    }
+}
+
+const WHITE: Rgba = Rgba(255.0, 255.0, 255.0, 1.0);
+const CLEAR: Backdrop = Backdrop { colour: None, image: false, clipped: false };
+
+fn style(el: &Element) -> Option<CssStyleDeclaration> {
+    el.owner_document()?.default_view()?.get_computed_style(el).ok().flatten()
+}
+
+fn prop(style: &CssStyleDeclaration, name: &str) -> Option<String> {
+    style.get_property_value(name).ok()
+}
+
+fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
+    let colour = prop(style, "background-color").and_then(|c| parse_colour(&c)).filter(|c| c.3 >= 0.95);
+    let image = prop(style, "background-image").is_some_and(|i| i != "none" && !i.is_empty());
+    let clipped = prop(style, "clip-path").is_some_and(|c| {
+        c != "none" && !c.is_empty() && {
+            let r = el.get_bounding_client_rect();
+            clips_away(&c, r.width(), r.height())
+        }
+    });
+    Backdrop { colour, image, clipped }
+}
+
+/// The backdrop of the walk root's ancestors: the nearest opaque background, any clipping.
+/// With no background anywhere the canvas shows: white unless the page asks for a dark colour
+/// scheme, which leaves the colour unknown (counted as an image: text is seen).
+fn outer_backdrop(root: &Element) -> Backdrop {
+    let mut out = CLEAR;
+    let mut next = root.parent_element();
+    while let Some(el) = next {
+        if let Some(s) = style(&el) {
+            let b = backdrop_of(&el, &s);
+            out.clipped |= b.clipped;
+            if out.colour.is_none() && !out.image && (b.image || b.colour.is_some()) {
+                out.colour = b.colour;
+                out.image = b.image;
+            }
+        }
+        next = el.parent_element();
+    }
+    if out.colour.is_none() && !out.image {
+        let html = root.owner_document().and_then(|d| d.document_element());
+        let scheme = html.and_then(|h| style(&h)).and_then(|s| prop(&s, "color-scheme")).unwrap_or_default();
+        if scheme.contains("dark") {
+            out.image = true;
+        } else {
+            out.colour = Some(WHITE);
+        }
+    }
+    out
+}
+
+/// Two colours a person cannot tell apart as text on background (each channel within 8).
+pub fn same_colour(a: Rgba, b: Rgba) -> bool {
+    (a.0 - b.0).abs() <= 8.0 && (a.1 - b.1).abs() <= 8.0 && (a.2 - b.2).abs() <= 8.0
+}
+
+/// A computed colour: `rgb(r, g, b)`, `rgba(r, g, b, a)`, `rgb(r g b / a)` or `transparent`.
+pub fn parse_colour(s: &str) -> Option<Rgba> {
+    let s = s.trim();
+    if s == "transparent" {
+        return Some(Rgba(0.0, 0.0, 0.0, 0.0));
+    }
+    let inner = s.strip_prefix("rgba(").or_else(|| s.strip_prefix("rgb("))?.strip_suffix(')')?;
+    let parts: Vec<f64> = inner
+        .split([',', ' ', '/'])
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.strip_suffix('%') {
+            Some(pct) => pct.parse::<f64>().map(|v| v / 100.0),
+            None => p.parse::<f64>(),
+        })
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match parts[..] {
+        [r, g, b] => Some(Rgba(r, g, b, 1.0)),
+        [r, g, b, a] => Some(Rgba(r, g, b, a)),
+        _ => None,
+    }
+}
+
+/// Whether a computed `clip-path` leaves nothing of a `width` x `height` box: `inset()` whose
+/// opposite sides meet, or a `circle()` / `ellipse()` of radius 0.
+pub fn clips_away(clip_path: &str, width: f64, height: f64) -> bool {
+    let c = clip_path.trim();
+    if let Some(args) = c.strip_prefix("circle(").or_else(|| c.strip_prefix("ellipse(")) {
+        let radii: Vec<&str> = args.split(" at ").next().unwrap_or_default().split_whitespace().collect();
+        return !radii.is_empty()
+            && radii
+                .iter()
+                .any(|r| length(r.trim_end_matches(')'), width.max(height)).is_some_and(|v| v <= 0.0));
+    }
+    let Some(args) = c.strip_prefix("inset(").and_then(|a| a.split(" round ").next()) else { return false };
+    let v: Vec<&str> = args.trim_end_matches(')').split_whitespace().collect();
+    let (top, right, bottom, left) = match v[..] {
+        [a] => (a, a, a, a),
+        [a, b] => (a, b, a, b),
+        [a, b, c] => (a, b, c, b),
+        [a, b, c, d] => (a, b, c, d),
+        _ => return false,
+    };
+    let (Some(t), Some(b)) = (length(top, height), length(bottom, height)) else { return false };
+    let (Some(l), Some(r)) = (length(left, width), length(right, width)) else { return false };
+    t + b >= height || l + r >= width
+}
+
+/// A length in px, or a percentage of `of`.
+fn length(v: &str, of: f64) -> Option<f64> {
+    if let Some(p) = v.strip_suffix('%') {
+        return p.parse::<f64>().ok().map(|p| p / 100.0 * of);
+    }
+    v.strip_suffix("px").unwrap_or(v).parse::<f64>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_parse_in_every_computed_form() {
+        assert_eq!(parse_colour("rgb(255, 255, 255)"), Some(WHITE));
+        assert_eq!(parse_colour("rgba(0, 0, 0, 0)"), Some(Rgba(0.0, 0.0, 0.0, 0.0)));
+        assert_eq!(parse_colour("rgb(10 20 30 / 0.5)"), Some(Rgba(10.0, 20.0, 30.0, 0.5)));
+        assert_eq!(parse_colour("transparent").map(|c| c.3), Some(0.0));
+        assert_eq!(parse_colour("color(srgb 1 1 1)"), None);
+        assert!(same_colour(Rgba(250.0, 252.0, 255.0, 1.0), WHITE));
+        assert!(!same_colour(Rgba(200.0, 200.0, 200.0, 1.0), WHITE));
+    }
+
+    #[test]
+    fn clip_paths_that_leave_nothing() {
+        assert!(clips_away("inset(50%)", 100.0, 20.0));
+        assert!(clips_away("inset(0px 0px 100% 0px)", 100.0, 20.0));
+        assert!(clips_away("inset(10px 60px 10px 60px)", 100.0, 40.0));
+        assert!(clips_away("circle(0px at 50% 50%)", 100.0, 20.0));
+        assert!(clips_away("ellipse(0px 0px at 50% 50%)", 100.0, 20.0));
+        assert!(!clips_away("inset(10%)", 100.0, 20.0));
+        assert!(!clips_away("circle(40% at 50% 50%)", 100.0, 20.0));
+        assert!(!clips_away("none", 100.0, 20.0));
+        assert!(!clips_away("url(\"#shape\")", 100.0, 20.0));
+    }
+}
