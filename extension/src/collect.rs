@@ -261,6 +261,8 @@ pub fn read(key: &FactKey) -> Observed {
         }
         ("form", "submitted") => Ok(json!(STATE.with(|s| s.borrow().submitted))),
         ("form", "validationErrors") => Ok(json!(count(a.form.validation_error.as_deref()))),
+        ("form", "errorNote") => Ok(visible_banner(a.form.error_note.as_deref())
+            .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default())))),
         ("overlay", "present") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0) > 0)),
         ("overlay", "count") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0))),
         ("overlay", "text") => Ok(visible_banner(Some(OVERLAYS))

@@ -5,32 +5,67 @@
 //! adapter the host chose; the guarded macros find their controls through it.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// The generic adapter's source.
 pub const GENERIC_JSON: &str = include_str!("../adapters/generic.json");
+
+/// A selector field as written in an adapter file: one selector list, or a list of conventions,
+/// each with where it comes from (how `generic.json` documents every entry). Either way the
+/// adapter holds one comma-separated selector list, tried alternative by alternative.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Selectors {
+    /// `"a, b"`.
+    Css(String),
+    /// `[{"css": "a", "from": "..."}]`.
+    Conventions(Vec<Convention>),
+}
+
+/// One convention of the web: a selector and where it comes from.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Convention {
+    /// The selector (may end in `:visible`).
+    pub css: String,
+    /// Where the convention comes from (framework, design system, standard).
+    pub from: String,
+}
+
+fn selectors<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<Selectors>::deserialize(d)?.map(|w| match w {
+        Selectors::Css(css) => css,
+        Selectors::Conventions(list) => list.iter().map(|c| c.css.as_str()).collect::<Vec<_>>().join(", "),
+    }))
+}
 
 /// Chat pages.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Chat {
     /// The message composer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub composer: Option<String>,
     /// The send control (absent: Enter sends).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub send: Option<String>,
     /// Every message turn.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub messages: Option<String>,
     /// Assistant turns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub assistant: Option<String>,
     /// Visible while a reply streams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub streaming: Option<String>,
     /// Error banners.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub error_banner: Option<String>,
 }
 
@@ -39,13 +74,21 @@ pub struct Chat {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Form {
     /// The submit control.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub submit: Option<String>,
     /// A confirmation shown after a successful submit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub success: Option<String>,
+    /// An error note the page shows about the whole submit (a flash message, an alert: "Invalid
+    /// password", "Please correct the errors below").
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
+    pub error_note: Option<String>,
     /// Inline validation messages / invalid fields.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub validation_error: Option<String>,
 }
 
@@ -54,16 +97,20 @@ pub struct Form {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Login {
     /// The user-name / e-mail field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub username: Option<String>,
     /// The password field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub password: Option<String>,
     /// The sign-in control.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub submit: Option<String>,
     /// Something only a signed-in user sees (a log-out link, the account menu).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub logged_in: Option<String>,
 }
 
@@ -72,16 +119,20 @@ pub struct Login {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Picker {
     /// The model picker control.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub model: Option<String>,
     /// Shows the active model (its text or value).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub model_selected: Option<String>,
     /// Every model on offer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub model_options: Option<String>,
     /// The workspace / sandbox switcher.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub workspace: Option<String>,
 }
 
@@ -90,13 +141,16 @@ pub struct Picker {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Account {
     /// The signed-in user's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub display_name: Option<String>,
     /// The signed-in user's e-mail.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub email: Option<String>,
     /// The plan label (Free, Pro, Team, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
     pub plan: Option<String>,
 }
 
@@ -155,6 +209,7 @@ impl Adapter {
         for (s, d) in [
             (&mut f.submit, &g.submit),
             (&mut f.success, &g.success),
+            (&mut f.error_note, &g.error_note),
             (&mut f.validation_error, &g.validation_error),
         ] {
             or(s, d);
@@ -232,5 +287,18 @@ mod tests {
         assert_eq!(choose(&all, "https://other.test/").name, "generic");
         assert!(serde_json::from_str::<Adapter>(r#"{"name":"x","bogus":1}"#).is_err());
         assert!(serde_json::from_str::<Adapter>(r#"{"name":"x","chat":{"composr":"a"}}"#).is_err());
+        let listed: Adapter = serde_json::from_str(
+            r##"{"name":"x","form":{"errorNote":[{"css":".a","from":"A"},{"css":".b:visible","from":"B"}]}}"##,
+        )
+        .expect("conventions");
+        assert_eq!(listed.form.error_note.as_deref(), Some(".a, .b:visible"));
+        let back: Adapter =
+            serde_json::from_value(serde_json::to_value(&listed).expect("json")).expect("again");
+        assert_eq!(back, listed, "what the host sends the page reads back the same");
+        assert!(
+            serde_json::from_str::<Adapter>(r#"{"name":"x","form":{"errorNote":[{"css":".a","form":"A"}]}}"#)
+                .is_err(),
+            "a convention names where it comes from"
+        );
     }
 }

@@ -596,6 +596,7 @@ mod tests {
             ("dom.value(#e)", json!("a"), json!("a"), Value::Null),
             ("dom.attr(#e|href)", json!("/x"), json!("/x"), Value::Null),
             ("chat.errorBanner", json!("Failed"), json!("Failed"), Value::Null),
+            ("form.errorNote", json!("Invalid password"), json!("Invalid password"), Value::Null),
             ("overlay.text", json!("Sign in"), json!("Sign in"), Value::Null),
             ("page.title", json!("Home"), json!("Home"), json!("Other")),
             ("core.login_state", json!("logged_in"), json!("logged_in"), Value::Null),

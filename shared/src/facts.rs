@@ -26,7 +26,7 @@ pub const CHAT_FACTS: &[&str] = &[
 ];
 
 /// `form.*` facts.
-pub const FORM_FACTS: &[&str] = &["submitted", "validationErrors"];
+pub const FORM_FACTS: &[&str] = &["submitted", "validationErrors", "errorNote"];
 
 /// `overlay.*` facts.
 pub const OVERLAY_FACTS: &[&str] = &["present", "count", "text"];
@@ -92,6 +92,7 @@ impl FactKey {
             ("chat", "messageCount") => Kind::Number,
             ("chat", _) => Kind::OptionalText,
             ("form", "submitted") => Kind::Bool,
+            ("form", "errorNote") => Kind::OptionalText,
             ("form", _) => Kind::Number,
             ("overlay", "present") => Kind::Bool,
             ("overlay", "count") => Kind::Number,

@@ -144,6 +144,41 @@ fn outcome_contract(
     }
 }
 
+/// The built contract of a sign-in started on navigation epoch `epoch` (docs/cls.md, "Guarded
+/// macros and adapters"). It failed when the password field is still asked for and the page
+/// says so: it was re-rendered or replaced (a new document), shows an error note, or marks a
+/// field invalid, and no sign-out control is shown. It succeeded when a sign-out control shows,
+/// or the password field is gone, with no error note and no invalid field.
+pub fn login_contract(password: &str, logged_in: Option<&str>, epoch: u32) -> TransitionContract {
+    let signed_in =
+        logged_in.map(|mark| fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
+    let asks_password = fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(true)));
+    let error_note = fact("form.errorNote", Operator::Exists, None);
+    let invalid = fact("form.validationErrors", Operator::Gt, Some(json!(0)));
+    let mut contract = outcome_contract(ActionKind::SubmitForm, Vec::new(), Vec::new());
+    let post = &mut contract.postconditions;
+    post.success = AssertionSet {
+        any: signed_in
+            .iter()
+            .cloned()
+            .chain([fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(false)))])
+            .collect(),
+        forbidden: vec![error_note.clone(), invalid.clone()],
+        ..Default::default()
+    };
+    post.forbidden = AssertionSet {
+        all: vec![asks_password],
+        any: vec![
+            fact("page.navEpoch", Operator::Gt, Some(json!(epoch))),
+            error_note,
+            invalid,
+            fact("chat.errorBanner", Operator::Exists, None),
+        ],
+        forbidden: signed_in.into_iter().collect(),
+    };
+    contract
+}
+
 /// The built contract for sending a chat message.
 pub fn send_message_contract() -> TransitionContract {
     outcome_contract(
@@ -373,21 +408,7 @@ impl Macros<'_> {
         };
         let ad = self.guard.adapter_for(&tab.url);
         let password = ad.login.password.clone().unwrap_or_else(|| "input[type=\"password\"]:visible".into());
-        let mut success = vec![
-            fact("page.url", Operator::NotEq, Some(json!(tab.url))),
-            fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(false))),
-        ];
-        if let Some(mark) = &ad.login.logged_in {
-            success.push(fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
-        }
-        let built = outcome_contract(
-            ActionKind::SubmitForm,
-            success,
-            vec![
-                fact("chat.errorBanner", Operator::Exists, None),
-                fact("form.validationErrors", Operator::Gt, Some(json!(0))),
-            ],
-        );
+        let built = login_contract(&password, ad.login.logged_in.as_deref(), tab.nav_epoch);
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
         let Some(user) = a.username_selector.or(ad.login.username.clone()) else {
@@ -444,6 +465,7 @@ impl Macros<'_> {
             success,
             vec![
                 fact("form.validationErrors", Operator::Gt, Some(json!(0))),
+                fact("form.errorNote", Operator::Exists, None),
                 fact("chat.errorBanner", Operator::Exists, None),
             ],
         );
@@ -651,6 +673,67 @@ mod tests {
         assert!(errors[1].contains("c.json") && errors[1].contains("urlContains"), "{errors:?}");
         let (only, none) = load_adapters(&dir.path().join("missing"));
         assert_eq!((only.len(), none.len()), (1, 0));
+    }
+
+    /// The sign-in verdict on each kind of result page, as the page watch classifies it.
+    #[test]
+    fn sign_in_results_are_told_apart_without_waiting_for_the_window() {
+        use nova_shared::cls::{Outcome, classify};
+        let pw = "input[type=\"password\"]:visible";
+        let out = "a[href*=\"logout\"]:visible";
+        let contract = login_contract(pw, Some(out), 3);
+        /// What a result page shows.
+        struct Page {
+            name: &'static str,
+            password: bool,
+            signed_in: bool,
+            note: Option<&'static str>,
+            invalid: u32,
+            epoch: u32,
+            want: Outcome,
+        }
+        let page = |name, password, signed_in, note, invalid, epoch, want| Page {
+            name,
+            password,
+            signed_in,
+            note,
+            invalid,
+            epoch,
+            want,
+        };
+        let pages = [
+            page("error note on the same page", true, false, Some("Wrong password"), 0, 3, Outcome::Fail),
+            page("the form again on a new page", true, false, None, 0, 4, Outcome::Fail),
+            page("a field marked invalid", true, false, None, 1, 3, Outcome::Fail),
+            page("still submitting", true, false, None, 0, 3, Outcome::Pending),
+            page("a page with a sign-out control", false, true, None, 0, 4, Outcome::Success),
+            page("signed in, a change-password box too", true, true, None, 0, 4, Outcome::Success),
+            page("the password field gone", false, false, None, 0, 4, Outcome::Success),
+            page(
+                "an error page without the form",
+                false,
+                false,
+                Some("Account locked"),
+                0,
+                4,
+                Outcome::Pending,
+            ),
+        ];
+        for p in pages {
+            let mut observe = |a: &Assertion| -> nova_shared::cls::Observed {
+                Ok(match a.fact_key.as_str() {
+                    k if k == format!("dom.exists({pw})") => json!(p.password),
+                    k if k == format!("dom.exists({out})") => json!(p.signed_in),
+                    "form.errorNote" => p.note.map_or(Value::Null, |n| json!(n)),
+                    "form.validationErrors" => json!(p.invalid),
+                    "page.navEpoch" => json!(p.epoch),
+                    _ => Value::Null,
+                })
+            };
+            let (got, _) = classify(&contract.postconditions, &mut observe);
+            assert_eq!(got, p.want, "{}", p.name);
+        }
+        contract.validate(true).expect("a valid contract");
     }
 
     #[test]
