@@ -130,6 +130,12 @@ impl Walk {
         }
     }
 
+    /// Whether text from here on is only counted: the returned text and the head kept for
+    /// recognising challenge pages are both full.
+    fn past_the_cut(&self) -> bool {
+        self.text_total >= self.text_max && self.head.len() >= HEAD_CHARS
+    }
+
     fn break_line(&mut self) {
         if !self.text.is_empty() && !self.text.ends_with('\n') && self.text_total < self.text_max {
             while self.text.ends_with(' ') {
@@ -142,9 +148,11 @@ impl Walk {
     fn node(&mut self, node: &Node) {
         match node.node_type() {
             Node::TEXT_NODE => {
+                // Past the cut text is only counted, so it is not judged (that costs computed
+                // style): `textCharsTotal` may count text nobody sees, never shows it.
                 if let Some(t) = node.text_content()
                     && !t.trim().is_empty()
-                    && self.layers.text_seen()
+                    && (self.past_the_cut() || self.layers.text_seen())
                 {
                     self.push_text(&t);
                 }
@@ -208,9 +216,16 @@ impl Walk {
         self.layers.push(el);
         if let Some(frame) = dom::as_iframe(el) {
             if let Some(body) = frame.content_document().and_then(|d| d.body()) {
+                let view = frame.content_window();
+                if let Some(v) = &view {
+                    self.layers.enter_document(v.clone());
+                }
                 self.break_line();
                 self.children(&body);
                 self.break_line();
+                if view.is_some() {
+                    self.layers.leave_document();
+                }
             }
         } else if let Some(shadow) = el.shadow_root() {
             self.children(&shadow);
@@ -434,6 +449,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
         scroll: scroll(),
         ..Default::default()
     };
+    w.layers.enter_document(win.clone());
     if let Some(body) = doc.body() {
         w.element(&body);
     }
@@ -486,6 +502,9 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
     };
     let mut w = Walk { text_max: p.max_chars as usize, scroll: scroll(), ..Default::default() };
     if let Some(root) = root {
+        if let Some(view) = root.owner_document().and_then(|d| d.default_view()) {
+            w.layers.enter_document(view);
+        }
         w.element(&root);
     }
     Ok(TextRead {

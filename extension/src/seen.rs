@@ -35,6 +35,9 @@ pub struct Layers {
     stack: Vec<(Element, Option<Backdrop>, Option<bool>)>,
     /// What lies above the walk's root (read once, for `read_text` on a selector).
     outer: Option<Backdrop>,
+    /// The windows of the documents the walk is in (a same-origin iframe's innermost), so
+    /// that reading an element's style costs one call, not three.
+    views: Vec<web_sys::Window>,
 }
 
 impl Layers {
@@ -46,6 +49,23 @@ impl Layers {
     /// Leaves the innermost element.
     pub fn pop(&mut self) {
         self.stack.pop();
+    }
+
+    /// Enters a document (the walk's own, or a same-origin iframe's) whose window is `view`.
+    pub fn enter_document(&mut self, view: web_sys::Window) {
+        self.views.push(view);
+    }
+
+    /// Leaves the innermost document.
+    pub fn leave_document(&mut self) {
+        self.views.pop();
+    }
+
+    fn style(&self, el: &Element) -> Option<CssStyleDeclaration> {
+        match self.views.last() {
+            Some(view) => view.get_computed_style(el).ok().flatten(),
+            None => style(el),
+        }
     }
 
     /// Whether the text held directly by the innermost element is seen (judged once per
@@ -64,7 +84,7 @@ impl Layers {
 
     fn judge(&mut self) -> bool {
         let Some(el) = self.stack.last().map(|l| l.0.clone()) else { return true };
-        let Some(own) = style(&el) else { return true };
+        let Some(own) = self.style(&el) else { return true };
         let font = prop(&own, "font-size").and_then(|f| f.trim_end_matches("px").trim().parse::<f64>().ok());
         if font.is_some_and(|f| f < 1.0) {
             return false;
@@ -81,7 +101,7 @@ impl Layers {
                 Some(b) => b,
                 None => {
                     let layer = self.stack[i].0.clone();
-                    let b = style(&layer).map_or(CLEAR, |s| backdrop_of(&layer, &s));
+                    let b = self.style(&layer).map_or(CLEAR, |s| backdrop_of(&layer, &s));
                     self.stack[i].1 = Some(b);
                     b
                 }
