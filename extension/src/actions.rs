@@ -18,10 +18,7 @@ use web_sys::{
 
 use crate::aware;
 use crate::dom::{self, Failure, fail};
-
-fn href() -> String {
-    dom::window().ok().and_then(|w| w.location().href().ok()).unwrap_or_default()
-}
+use crate::leaving::Leaving;
 
 fn scroll_into_view(el: &Element) {
     let opts = web_sys::ScrollIntoViewOptions::new();
@@ -172,10 +169,11 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
     refuse_unguarded(&el, p.guarded, commit_point(&el))?;
     let (x, y) = actionable(&el)?;
     let element = dom::describe(&el);
-    let url_before = href();
+    let url_before = dom::href();
     // Read before dispatch: the click may navigate or remove the element.
     let autofill = aware::autofill_popup(&el);
     let dialog = aware::native_dialog_risk(&el, true);
+    let leaving = Leaving::listen();
     pointer(&el, "pointerover", x, y, 0);
     mouse(&el, "mouseover", x, y, 0);
     pointer(&el, "pointermove", x, y, 0);
@@ -186,12 +184,16 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
     }
     pointer(&el, "pointerup", x, y, 0);
     mouse(&el, "mouseup", x, y, 0);
-    mouse(&el, "click", x, y, 0);
+    let not_cancelled = mouse(&el, "click", x, y, 0);
+    leaving.clicked(&el, not_cancelled);
+    let url_after = dom::href();
+    let navigation_started = leaving.destination(&url_after);
     let (autofill_popup_warning, autofill_field_role) = split(autofill);
     Ok(ActionReport {
         action_dispatched: true,
         url_before,
-        url_after: href(),
+        url_after,
+        navigation_started,
         element,
         readback: None,
         sensitive: false,
@@ -349,9 +351,10 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     }
     actionable(&el)?;
     let sensitive = matches!(&field, Field::Input(_)) && dom::input_type(&el) == "password";
-    let url_before = href();
+    let url_before = dom::href();
     let autofill = aware::autofill_popup(&el);
     let dialog = aware::native_dialog_risk(&el, false);
+    let leaving = Leaving::listen();
     focus(&el);
     let before = value_of(&field);
     match &field {
@@ -448,11 +451,14 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
                     max_length: u32::try_from(max).ok(),
                 }
             });
+    let url_after = dom::href();
+    let navigation_started = leaving.destination(&url_after);
     let (autofill_popup_warning, autofill_field_role) = split(autofill);
     Ok(ActionReport {
         action_dispatched: true,
         url_before,
-        url_after: href(),
+        url_after,
+        navigation_started,
         element: what,
         readback: if sensitive { None } else { Some(after) },
         sensitive,
@@ -479,7 +485,7 @@ fn pick<'a>(candidates: impl Iterator<Item = (usize, String)> + 'a, wanted: &str
 pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
     let el = dom::resolve(&p.selector)?;
     let what = dom::describe(&el);
-    let url_before = href();
+    let url_before = dom::href();
     if let Some(select) = dom::as_select(&el) {
         actionable(&el)?;
         let texts = (0..select.length())
@@ -502,7 +508,7 @@ pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
         return Ok(ActionReport {
             action_dispatched: true,
             url_before,
-            url_after: href(),
+            url_after: dom::href(),
             element: what,
             readback: Some(select.value()),
             sensitive: false,
@@ -550,7 +556,7 @@ pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
     Ok(ActionReport {
         action_dispatched: true,
         url_before,
-        url_after: href(),
+        url_after: dom::href(),
         element: format!("{what} -> {}", dom::describe(option)),
         readback: None,
         sensitive: false,

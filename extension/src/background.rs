@@ -266,7 +266,13 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
                     s.borrow_mut().watches.insert(id.to_owned(), (tab, epoch, js_sys::Date::now()))
                 });
             }
-            to_page(tab, name, params).await
+            let top_frame = params.get("frameId").and_then(Value::as_u64).unwrap_or(0) == 0;
+            let report = to_page(tab, name, params).await?;
+            let leaving = report.get("navigationStarted").is_some_and(Value::is_string);
+            if matches!(name, method::CLICK | method::TYPE) && top_frame && leaving {
+                return Ok(follow(tab, epoch, report).await);
+            }
+            Ok(report)
         }
         method::WATCH => watch(params).await,
         other => Err(fail(reason::UNKNOWN_METHOD, format!("the extension has no method `{other}`"))),
@@ -407,6 +413,39 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
         nav_epoch: STATE.with(|s| s.borrow().epochs.get(&tab).copied().unwrap_or(0)),
         load_complete: outcome == "completed",
     })
+}
+
+/// How long a raw click or keystroke that began a navigation waits for the new document.
+const FOLLOW_MS: u32 = 10_000;
+
+/// A raw click or keystroke began a navigation away from its document: waits (at most
+/// [`FOLLOW_MS`]) for the new document to load, then reports where the action landed
+/// (`urlAfter`, `navigated`, `loadComplete`, `navEpoch`). A navigation that never commits (a
+/// download, a 204, an error) leaves `urlAfter` at the tab's URL and `navigated` false.
+async fn follow(tab: i32, epoch0: u32, mut report: Value) -> Value {
+    let waiter = nav_waiter(tab, epoch0, FOLLOW_MS);
+    let status = |t: &JsValue| field::<String>(t, "status");
+    let loaded_already = epoch_of(tab) != epoch0
+        && bindings::tabs_get(tab).await.ok().and_then(|t| status(&t)).as_deref() == Some("complete");
+    let outcome = if loaded_already {
+        "completed".to_owned()
+    } else {
+        wasm_bindgen_futures::JsFuture::from(waiter)
+            .await
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    let navigated = epoch_of(tab) != epoch0;
+    if let Some(url) = bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "url")) {
+        report["urlAfter"] = url.into();
+    }
+    if navigated {
+        report["navigated"] = true.into();
+        report["loadComplete"] = (outcome == "completed").into();
+        report["navEpoch"] = epoch_of(tab).into();
+    }
+    report
 }
 
 async fn screenshot(p: ScreenshotParams) -> Result<ScreenshotResult, Failure> {

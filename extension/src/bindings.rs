@@ -341,3 +341,24 @@ async fn call_async(obj: &JsValue, name: &str, args: &[JsValue]) -> Result<JsVal
     let r = f.apply(obj, &args.iter().collect::<js_sys::Array>())?;
     wasm_bindgen_futures::JsFuture::from(Promise::from(r)).await
 }
+
+/// `window.navigation`, the Navigation API (Chrome 102+, Firefox 147+), where the page's
+/// window has it.
+pub fn navigation() -> Option<web_sys::EventTarget> {
+    let w = web_sys::window()?;
+    Reflect::get(&w, &"navigation".into()).ok().filter(JsValue::is_object).map(JsCast::unchecked_into)
+}
+
+/// The destination URL of a `navigate` event that leaves the document: not a fragment change,
+/// not a same-document navigation, not a download.
+pub fn navigate_destination(ev: &web_sys::Event) -> Option<String> {
+    let get = |o: &JsValue, k: &str| Reflect::get(o, &k.into()).unwrap_or(JsValue::UNDEFINED);
+    let dest = get(ev, "destination");
+    let stays = get(ev, "hashChange").is_truthy()
+        || get(&dest, "sameDocument").is_truthy()
+        || !get(ev, "downloadRequest").is_null_or_undefined();
+    if stays {
+        return None;
+    }
+    get(&dest, "url").as_string()
+}

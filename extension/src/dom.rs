@@ -22,6 +22,11 @@ pub fn window() -> Result<web_sys::Window, Failure> {
     web_sys::window().ok_or_else(|| fail(reason::INTERNAL, "no window"))
 }
 
+/// The URL of this frame's document now.
+pub fn href() -> String {
+    window().ok().and_then(|w| w.location().href().ok()).unwrap_or_default()
+}
+
 /// The top document of this frame.
 pub fn document() -> Result<Document, Failure> {
     window()?.document().ok_or_else(|| fail(reason::INTERNAL, "no document"))

@@ -9,7 +9,8 @@
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
 //! - [`perceive`]: the compact page model and visible text; [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`).
-//! - [`actions`]: click and type with pre-dispatch checks.
+//! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
+//!   started a navigation away from its document.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
 //!   native dialogs, frameworks, file-chooser clicks, challenge and geo-block texts.
 //! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines.
@@ -28,6 +29,7 @@ pub mod collect;
 pub mod content;
 pub mod docrev;
 pub mod dom;
+pub mod leaving;
 pub mod perceive;
 pub mod scan;
 pub mod seen;

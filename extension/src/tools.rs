@@ -14,15 +14,11 @@ use crate::dom::{self, Failure, fail};
 /// Largest upload accepted by the page side (the host enforces the same bound first).
 pub const MAX_UPLOAD_BYTES: usize = 25 * 1024 * 1024;
 
-fn href() -> String {
-    dom::window().ok().and_then(|w| w.location().href().ok()).unwrap_or_default()
-}
-
 /// `page.route`: pushes (or replaces) a same-origin URL and tells the app with `popstate`,
 /// which is what client-side routers listen to. The document is not reloaded.
 pub fn route(p: &RouteParams) -> Result<RouteResult, Failure> {
     let w = dom::window()?;
-    let before = href();
+    let before = dom::href();
     let origin = w.location().origin().unwrap_or_default();
     if !p.url.starts_with(&format!("{origin}/")) && p.url != origin {
         return Err(fail(reason::BAD_PARAMS, format!("{} is not on {origin}; use nova.navigate", p.url)));
@@ -41,7 +37,7 @@ pub fn route(p: &RouteParams) -> Result<RouteResult, Failure> {
     }
     Ok(RouteResult {
         url_before: before,
-        url_after: href(),
+        url_after: dom::href(),
         method: if p.replace { "history_replace" } else { "history_push" }.into(),
     })
 }
@@ -80,7 +76,7 @@ pub fn upload(p: &UploadParams) -> Result<ActionReport, Failure> {
         transfer.items().add_with_file(&file).map_err(|_| fail(reason::INTERNAL, "cannot add the file"))?;
         names.push(format!("{} ({} bytes)", f.name, bytes.len()));
     }
-    let before = href();
+    let before = dom::href();
     input.set_files(transfer.files().as_ref());
     crate::actions::fire(&el, "input");
     crate::actions::fire(&el, "change");
@@ -88,7 +84,7 @@ pub fn upload(p: &UploadParams) -> Result<ActionReport, Failure> {
     Ok(ActionReport {
         action_dispatched: true,
         url_before: before,
-        url_after: href(),
+        url_after: dom::href(),
         element: what,
         readback: Some(format!("{count} file(s): {}", names.join(", "))),
         sensitive: false,
@@ -263,5 +259,10 @@ pub fn dismiss(p: &DismissParams) -> Result<DismissResult, Failure> {
         }
     }
     let remaining = visible_blockers().len() as u32;
-    Ok(DismissResult { dismissed, remaining, skipped: skipped.into_iter().map(|(_, t)| t).collect() })
+    Ok(DismissResult {
+        dismissed,
+        remaining,
+        skipped: skipped.into_iter().map(|(_, t)| t).collect(),
+        url_after: dom::href(),
+    })
 }

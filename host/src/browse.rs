@@ -534,6 +534,10 @@ impl Browser<'_> {
             Ok(r) => {
                 rec.executed();
                 rec.obs.url_after = Some(r.url_after.clone());
+                if r.navigated {
+                    rec.obs.signal_flags |= flags::NAVIGATION_COMMITTED;
+                    rec.obs.nav_epoch_after = r.nav_epoch;
+                }
                 if r.action_dispatched {
                     rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
                 }

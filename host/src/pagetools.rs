@@ -353,6 +353,7 @@ impl Pages<'_> {
         match self.bridge.call::<DismissResult>(method::DISMISS, params, DEFAULT_TIMEOUT).await {
             Ok(r) => {
                 rec.executed();
+                rec.obs.url_after = Some(r.url_after.clone());
                 if !r.dismissed.is_empty() {
                     rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
                 }

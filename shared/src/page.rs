@@ -177,8 +177,23 @@ pub struct ActionReport {
     pub action_dispatched: bool,
     /// URL before the action.
     pub url_before: String,
-    /// URL right after the action.
+    /// Where the action left the person: the URL right after dispatch, or, when the action began
+    /// a navigation away from the document, the URL of the document it landed on.
     pub url_after: String,
+    /// The destination of a navigation away from the document that the action began (a link,
+    /// a form submission, a script setting `location`), as the page announced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub navigation_started: Option<String>,
+    /// True when that navigation committed a new document before the reply (`urlAfter` is then
+    /// the new document's URL, after redirects).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub navigated: bool,
+    /// Whether the new document finished loading before the reply (only after a navigation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_complete: Option<bool>,
+    /// The tab's navigation epoch once the new document committed (only after a navigation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nav_epoch: Option<u32>,
     /// A short description of the element acted on: `button "Send"`.
     pub element: String,
     /// What the element looks like after the action (`value` for inputs, text for editors),

@@ -508,6 +508,8 @@ pub struct DismissResult {
     pub remaining: u32,
     /// Blockers left alone (no safe control), with their text.
     pub skipped: Vec<String>,
+    /// The document's URL once the blockers were dismissed.
+    pub url_after: String,
 }
 
 /// Registered coverage scans (docs/tasks.md, "Registered scans").

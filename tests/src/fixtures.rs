@@ -53,6 +53,7 @@ impl FixtureServer {
             )
             .route("/", axum::routing::get(|| async { axum::response::Redirect::to("/index.html") }))
             .route("/submit", axum::routing::get(submit).post(submit))
+            .route("/go", axum::routing::get(go))
             .route("/{*path}", axum::routing::get(serve))
             .with_state(state);
         let task = tokio::spawn(async move {
@@ -94,6 +95,15 @@ async fn submit(State(app): State<AppState>, Query(q): Query<HashMap<String, Str
     let mut response = (StatusCode::OK, body).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     response
+}
+
+/// `/go?to=/PATH`: a 303 redirect to a path of this server (where an action lands after a
+/// redirect).
+async fn go(Query(q): Query<HashMap<String, String>>) -> Response {
+    match q.get("to").filter(|to| to.starts_with('/') && !to.starts_with("//")) {
+        Some(to) => axum::response::Redirect::to(to).into_response(),
+        None => (StatusCode::BAD_REQUEST, "`to` must be a path of this server").into_response(),
+    }
 }
 
 async fn serve(State(app): State<AppState>, UrlPath(path): UrlPath<String>) -> Response {

@@ -72,6 +72,64 @@ async fn click_dispatches_only_on_visible_enabled_uncovered_elements() -> anyhow
     Ok(())
 }
 
+/// Bit of `observations.signal_flags`: a navigation committed.
+const NAVIGATION_COMMITTED: i64 = 1 << 5;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_raw_click_or_keystroke_that_leaves_the_page_reports_and_stores_where_it_landed()
+-> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let start = nova.url("leave.html");
+    let second = nova.url("page2.html");
+
+    // A link through a server redirect: the reply comes once the landing page is loaded.
+    c.structured("nova.navigate", json!({"url": start})).await?;
+    let r = c.structured("nova.click_selector", json!({"selector": "#via-redirect"})).await?;
+    assert_eq!((r["urlBefore"].clone(), r["urlAfter"].clone()), (json!(start), json!(second)), "{r}");
+    assert_eq!((r["navigated"].clone(), r["loadComplete"].clone()), (json!(true), json!(true)), "{r}");
+    let page = c.structured("nova.perceive", json!({})).await?;
+    assert_eq!(page["title"], "Second page", "the next read sees the landing page at once: {page}");
+    let rows = nova.tool_rows("nova.click_selector", 1)?;
+    let row = &rows[0];
+    assert_eq!((row["url_before"].clone(), row["url_after"].clone()), (json!(start), json!(second)), "{row}");
+    assert_ne!(row["signal_flags"].as_i64().unwrap_or(0) & NAVIGATION_COMMITTED, 0, "{row}");
+    assert!(row["nav_epoch_after"].as_i64() > row["nav_epoch_before"].as_i64(), "{row}");
+
+    // A script that sets location from the click handler.
+    c.structured("nova.navigate", json!({"url": start})).await?;
+    let r = c.structured("nova.click_selector", json!({"selector": "#scripted"})).await?;
+    assert_eq!(r["urlAfter"], json!(format!("{second}?from=script")), "{r}");
+    assert_eq!(r["navigated"], true, "{r}");
+
+    // Enter in a field whose keydown handler navigates (no form: not a commit point).
+    c.structured("nova.navigate", json!({"url": start})).await?;
+    let r = c
+        .structured("nova.type_selector", json!({"selector": "#jump", "text": "ten", "pressEnter": true}))
+        .await?;
+    assert_eq!(r["urlAfter"], json!(format!("{second}?q=ten")), "{r}");
+    assert_eq!(r["navigated"], true, "{r}");
+    let typed = nova.tool_rows("nova.type_selector", 1)?;
+    assert_eq!(typed[0]["url_after"], json!(format!("{second}?q=ten")), "{}", typed[0]);
+
+    // Staying on the document: a fragment link and a plain button.
+    c.structured("nova.navigate", json!({"url": start})).await?;
+    // The document stays; Firefox moves to the fragment after the reply (docs/browsers.md).
+    let same_document = |r: &serde_json::Value| {
+        r["urlAfter"].as_str().is_some_and(|u| u.split('#').next() == Some(start.as_str()))
+    };
+    let r = c.structured("nova.click_selector", json!({"selector": "#hash"})).await?;
+    assert!(same_document(&r), "{r}");
+    assert!(r.get("navigated").is_none() && r.get("navigationStarted").is_none(), "{r}");
+    let r = c.structured("nova.click_selector", json!({"selector": "#stay"})).await?;
+    assert_eq!(r["urlAfter"], json!(format!("{start}#below")), "{r}");
+    assert!(r.get("navigated").is_none(), "{r}");
+    let rows = nova.tool_rows("nova.click_selector", 4)?;
+    let last = rows.last().cloned().unwrap_or_default();
+    assert_eq!(last["signal_flags"].as_i64().unwrap_or(0) & NAVIGATION_COMMITTED, 0, "{last}");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn typing_works_in_plain_controlled_and_contenteditable_fields() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
