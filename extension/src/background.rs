@@ -262,15 +262,18 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
             if name == method::ACT
                 && let Some(id) = params.get("watchId").and_then(Value::as_str)
             {
-                STATE.with(|s| {
-                    s.borrow_mut().watches.insert(id.to_owned(), (tab, epoch, js_sys::Date::now()))
-                });
+                let armed = state::Armed { tab, epoch, started: js_sys::Date::now(), leaving: false };
+                STATE.with(|s| s.borrow_mut().watches.insert(id.to_owned(), armed));
             }
             let top_frame = params.get("frameId").and_then(Value::as_u64).unwrap_or(0) == 0;
+            let watch_id = params.get("watchId").and_then(Value::as_str).map(str::to_owned);
             let report = to_page(tab, name, params).await?;
-            let leaving = report.get("navigationStarted").is_some_and(Value::is_string);
-            if matches!(name, method::CLICK | method::TYPE) && top_frame && leaving {
+            let leaving = top_frame && report.get("navigationStarted").is_some_and(Value::is_string);
+            if matches!(name, method::CLICK | method::TYPE) && leaving {
                 return Ok(follow(tab, epoch, report).await);
+            }
+            if let (method::ACT, true, Some(id)) = (name, leaving, watch_id) {
+                STATE.with(|s| s.borrow_mut().watches.get_mut(&id).map(|w| w.leaving = true));
             }
             Ok(report)
         }
@@ -415,6 +418,36 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
     })
 }
 
+/// Waits (at most `ms`) until the tab has loaded a document after epoch `epoch0`, also when it
+/// already has: `completed`, `error:<text>` or `timeout`, as [`nav_waiter`].
+async fn next_document(tab: i32, epoch0: u32, ms: u32) -> String {
+    let waiter = nav_waiter(tab, epoch0, ms);
+    let status = |t: &JsValue| field::<String>(t, "status");
+    let loaded_already = epoch_of(tab) != epoch0
+        && bindings::tabs_get(tab).await.ok().and_then(|t| status(&t)).as_deref() == Some("complete");
+    if loaded_already {
+        return "completed".to_owned();
+    }
+    wasm_bindgen_futures::JsFuture::from(waiter).await.ok().and_then(|v| v.as_string()).unwrap_or_default()
+}
+
+/// Waits (at most `ms`) until the tab has committed a document after epoch `epoch0`. The
+/// verdict of a watch does not wait for the new document's images and scripts to load: its
+/// page module answers as soon as it runs.
+async fn next_commit(tab: i32, epoch0: u32, ms: f64) {
+    if epoch_of(tab) != epoch0 {
+        return;
+    }
+    let committed = Promise::new(&mut |resolve, _| {
+        STATE.with(|s| s.borrow_mut().commit_waiters.push((tab, epoch0, resolve)));
+    });
+    let timer = Promise::new(&mut |resolve, _| {
+        bindings::set_timeout(&resolve, ms.min(f64::from(i32::MAX)) as i32);
+    });
+    let _ = JsFuture::from(Promise::race(&js_sys::Array::of2(&committed, &timer))).await;
+    STATE.with(|s| s.borrow_mut().commit_waiters.retain(|(t, e, _)| !(*t == tab && *e == epoch0)));
+}
+
 /// How long a raw click or keystroke that began a navigation waits for the new document.
 const FOLLOW_MS: u32 = 10_000;
 
@@ -423,19 +456,7 @@ const FOLLOW_MS: u32 = 10_000;
 /// (`urlAfter`, `navigated`, `loadComplete`, `navEpoch`). A navigation that never commits (a
 /// download, a 204, an error) leaves `urlAfter` at the tab's URL and `navigated` false.
 async fn follow(tab: i32, epoch0: u32, mut report: Value) -> Value {
-    let waiter = nav_waiter(tab, epoch0, FOLLOW_MS);
-    let status = |t: &JsValue| field::<String>(t, "status");
-    let loaded_already = epoch_of(tab) != epoch0
-        && bindings::tabs_get(tab).await.ok().and_then(|t| status(&t)).as_deref() == Some("complete");
-    let outcome = if loaded_already {
-        "completed".to_owned()
-    } else {
-        wasm_bindgen_futures::JsFuture::from(waiter)
-            .await
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default()
-    };
+    let outcome = next_document(tab, epoch0, FOLLOW_MS).await;
     let navigated = epoch_of(tab) != epoch0;
     if let Some(url) = bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "url")) {
         report["urlAfter"] = url.into();
@@ -524,10 +545,18 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
     let window = params.pointer("/watch/windowMs").and_then(Value::as_f64).unwrap_or(5000.0);
     let armed = STATE.with(|s| s.borrow_mut().watches.remove(&id));
     let tab = match armed {
-        Some((tab, _, _)) => tab,
+        Some(a) => a.tab,
         None => resolve_tab(&target).await?,
     };
-    let (epoch0, started) = armed.map(|(_, e, t)| (e, t)).unwrap_or((epoch_of(tab), js_sys::Date::now()));
+    let (epoch0, started) =
+        armed.map(|a| (a.epoch, a.started)).unwrap_or((epoch_of(tab), js_sys::Date::now()));
+    // The action is taking the tab to another document: ask that one, not the one being left
+    // (which may never answer). A navigation that never commits leaves the old document to
+    // answer at the window's end.
+    if armed.is_some_and(|a| a.leaving) {
+        let remaining = (window - (js_sys::Date::now() - started)).max(0.0);
+        next_commit(tab, epoch0, remaining).await;
+    }
     let mut navigated = false;
     loop {
         navigated |= epoch_of(tab) != epoch0;

@@ -56,9 +56,13 @@ fn act(msg: &JsValue) -> JsValue {
                 PageAction::Type(t) => actions::type_text(t),
                 PageAction::Select(o) => actions::select_option(o),
             };
-            let dispatched = r.is_ok();
+            let done = match &r {
+                Ok(report) if report.navigation_started.is_some() => watch::Dispatch::Leaves,
+                Ok(_) => watch::Dispatch::Stays,
+                Err(_) => watch::Dispatch::Nothing,
+            };
             *slot.borrow_mut() = Some(r);
-            dispatched
+            done
         },
         true,
     );
@@ -79,7 +83,8 @@ fn watch_only(msg: &JsValue) -> JsValue {
     match params::<WatchParams>(msg) {
         Ok(p) => {
             let armed = WATCHES.with(|w| w.borrow_mut().remove(&p.watch_id));
-            let promise = armed.unwrap_or_else(|| watch::watch(p.watch, p.nav_epoch, || true, false));
+            let promise =
+                armed.unwrap_or_else(|| watch::watch(p.watch, p.nav_epoch, || watch::Dispatch::Stays, false));
             then_wrap(promise, |w| actions::envelope(Ok(w)))
         }
         Err(e) => actions::envelope(Err(e)),

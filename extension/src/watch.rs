@@ -110,6 +110,11 @@ struct State {
     stale_fail: bool,
     /// Likewise for the success signal.
     stale_success: bool,
+    /// The action began a navigation away from this document: what shows here until it goes
+    /// (a submit attempt marking a field `:user-invalid`, last attempt's errors) is not the
+    /// outcome, the new document is. Only the window's end judges here (a navigation that never
+    /// committed).
+    leaving: bool,
     last_errors: Vec<cls::AssertionResult>,
     resolve: Option<Function>,
     observer: Option<MutationObserver>,
@@ -146,7 +151,7 @@ fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
 fn evaluate(state: &Shared) {
     let (outcome, details, hold) = {
         let mut s = state.borrow_mut();
-        if s.resolve.is_none() {
+        if s.resolve.is_none() || s.leaving {
             return;
         }
         let epoch = s.nav_epoch;
@@ -236,14 +241,25 @@ fn observe_tree(observer: &MutationObserver, init: &MutationObserverInit, root: 
     }
 }
 
+/// What the dispatch run by [`watch`] did.
+pub enum Dispatch {
+    /// Nothing was dispatched: the watch ends at once.
+    Nothing,
+    /// Events were dispatched; the document stays.
+    Stays,
+    /// Events were dispatched and began a navigation away from the document.
+    Leaves,
+}
+
 /// Arms the watch and returns a promise of its [`WatchResult`]. `after_arming` runs right
 /// after the observer is armed (the dispatch, for `page.act`), so no change is missed; when it
-/// returns false (nothing was dispatched) the watch ends at once. `before_dispatch` says the
+/// dispatched nothing the watch ends at once, and when it began a navigation away from the
+/// document, nothing here is the outcome before the window's end. `before_dispatch` says the
 /// watch is armed before the action (signals already present then are stale).
 pub fn watch(
     spec: WatchSpec,
     nav_epoch: u32,
-    after_arming: impl FnOnce() -> bool,
+    after_arming: impl FnOnce() -> Dispatch,
     before_dispatch: bool,
 ) -> Promise {
     crate::collect::arm(spec.adapter.clone());
@@ -256,6 +272,7 @@ pub fn watch(
         ambiguous_seen: false,
         stale_fail: false,
         stale_success: false,
+        leaving: false,
         last_errors: Vec::new(),
         resolve: None,
         observer: None,
@@ -297,13 +314,23 @@ pub fn watch(
         s.stale_fail = cls::holds(&post.forbidden, &mut observe);
         s.stale_success = cls::holds(&post.success, &mut observe);
     }
-    if !after_arming() {
-        finish(&state, Outcome::Pending, Vec::new());
-        return promise;
+    match after_arming() {
+        Dispatch::Nothing => {
+            finish(&state, Outcome::Pending, Vec::new());
+            return promise;
+        }
+        Dispatch::Leaves => state.borrow_mut().leaving = true,
+        Dispatch::Stays => {}
     }
     let st = state.clone();
     let window = state.borrow().spec.window_ms;
     let end = Closure::once_into_js(move || {
+        // The action began a navigation that has not replaced this document within the window:
+        // what shows here says nothing about its outcome.
+        if st.borrow().leaving {
+            finish(&st, Outcome::Pending, Vec::new());
+            return;
+        }
         let (ambiguous, errors, evidence) = {
             let s = st.borrow();
             let (epoch, post) = (s.nav_epoch, s.spec.postconditions.clone());

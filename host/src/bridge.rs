@@ -106,6 +106,22 @@ impl BrowserState {
         (stamp.nav_epoch == tab.nav_epoch).then_some(stamp.doc_rev)
     }
 
+    /// Takes a reported tab list. A list may trail what a call already learnt (the extension
+    /// sends it from an event, the navigation's reply may come first): where a tab's known
+    /// document is newer than the list's, the newer URL and epoch stay.
+    fn take_tabs(&mut self, mut tabs: Vec<TabInfo>) {
+        for tab in &mut tabs {
+            if let Some(known) = self.tabs.iter().find(|t| t.target_id == tab.target_id)
+                && known.nav_epoch > tab.nav_epoch
+            {
+                tab.url.clone_from(&known.url);
+                tab.nav_epoch = known.nav_epoch;
+            }
+        }
+        self.tabs = tabs;
+        self.raise_epochs();
+    }
+
     fn raise_epochs(&mut self) {
         for tab in &mut self.tabs {
             if let Some(s) = self.stamps.get(&(tab.target_id.clone(), 0)) {
@@ -168,6 +184,18 @@ impl Bridge {
     /// Whether the browser connection is still open.
     pub fn is_connected(&self) -> bool {
         self.connected.load(Ordering::SeqCst)
+    }
+
+    /// A call saw tab `target` commit the document at `url` with navigation epoch `nav_epoch`
+    /// (a navigation's reply): the tab list keeps it until a newer list says more.
+    pub fn landed(&self, target: &str, url: &str, nav_epoch: u32) {
+        if let Ok(mut s) = self.state.lock()
+            && let Some(tab) = s.tabs.iter_mut().find(|t| t.target_id == target)
+            && tab.nav_epoch <= nav_epoch
+        {
+            tab.url = url.to_owned();
+            tab.nav_epoch = nav_epoch;
+        }
     }
 
     /// A copy of what is known about the browser.
@@ -322,8 +350,7 @@ impl Bridge {
                 Ok(tabs) => {
                     if let Ok(mut s) = self.state.lock() {
                         s.stamps.retain(|(t, _), _| tabs.iter().any(|tab| tab.target_id == *t));
-                        s.tabs = tabs;
-                        s.raise_epochs();
+                        s.take_tabs(tabs);
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "malformed tab list"),

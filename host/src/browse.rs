@@ -425,6 +425,7 @@ impl Browser<'_> {
         rec.obs.target_id = Some(nav.target_id.clone());
         rec.obs.url_after = Some(nav.url.clone());
         rec.obs.nav_epoch_after = Some(nav.nav_epoch);
+        self.bridge.landed(&nav.target_id, &nav.url, nav.nav_epoch);
         if a.new_tab {
             let agent = rec.obs.agent_id.clone();
             self.leases.auto_claim(&nav.target_id, &agent).map_err(CallError::Owner)?;
@@ -485,7 +486,7 @@ impl Browser<'_> {
             return self.guard.guarded(rec, &p.tab, PageAction::Click(params), contract).await;
         }
         let report = self.bridge.call::<ActionReport>(method::CLICK, params, DEFAULT_TIMEOUT).await;
-        Ok(crate::browse::Browser::action_reply(rec, &p.tab, report))
+        Ok(crate::browse::Browser::action_reply(self.bridge, rec, &p.tab, report))
     }
 
     /// `nova.type_selector`.
@@ -518,7 +519,7 @@ impl Browser<'_> {
             Some(contract) => self.guard.guarded(rec, &tab, PageAction::Type(params), contract).await?,
             None => {
                 let report = self.bridge.call::<ActionReport>(method::TYPE, params, DEFAULT_TIMEOUT).await;
-                crate::browse::Browser::action_reply(rec, &tab, report)
+                crate::browse::Browser::action_reply(self.bridge, rec, &tab, report)
             }
         };
         reply.structured["typedChars"] = json!(chars);
@@ -526,6 +527,7 @@ impl Browser<'_> {
     }
 
     pub(crate) fn action_reply(
+        bridge: &crate::bridge::Bridge,
         rec: &mut CallRecord,
         tab: &TabInfo,
         report: Result<ActionReport, BridgeError>,
@@ -537,6 +539,9 @@ impl Browser<'_> {
                 if r.navigated {
                     rec.obs.signal_flags |= flags::NAVIGATION_COMMITTED;
                     rec.obs.nav_epoch_after = r.nav_epoch;
+                    if let Some(epoch) = r.nav_epoch {
+                        bridge.landed(&tab.target_id, &r.url_after, epoch);
+                    }
                 }
                 if r.action_dispatched {
                     rec.obs.signal_flags |= flags::MUTATION_COMMITTED;

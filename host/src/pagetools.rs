@@ -329,7 +329,7 @@ impl Pages<'_> {
         rec.obs.signal_flags |= flags::SELECTOR_TOUCHED | flags::INPUT_SUPPLIED | flags::FILE_EXPOSED;
         let params = UploadParams { target: tab.target_id.clone(), frame_id, selector: a.selector, files };
         let report = self.bridge.call::<ActionReport>(method::UPLOAD, params, DEFAULT_TIMEOUT * 3).await;
-        let mut reply = crate::browse::Browser::action_reply(rec, &tab, report);
+        let mut reply = crate::browse::Browser::action_reply(self.bridge, rec, &tab, report);
         reply.structured["bytes"] = json!(total);
         Ok(reply)
     }

@@ -6,16 +6,21 @@
 //! - [`chromium`]: finding and launching Chromium in its own process group.
 //! - [`fixtures`]: the fixture web server (`tests/fixtures/`); [`site`]: its generated
 //!   multi-page site.
+//! - [`agent`]: a scripted compliant agent that fails the test on any gate block.
+//! - [`realapps`]: real web applications from the package registries (the Django admin), for
+//!   judging verdicts against their own databases.
 //! - [`Nova`]: one isolated test world (data dir, profile, browser, fixtures) and its MCP
 //!   clients.
 //!
 //! `cargo xtask run` uses the same launcher, so what the tests drive is what people run.
 
+pub mod agent;
 pub mod bidi;
 pub mod cdp;
 pub mod chromium;
 pub mod firefox;
 pub mod fixtures;
+pub mod realapps;
 pub mod site;
 pub mod store;
 pub mod ui;

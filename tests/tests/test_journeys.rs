@@ -6,64 +6,28 @@
 //! perceives after every navigation before touching the page, and acts with a transition
 //! contract when an action changes state.
 
-use nova_e2e::{Client, Nova};
+use nova_e2e::Nova;
+use nova_e2e::agent::Agent;
 use serde_json::{Value, json};
 
-/// An agent that fails the test on any gate block.
-struct Agent {
-    client: Client,
-    name: &'static str,
-    /// Its tab, once it has one.
-    tab: Option<String>,
-    calls: usize,
+/// What the journey pages ask of an agent.
+trait Journey {
+    /// Opens page `n` of the journey (in a new tab for the first call of a second agent).
+    async fn open(&mut self, nova: &Nova, n: u32, new_tab: bool) -> anyhow::Result<()>;
+    /// Perceive, read, write a note and save it with a contract: the verdict must be
+    /// verified_success.
+    async fn work(&mut self, n: u32) -> anyhow::Result<()>;
+    /// Saves with a contract: the status must come to show `note`.
+    async fn save(&mut self, note: &str) -> anyhow::Result<Value>;
 }
 
-impl Agent {
-    async fn new(nova: &Nova, name: &'static str) -> anyhow::Result<Self> {
-        Ok(Self { client: nova.client().await?, name, tab: None, calls: 0 })
-    }
-
-    /// One call: any block fails the journey, printed whole; any other failure too.
-    async fn step(&mut self, tool: &str, mut args: Value) -> anyhow::Result<Value> {
-        args["agentId"] = json!(self.name);
-        if let Some(tab) = &self.tab
-            && args.get("targetId").is_none()
-            && tool != "nova.tools_bundle"
-            && tool != "nova.get_instructions"
-        {
-            args["targetId"] = json!(tab);
-        }
-        self.calls += 1;
-        let r = self.client.call(tool, args.clone()).await?;
-        let s = r.structured_content.clone().unwrap_or_default();
-        if let Some(block) = r.meta.as_ref().and_then(|m| m.0.get("io.nova/aag")) {
-            anyhow::bail!(
-                "compliant agent `{}` was blocked on call {} ({tool} {args}):\n{}",
-                self.name,
-                self.calls,
-                serde_json::to_string_pretty(block)?
-            );
-        }
-        anyhow::ensure!(r.is_error != Some(true), "`{}`: {tool} {args} failed: {s}", self.name);
-        if let Some(g) = s.get("_aagGates").and_then(|g| g.get("loopDetected")) {
-            anyhow::bail!("`{}`: {tool} {args} was taken for a loop: {g}", self.name);
-        }
-        Ok(s)
-    }
-
-    /// Opens page `n` of the journey (in a new tab for the first call of a second agent).
+impl Journey for Agent {
     async fn open(&mut self, nova: &Nova, n: u32, new_tab: bool) -> anyhow::Result<()> {
         let url = nova.url(&format!("journey.html?n={n}"));
         let args = if new_tab { json!({"url": url, "newTab": true}) } else { json!({"url": url}) };
-        let r = self.step("nova.navigate", args).await?;
-        if self.tab.is_none() {
-            self.tab = r["targetId"].as_str().map(str::to_owned);
-        }
-        Ok(())
+        self.step("nova.navigate", args).await.map(|_| ())
     }
 
-    /// Perceive, read, write a note and save it with a contract: the verdict must be
-    /// verified_success.
     async fn work(&mut self, n: u32) -> anyhow::Result<()> {
         let page = self.step("nova.perceive", json!({})).await?;
         anyhow::ensure!(page["title"] == format!("Journey page {n}"), "perceived another page: {page}");
@@ -78,7 +42,6 @@ impl Agent {
         Ok(())
     }
 
-    /// Saves with a contract: the status must come to show `note`.
     async fn save(&mut self, note: &str) -> anyhow::Result<Value> {
         let contract = json!({
             "actionKind": "custom",
@@ -91,8 +54,7 @@ impl Agent {
 }
 
 async fn ready(agent: &mut Agent) -> anyhow::Result<()> {
-    agent.step("nova.tools_bundle", json!({"bundle": "browser_automation"})).await?;
-    Ok(())
+    agent.ready().await
 }
 
 /// No row of the store says a gate blocked anything.

@@ -33,8 +33,8 @@ pub(super) struct State {
     pub(super) nav_waiters: Vec<(i32, u32, Function)>,
     /// Waiters for the next top-level commit: tab, epoch when the wait began, resolver.
     pub(super) commit_waiters: Vec<(i32, u32, Function)>,
-    /// Watches armed by `page.act`: watch id -> (tab, nav epoch at dispatch, start ms).
-    pub(super) watches: HashMap<String, (i32, u32, f64)>,
+    /// Watches armed by `page.act`, by watch id.
+    pub(super) watches: HashMap<String, Armed>,
     /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
     pub(super) strict_csp: HashMap<(i32, protocol::FrameId), bool>,
     /// Our own requests to the hub (from the extension pages): id -> resolver.
@@ -77,4 +77,18 @@ pub(super) fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
         let _ = Reflect::set(&o, &(*k).into(), v);
     }
     o.into()
+}
+
+/// A watch armed by `page.act`.
+#[derive(Clone, Copy)]
+pub(super) struct Armed {
+    /// The tab.
+    pub tab: i32,
+    /// The tab's navigation epoch at dispatch.
+    pub epoch: u32,
+    /// When the watch began (ms since the epoch).
+    pub started: f64,
+    /// The action began a navigation away from the top document: the verdict comes from the
+    /// next document, so nothing is asked of the one being left.
+    pub leaving: bool,
 }
