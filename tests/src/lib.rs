@@ -285,7 +285,12 @@ impl Nova {
 
     /// Starts everything with the product's default gate modes.
     pub async fn start_with_default_gates() -> anyhow::Result<Self> {
-        let mut nova = Self::without_browser().await?;
+        Self::start_with_default_gates_in(BrowserKind::from_env()).await
+    }
+
+    /// [`Nova::start_with_default_gates`] in a given browser (benchmarks run both).
+    pub async fn start_with_default_gates_in(kind: BrowserKind) -> anyhow::Result<Self> {
+        let mut nova = Self::without_browser_in(kind).await?;
         nova.launch_browser().await?;
         Ok(nova)
     }

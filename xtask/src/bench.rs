@@ -25,7 +25,8 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, browser, guarded, evidence, coverage); all by default.
+    /// Run only these groups (host, browser, guarded, evidence, coverage, realapps); all by
+    /// default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -37,7 +38,7 @@ fn ms(d: Duration) -> f64 {
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
-    if ["browser", "guarded", "coverage"].into_iter().any(run) || args.peer {
+    if ["browser", "guarded", "coverage", "realapps"].into_iter().any(run) || args.peer {
         crate::ensure::ensure_chromium()?;
         crate::ensure::ensure_firefox()?;
     }
@@ -77,6 +78,14 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["firefox"]["coverageScanMs"] =
             runtime.block_on(crate::bench_tasks::coverage(BrowserKind::Firefox, args.iterations))?;
     }
+    if run("realapps") {
+        step("real application: verdict latency per step on the Django admin (Chromium)");
+        report["realapps"]["django"] =
+            runtime.block_on(crate::bench_realapps::verdicts(BrowserKind::Chromium, 5))?;
+        step("real application: the same in Firefox");
+        report["firefox"]["realapps"]["django"] =
+            runtime.block_on(crate::bench_realapps::verdicts(BrowserKind::Firefox, 5))?;
+    }
     if args.peer {
         step("peer: Playwright MCP on the same pages");
         report["peer"] = runtime.block_on(crate::peer::compare(args.iterations))?;
@@ -114,6 +123,9 @@ fn render(r: &Value) -> String {
             &b["guarded"]["verdictLatencyAfterHoldMs"],
             "aim <= 25 ms",
         );
+    }
+    for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
+        s += &crate::bench_realapps::render(&b["realapps"]["django"], label);
     }
     if r.get("ingestion").is_some() {
         s += &format!(

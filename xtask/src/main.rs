@@ -5,12 +5,14 @@
 //! - `run`: build, register the host for a dedicated Chromium profile, start Chromium with the
 //!   extension on a demo page, print how agents connect; Ctrl-C stops everything.
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
-//! - `bench`: performance figures (`--peer`: side by side with Playwright MCP).
+//! - `bench`: performance figures (`--peer`: side by side with Playwright MCP; `bench_realapps`:
+//!   verdict latency on a real application).
 //! - `soak`: the 1,000-run crash soak of guarded transitions.
 //! - `acceptance`: an outside MCP client drives `cargo xtask run --headless` in each browser.
 
 mod acceptance;
 mod bench;
+mod bench_realapps;
 mod bench_tasks;
 mod build;
 mod cmd;

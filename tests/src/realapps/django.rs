@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use anyhow::Context;
+use serde_json::{Value, json};
 
 use super::{install_once, run, tools_dir};
+use crate::agent::Agent;
 
 /// The Django release installed (5.2 is the long-term support line).
 pub const VERSION: &str = "5.2.19";
@@ -108,4 +110,97 @@ impl Drop for Django {
 fn python_in(venv: &Path) -> anyhow::Result<PathBuf> {
     let p = venv.join("bin/python3");
     p.is_file().then_some(p).with_context(|| format!("no python3 in {}", venv.display()))
+}
+
+/// One guarded step of [`journey`], once its verdict came.
+pub struct Step {
+    /// What the step does (`sign_in_wrong`, `submit_valid`, ...).
+    pub kind: &'static str,
+    /// The tool it called.
+    pub tool: &'static str,
+    /// The reply.
+    pub reply: serde_json::Value,
+    /// Where the action had to land (`urlAfter`).
+    pub landed: String,
+}
+
+impl Step {
+    /// How long the verdict took after the dispatch (`guardedCommit.durationMs`).
+    pub fn verdict_ms(&self) -> Option<f64> {
+        self.reply["guardedCommit"]["durationMs"].as_f64()
+    }
+}
+
+/// The admin journey of a compliant agent (who has loaded its bundle): sign-in wrong and right,
+/// a form with a validation error and a valid one, the same record again, a delete refused
+/// without a contract and confirmed with one. Every verdict, `urlAfter` and the database after
+/// each step are checked here; `after` sees each guarded step too (the store, timings).
+pub async fn journey(
+    app: &Django,
+    a: &mut Agent,
+    mut after: impl FnMut(&Step) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let sessions = "SELECT COUNT(*) FROM django_session";
+    let groups = "SELECT COUNT(*) FROM auth_group WHERE name = 'Editors'";
+    let mut check = |kind: &'static str,
+                     tool: &'static str,
+                     (reply, _): (Value, bool),
+                     verdict: &str,
+                     landed: String,
+                     (sql, count): (&str, i64)|
+     -> anyhow::Result<()> {
+        let got = reply["guardedCommit"]["verificationStatus"].as_str().unwrap_or_default();
+        anyhow::ensure!(got == verdict, "{kind}: the verdict should be {verdict}: {reply}\n{}", app.log());
+        anyhow::ensure!(reply["urlAfter"] == json!(landed), "{kind}: urlAfter should be {landed}: {reply}");
+        let n = app.count(sql)?;
+        anyhow::ensure!(n == count, "{kind}: `{sql}` gives {n}, not {count}");
+        after(&Step { kind, tool, reply, landed })
+    };
+    const LOGIN: &str = "nova.guarded_login";
+    const SUBMIT: &str = "nova.guarded_submit_form";
+
+    let login = app.url("/admin/login/?next=/admin/");
+    a.visit(&login).await?;
+    let wrong = json!({"username": ADMIN_USER, "password": "not-the-password"});
+    let r = a.call(LOGIN, wrong).await?;
+    check("sign_in_wrong", LOGIN, r, "verified_fail", login.clone(), (sessions, 0))?;
+    a.step("nova.perceive", json!({})).await?;
+    let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
+    check("sign_in_right", LOGIN, r, "verified_success", app.url("/admin/"), (sessions, 1))?;
+
+    let add = app.url("/admin/auth/group/add/");
+    let save = json!("input[name=\"_save\"]");
+    a.visit(&add).await?;
+    let r = a.call(SUBMIT, json!({"submitSelector": save})).await?;
+    check("submit_invalid", SUBMIT, r, "verified_fail", add.clone(), ("SELECT COUNT(*) FROM auth_group", 0))?;
+    a.step("nova.perceive", json!({})).await?;
+    let fields = json!({"#id_name": "Editors"});
+    let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
+    check("submit_valid", SUBMIT, r, "verified_success", app.url("/admin/auth/group/"), (groups, 1))?;
+
+    a.visit(&add).await?;
+    let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
+    check("submit_duplicate", SUBMIT, r, "verified_fail", add.clone(), (groups, 1))?;
+
+    let id = app.count("SELECT id FROM auth_group WHERE name = 'Editors'")?;
+    a.visit(&app.url(&format!("/admin/auth/group/{id}/change/"))).await?;
+    let (r, failed) = a.call("nova.click_selector", json!({"selector": "a.deletelink"})).await?;
+    anyhow::ensure!(
+        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
+        "a delete without a contract must be refused before dispatch: {r}"
+    );
+    let to_confirm = json!({
+        "actionKind": "custom",
+        "postconditions": {"success": {"all": [
+            {"factKey": "dom.exists(input[name=post])", "operator": "eq", "expected": true}
+        ]}},
+    });
+    let r = a
+        .call("nova.click_selector", json!({"selector": "a.deletelink", "transitionContract": to_confirm}))
+        .await?;
+    let confirm = app.url(&format!("/admin/auth/group/{id}/delete/"));
+    check("delete_ask", "nova.click_selector", r, "verified_success", confirm, (groups, 1))?;
+    a.step("nova.perceive", json!({})).await?;
+    let r = a.call(SUBMIT, json!({"submitSelector": "input[type=submit]"})).await?;
+    check("delete_confirm", SUBMIT, r, "verified_success", app.url("/admin/auth/group/"), (groups, 0))
 }
