@@ -40,17 +40,25 @@ fn count(sel: Option<&str>) -> u32 {
     sel.and_then(|s| dom::count(s).ok()).unwrap_or(0)
 }
 
+/// One alternative of an adapter's selector list, visible matches only (adapters may already
+/// say `:visible`; said twice it would be no selector at all, and the signal would never show).
+fn shown(one: &str) -> String {
+    let one = one.trim();
+    if one.ends_with(":visible") { one.to_owned() } else { format!("{one}:visible") }
+}
+
 fn visible_banner(sel: Option<&str>) -> Option<web_sys::Element> {
     sel?.split(',').find_map(|one| {
-        let el = dom::resolve(&format!("{}:visible", one.trim())).ok()?;
+        let el = dom::resolve(&shown(one)).ok()?;
         (!dom::collapse(&el.text_content().unwrap_or_default()).is_empty()).then_some(el)
     })
 }
 
 fn stream_active(a: &Adapter) -> bool {
-    a.chat.streaming.as_deref().is_some_and(|s| {
-        s.split(',').any(|one| dom::count(&format!("{}:visible", one.trim())).unwrap_or(0) > 0)
-    })
+    a.chat
+        .streaming
+        .as_deref()
+        .is_some_and(|s| s.split(',').any(|one| dom::count(&shown(one)).unwrap_or(0) > 0))
 }
 
 /// Sets the adapter for checks (no baseline).
@@ -103,13 +111,7 @@ fn text_of(sel: Option<&str>) -> Option<String> {
 }
 
 fn visible(sel: Option<&str>) -> bool {
-    sel.is_some_and(|s| {
-        s.split(',').any(|one| {
-            let one = one.trim();
-            let one = if one.ends_with(":visible") { one.to_owned() } else { format!("{one}:visible") };
-            dom::resolve(&one).is_ok()
-        })
-    })
+    sel.is_some_and(|s| s.split(',').any(|one| dom::resolve(&shown(one)).is_ok()))
 }
 
 fn texts_of(sel: Option<&str>) -> Vec<String> {

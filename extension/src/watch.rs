@@ -115,6 +115,10 @@ struct State {
     /// outcome, the new document is. Only the window's end judges here (a navigation that never
     /// committed).
     leaving: bool,
+    /// The document this watch runs in is still being parsed (a document the action navigated
+    /// to, asked as soon as it committed): the signals of a half-read page are not the outcome
+    /// yet, so nothing is judged before `DOMContentLoaded` (or the window's end).
+    parsing: bool,
     last_errors: Vec<cls::AssertionResult>,
     resolve: Option<Function>,
     observer: Option<MutationObserver>,
@@ -151,7 +155,7 @@ fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
 fn evaluate(state: &Shared) {
     let (outcome, details, hold) = {
         let mut s = state.borrow_mut();
-        if s.resolve.is_none() || s.leaving {
+        if s.resolve.is_none() || s.leaving || s.parsing {
             return;
         }
         let epoch = s.nav_epoch;
@@ -273,6 +277,7 @@ pub fn watch(
         stale_fail: false,
         stale_success: false,
         leaving: false,
+        parsing: false,
         last_errors: Vec::new(),
         resolve: None,
         observer: None,
@@ -321,6 +326,18 @@ pub fn watch(
         }
         Dispatch::Leaves => state.borrow_mut().leaving = true,
         Dispatch::Stays => {}
+    }
+    if let Ok(doc) = dom::document()
+        && !before_dispatch
+        && doc.ready_state() == "loading"
+    {
+        state.borrow_mut().parsing = true;
+        let st = state.clone();
+        let parsed = Closure::once_into_js(move || {
+            st.borrow_mut().parsing = false;
+            evaluate(&st);
+        });
+        let _ = doc.add_event_listener_with_callback("DOMContentLoaded", parsed.unchecked_ref());
     }
     let st = state.clone();
     let window = state.borrow().spec.window_ms;

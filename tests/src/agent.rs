@@ -16,12 +16,14 @@ pub struct Agent {
     pub tab: Option<String>,
     /// Calls made so far.
     pub calls: usize,
+    /// Calls made so far, per tool.
+    per_tool: std::collections::HashMap<String, usize>,
 }
 
 impl Agent {
     /// A new agent with its own MCP client.
     pub async fn new(nova: &Nova, name: &'static str) -> anyhow::Result<Self> {
-        Ok(Self { client: nova.client().await?, name, tab: None, calls: 0 })
+        Ok(Self { client: nova.client().await?, name, tab: None, calls: 0, per_tool: Default::default() })
     }
 
     /// Loads the browser-automation bundle, as a compliant agent does first.
@@ -48,6 +50,7 @@ impl Agent {
             args["targetId"] = json!(tab);
         }
         self.calls += 1;
+        *self.per_tool.entry(tool.to_owned()).or_default() += 1;
         let r = self.client.call(tool, args.clone()).await?;
         let s = r.structured_content.clone().unwrap_or_default();
         if let Some(block) = r.meta.as_ref().and_then(|m| m.0.get("io.nova/aag")) {
@@ -65,6 +68,11 @@ impl Agent {
             self.tab = s["targetId"].as_str().map(str::to_owned);
         }
         Ok((s, r.is_error == Some(true)))
+    }
+
+    /// How many calls of `tool` it made (the store has as many rows of that tool).
+    pub fn calls_of(&self, tool: &str) -> usize {
+        self.per_tool.get(tool).copied().unwrap_or(0)
     }
 
     /// Navigates its tab to `url` and perceives the page.

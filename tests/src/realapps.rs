@@ -5,8 +5,10 @@
 //! directory per test, whose database the tests read to judge Nova's verdicts.
 //!
 //! - [`django`]: the Django admin (PyPI), with SQLite.
+//! - [`mediawiki`]: MediaWiki (Debian's package, PHP), with SQLite.
 
 pub mod django;
+pub mod mediawiki;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -69,5 +71,113 @@ pub async fn wait_listening(port: u16, secs: u64, what: &str) -> anyhow::Result<
             bail!("{what} did not listen on 127.0.0.1:{port} within {secs} s");
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// A real application's server process and its own directory (settings, database, log). The
+/// process is killed when this is dropped.
+pub struct Served {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    /// `http://127.0.0.1:PORT`.
+    pub origin: String,
+}
+
+impl Served {
+    /// Starts `cmd` (which serves on `port`) with its output in `dir/server.log`, and waits until
+    /// it listens.
+    pub async fn spawn(
+        dir: tempfile::TempDir,
+        port: u16,
+        cmd: &mut Command,
+        what: &str,
+    ) -> anyhow::Result<Self> {
+        let log = std::fs::File::create(dir.path().join("server.log"))?;
+        let child = cmd
+            .stdout(std::process::Stdio::from(log.try_clone()?))
+            .stderr(std::process::Stdio::from(log))
+            .spawn()
+            .with_context(|| format!("starting {what}"))?;
+        let me = Self { child, dir, origin: format!("http://127.0.0.1:{port}") };
+        wait_listening(port, 60, what).await?;
+        Ok(me)
+    }
+
+    /// A path in the application's directory.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// One integer from the application's SQLite database at `rel`.
+    pub fn count(&self, rel: &str, sql: &str) -> anyhow::Result<i64> {
+        crate::store::query_i64(&self.path(rel), sql)
+    }
+
+    /// What the server printed (for failure messages).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.path("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One guarded step of a journey, once its verdict came.
+pub struct Step {
+    /// What the step does (`sign_in_wrong`, `submit_valid`, ...).
+    pub kind: &'static str,
+    /// The tool it called.
+    pub tool: &'static str,
+    /// Which call of that tool it was (1 for the journey's first): the store's row of the call
+    /// is the `nth` of the tool's rows.
+    pub nth: usize,
+    /// The reply.
+    pub reply: serde_json::Value,
+    /// Where the action had to land (`urlAfter`).
+    pub landed: String,
+}
+
+impl Step {
+    /// How long the verdict took after the dispatch (`guardedCommit.durationMs`).
+    pub fn verdict_ms(&self) -> Option<f64> {
+        self.reply["guardedCommit"]["durationMs"].as_f64()
+    }
+}
+
+/// Judges each guarded step of a journey: its verdict, its `urlAfter` and a count in the
+/// application's own database; then hands the step to `after` (the store's row, timings).
+pub struct Judge<'a, F> {
+    /// What else looks at each step.
+    pub after: F,
+    /// The server's output, for failure messages.
+    pub log: &'a dyn Fn() -> String,
+    /// One integer from the application's database.
+    pub count: &'a dyn Fn(&str) -> anyhow::Result<i64>,
+}
+
+impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
+    /// Checks the reply of step `kind` (the `nth` call of `tool`) against the verdict it must have,
+    /// where it must have landed, and `sql` against the count the database must show.
+    pub fn step(
+        &mut self,
+        (kind, tool, nth): (&'static str, &'static str, usize),
+        (reply, _): (serde_json::Value, bool),
+        verdict: &str,
+        landed: String,
+        (sql, count): (&str, i64),
+    ) -> anyhow::Result<()> {
+        let got = reply["guardedCommit"]["verificationStatus"].as_str().unwrap_or_default();
+        anyhow::ensure!(got == verdict, "{kind}: the verdict should be {verdict}: {reply}\n{}", (self.log)());
+        anyhow::ensure!(
+            reply["urlAfter"] == serde_json::json!(landed),
+            "{kind}: urlAfter should be {landed}: {reply}"
+        );
+        let n = (self.count)(sql)?;
+        anyhow::ensure!(n == count, "{kind}: `{sql}` gives {n}, not {count}");
+        (self.after)(&Step { kind, tool, nth, reply, landed })
     }
 }

@@ -125,7 +125,7 @@ fn render(r: &Value) -> String {
         );
     }
     for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
-        s += &crate::bench_realapps::render(&b["realapps"]["django"], label);
+        s += &crate::bench_realapps::render(&b["realapps"], label);
     }
     if r.get("ingestion").is_some() {
         s += &format!(

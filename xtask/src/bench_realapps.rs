@@ -1,53 +1,73 @@
-//! `cargo xtask bench --only realapps`: how long a verdict takes on a real application nobody on
-//! the team wrote (the Django admin from PyPI, `nova_e2e::realapps`), per kind of step: the
-//! time from dispatch to verdict (`guardedCommit.durationMs`), median and worst over the runs, at
-//! the product's default settings, in one browser. Every run checks its verdicts and the
+//! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
+//! the team wrote (the Django admin from PyPI, MediaWiki from Debian; `nova_e2e::realapps`),
+//! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
+//! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
 //! application's database as the end-to-end test does, so a wrong verdict fails the bench.
 
 use std::collections::BTreeMap;
 
 use nova_e2e::agent::Agent;
+use nova_e2e::realapps::Step;
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
 
 use crate::measure::round;
 
-/// Runs the Django admin journey `runs` times in `kind`; per step kind, the verdict latency.
+/// Runs each application's journey `runs` times in `kind`; per application and step kind, the
+/// verdict latency.
 pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
-    let mut samples: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let mut samples: BTreeMap<(&'static str, &'static str), Vec<f64>> = BTreeMap::new();
     for _ in 0..runs {
         let app = Django::start().await?;
-        let nova = Nova::start_with_default_gates_in(kind).await?;
-        let mut a = Agent::new(&nova, "bench-agent").await?;
-        a.ready().await?;
-        django::journey(&app, &mut a, |step| {
-            let ms = step.verdict_ms().ok_or_else(|| anyhow::anyhow!("{}: no verdict time", step.kind))?;
-            samples.entry(step.kind).or_default().push(ms);
-            Ok(())
-        })
-        .await?;
+        let mut a = agent(kind).await?;
+        django::journey(&app, &mut a.1, |step| record(&mut samples, "django", step)).await?;
+        drop((app, a));
+        let wiki = MediaWiki::start().await?;
+        let mut a = agent(kind).await?;
+        mediawiki::journey(&wiki, &mut a.1, |step| record(&mut samples, "mediawiki", step)).await?;
     }
     let mut out = json!({});
-    for (step, mut v) in samples {
+    for ((app, step), mut v) in samples {
         v.sort_by(f64::total_cmp);
         let median = v[v.len() / 2];
         let worst = v.last().copied().unwrap_or(f64::NAN);
-        out[step] = json!({"median": round(median), "worst": round(worst), "n": v.len()});
+        out[app][step] = json!({"median": round(median), "worst": round(worst), "n": v.len()});
     }
     Ok(out)
+}
+
+/// A fresh Nova at the product's defaults and a compliant agent on it.
+async fn agent(kind: BrowserKind) -> anyhow::Result<(Nova, Agent)> {
+    let nova = Nova::start_with_default_gates_in(kind).await?;
+    let mut a = Agent::new(&nova, "bench-agent").await?;
+    a.ready().await?;
+    Ok((nova, a))
+}
+
+fn record(
+    samples: &mut BTreeMap<(&'static str, &'static str), Vec<f64>>,
+    app: &'static str,
+    step: &Step,
+) -> anyhow::Result<()> {
+    let ms = step.verdict_ms().ok_or_else(|| anyhow::anyhow!("{app} {}: no verdict time", step.kind))?;
+    samples.entry((app, step.kind)).or_default().push(ms);
+    Ok(())
 }
 
 /// The lines `cargo xtask bench` prints for [`verdicts`] (`label` names the browser).
 pub fn render(r: &Value, label: &str) -> String {
     let mut s = String::new();
-    for (step, v) in r.as_object().into_iter().flatten() {
-        s += &format!(
-            "{:<50} median {:>7} ms   worst {:>7} ms\n",
-            format!("verdict, Django admin {step}{label}"),
-            v["median"],
-            v["worst"]
-        );
+    for (app, steps) in r.as_object().into_iter().flatten() {
+        for (step, v) in steps.as_object().into_iter().flatten() {
+            s += &format!(
+                "{:<50} median {:>7} ms   worst {:>7} ms\n",
+                format!("verdict, {app} {step}{label}"),
+                v["median"],
+                v["worst"]
+            );
+        }
     }
     s
 }

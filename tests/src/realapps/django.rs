@@ -3,13 +3,13 @@
 //! application is ours: the tests only drive its admin pages and read its database.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 
 use anyhow::Context;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{install_once, run, tools_dir};
+use super::{Judge, Step, install_once, run, tools_dir};
 use crate::agent::Agent;
 
 /// The Django release installed (5.2 is the long-term support line).
@@ -37,97 +37,46 @@ pub fn ensure_installed() -> anyhow::Result<PathBuf> {
 
 /// A running Django admin with its own project directory and database.
 pub struct Django {
-    child: Child,
-    dir: tempfile::TempDir,
-    /// `http://127.0.0.1:PORT`.
-    pub origin: String,
+    served: super::Served,
 }
 
 impl Django {
     /// Installs Django if needed, makes a project with a superuser, and serves it.
     pub async fn start() -> anyhow::Result<Self> {
         let venv = ensure_installed()?;
-        let python = python_in(&venv)?;
+        let python = venv.join("bin/python3");
+        anyhow::ensure!(python.is_file(), "no python3 in {}", venv.display());
         let dir = tempfile::tempdir()?;
         let project = dir.path();
         run(Command::new(&python).args(["-m", "django", "startproject", "demo", "."]).current_dir(project))?;
         run(Command::new(&python).args(["manage.py", "migrate", "--noinput"]).current_dir(project))?;
         run(Command::new(&python)
-            .args([
-                "manage.py",
-                "createsuperuser",
-                "--noinput",
-                "--username",
-                ADMIN_USER,
-                "--email",
-                "admin@example.org",
-            ])
+            .args(["manage.py", "createsuperuser", "--noinput", "--username", ADMIN_USER])
+            .args(["--email", "admin@example.org"])
             .env("DJANGO_SUPERUSER_PASSWORD", ADMIN_PASSWORD)
             .current_dir(project))?;
         let port = super::free_port()?;
-        let log = std::fs::File::create(project.join("server.log"))?;
-        let child = Command::new(&python)
+        let mut serve = Command::new(&python);
+        serve
             .args(["manage.py", "runserver", "--noreload"])
             .arg(format!("127.0.0.1:{port}"))
-            .current_dir(project)
-            .stdout(Stdio::from(log.try_clone()?))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .context("starting the Django server")?;
-        let me = Self { child, dir, origin: format!("http://127.0.0.1:{port}") };
-        super::wait_listening(port, 60, "the Django server").await?;
-        Ok(me)
+            .current_dir(project);
+        Ok(Self { served: super::Served::spawn(dir, port, &mut serve, "the Django server").await? })
     }
 
     /// The URL of `path` on the server.
     pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.origin)
-    }
-
-    /// The application's own database.
-    pub fn db(&self) -> PathBuf {
-        self.dir.path().join("db.sqlite3")
+        format!("{}{path}", self.served.origin)
     }
 
     /// One integer from the application's database.
     pub fn count(&self, sql: &str) -> anyhow::Result<i64> {
-        crate::store::query_i64(&self.db(), sql)
+        self.served.count("db.sqlite3", sql)
     }
 
     /// What the server printed (for failure messages).
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Django {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn python_in(venv: &Path) -> anyhow::Result<PathBuf> {
-    let p = venv.join("bin/python3");
-    p.is_file().then_some(p).with_context(|| format!("no python3 in {}", venv.display()))
-}
-
-/// One guarded step of [`journey`], once its verdict came.
-pub struct Step {
-    /// What the step does (`sign_in_wrong`, `submit_valid`, ...).
-    pub kind: &'static str,
-    /// The tool it called.
-    pub tool: &'static str,
-    /// The reply.
-    pub reply: serde_json::Value,
-    /// Where the action had to land (`urlAfter`).
-    pub landed: String,
-}
-
-impl Step {
-    /// How long the verdict took after the dispatch (`guardedCommit.durationMs`).
-    pub fn verdict_ms(&self) -> Option<f64> {
-        self.reply["guardedCommit"]["durationMs"].as_f64()
+        self.served.log()
     }
 }
 
@@ -138,24 +87,11 @@ impl Step {
 pub async fn journey(
     app: &Django,
     a: &mut Agent,
-    mut after: impl FnMut(&Step) -> anyhow::Result<()>,
+    after: impl FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let sessions = "SELECT COUNT(*) FROM django_session";
     let groups = "SELECT COUNT(*) FROM auth_group WHERE name = 'Editors'";
-    let mut check = |kind: &'static str,
-                     tool: &'static str,
-                     (reply, _): (Value, bool),
-                     verdict: &str,
-                     landed: String,
-                     (sql, count): (&str, i64)|
-     -> anyhow::Result<()> {
-        let got = reply["guardedCommit"]["verificationStatus"].as_str().unwrap_or_default();
-        anyhow::ensure!(got == verdict, "{kind}: the verdict should be {verdict}: {reply}\n{}", app.log());
-        anyhow::ensure!(reply["urlAfter"] == json!(landed), "{kind}: urlAfter should be {landed}: {reply}");
-        let n = app.count(sql)?;
-        anyhow::ensure!(n == count, "{kind}: `{sql}` gives {n}, not {count}");
-        after(&Step { kind, tool, reply, landed })
-    };
+    let mut judge = Judge { after, log: &|| app.log(), count: &|sql| app.count(sql) };
     const LOGIN: &str = "nova.guarded_login";
     const SUBMIT: &str = "nova.guarded_submit_form";
 
@@ -163,24 +99,54 @@ pub async fn journey(
     a.visit(&login).await?;
     let wrong = json!({"username": ADMIN_USER, "password": "not-the-password"});
     let r = a.call(LOGIN, wrong).await?;
-    check("sign_in_wrong", LOGIN, r, "verified_fail", login.clone(), (sessions, 0))?;
+    judge.step(
+        ("sign_in_wrong", LOGIN, a.calls_of(LOGIN)),
+        r,
+        "verified_fail",
+        login.clone(),
+        (sessions, 0),
+    )?;
     a.step("nova.perceive", json!({})).await?;
     let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
-    check("sign_in_right", LOGIN, r, "verified_success", app.url("/admin/"), (sessions, 1))?;
+    judge.step(
+        ("sign_in_right", LOGIN, a.calls_of(LOGIN)),
+        r,
+        "verified_success",
+        app.url("/admin/"),
+        (sessions, 1),
+    )?;
 
     let add = app.url("/admin/auth/group/add/");
     let save = json!("input[name=\"_save\"]");
     a.visit(&add).await?;
     let r = a.call(SUBMIT, json!({"submitSelector": save})).await?;
-    check("submit_invalid", SUBMIT, r, "verified_fail", add.clone(), ("SELECT COUNT(*) FROM auth_group", 0))?;
+    judge.step(
+        ("submit_invalid", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_fail",
+        add.clone(),
+        ("SELECT COUNT(*) FROM auth_group", 0),
+    )?;
     a.step("nova.perceive", json!({})).await?;
     let fields = json!({"#id_name": "Editors"});
     let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
-    check("submit_valid", SUBMIT, r, "verified_success", app.url("/admin/auth/group/"), (groups, 1))?;
+    judge.step(
+        ("submit_valid", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        app.url("/admin/auth/group/"),
+        (groups, 1),
+    )?;
 
     a.visit(&add).await?;
     let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
-    check("submit_duplicate", SUBMIT, r, "verified_fail", add.clone(), (groups, 1))?;
+    judge.step(
+        ("submit_duplicate", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_fail",
+        add.clone(),
+        (groups, 1),
+    )?;
 
     let id = app.count("SELECT id FROM auth_group WHERE name = 'Editors'")?;
     a.visit(&app.url(&format!("/admin/auth/group/{id}/change/"))).await?;
@@ -199,8 +165,20 @@ pub async fn journey(
         .call("nova.click_selector", json!({"selector": "a.deletelink", "transitionContract": to_confirm}))
         .await?;
     let confirm = app.url(&format!("/admin/auth/group/{id}/delete/"));
-    check("delete_ask", "nova.click_selector", r, "verified_success", confirm, (groups, 1))?;
+    judge.step(
+        ("delete_ask", "nova.click_selector", a.calls_of("nova.click_selector")),
+        r,
+        "verified_success",
+        confirm,
+        (groups, 1),
+    )?;
     a.step("nova.perceive", json!({})).await?;
     let r = a.call(SUBMIT, json!({"submitSelector": "input[type=submit]"})).await?;
-    check("delete_confirm", SUBMIT, r, "verified_success", app.url("/admin/auth/group/"), (groups, 0))
+    judge.step(
+        ("delete_confirm", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        app.url("/admin/auth/group/"),
+        (groups, 0),
+    )
 }
