@@ -427,3 +427,101 @@ async fn a_page_that_stops_answering_is_a_timeout_not_a_guess() -> anyhow::Resul
     assert_eq!(r["guardedCommit"]["retryAdvice"], "check_postcondition_first");
     Ok(())
 }
+
+/// Every fact family of the page with every operator, on a present and an absent element of a
+/// real page: a combination is either refused with -32602 saying what to write, or, evaluated
+/// in the page as a precondition, tells the present element from the absent one as it reads
+/// (docs/cls.md, "Operators by kind of fact").
+#[tokio::test(flavor = "multi_thread")]
+async fn every_fact_family_and_operator_reads_as_it_says_on_a_real_page() -> anyhow::Result<()> {
+    const OPS: [&str; 10] =
+        ["eq", "not_eq", "neq", "exists", "not_exists", "contains", "gt", "lt", "gte", "lte"];
+    // (kind, present key, absent key, a sensible expected value: the present element's value)
+    let families = [
+        ("bool", "dom.exists(#box)", "dom.exists(#nope)", json!(true)),
+        ("bool", "dom.visible(#box)", "dom.visible(#nope)", json!(true)),
+        ("bool", "dom.checked(#box)", "dom.checked(#nope)", json!(true)),
+        ("bool", "dom.enabled(#box)", "dom.enabled(#nope)", json!(true)),
+        ("number", "dom.count(.e)", "dom.count(.nope)", json!(0)),
+        ("text", "dom.text(#msg)", "dom.text(#nope)", json!("Saved")),
+        ("text", "dom.value(#box)", "dom.value(#nope)", json!("a")),
+        ("text", "dom.attr(#link|href)", "dom.attr(#nope|href)", json!("/x")),
+    ];
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("facts.html")})).await?;
+    let (mut checked, mut clicks) = (0, 0);
+    for (kind, present, absent, sensible) in &families {
+        for op in OPS {
+            let accepted = match *kind {
+                "bool" => matches!(op, "eq" | "not_eq" | "neq"),
+                "number" => !matches!(op, "exists" | "not_exists" | "contains"),
+                _ => !matches!(op, "gt" | "lt" | "gte" | "lte"),
+            };
+            // What the present (count 2) and the absent (count 0) element must give.
+            let want = match (*kind, op) {
+                ("number", "eq") | ("number", "lte") => (false, true),
+                ("number", "lt") => (false, false),
+                ("number", "gte") => (true, true),
+                ("number", _) => (true, false),
+                (_, "not_eq" | "neq" | "not_exists") => (false, true),
+                _ => (true, false),
+            };
+            let got = (
+                holds(&c, &mut clicks, present, op, sensible).await?,
+                holds(&c, &mut clicks, absent, op, sensible).await?,
+            );
+            if accepted {
+                assert_eq!(got, (Some(want.0), Some(want.1)), "{present} / {absent} {op} (present, absent)");
+            } else {
+                assert_eq!(got, (None, None), "{present} {op} must be refused with what to write instead");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, families.len() * OPS.len());
+    Ok(())
+}
+
+/// Whether an assertion holds in the page (`None`: refused with -32602, naming the key): as a
+/// precondition of a harmless click, it lets the click through or blocks it.
+/// `clicks` counts the clicks that went through: the next one must show `data-n` one higher.
+async fn holds(
+    c: &Client,
+    clicks: &mut u32,
+    key: &str,
+    op: &str,
+    expected: &Value,
+) -> anyhow::Result<Option<bool>> {
+    let mut assertion = json!({"factKey": key, "operator": op});
+    if !matches!(op, "exists" | "not_exists") {
+        assertion["expected"] = expected.clone();
+    }
+    let contract = json!({
+        "actionKind": "custom", "stabilityMs": 50,
+        "preconditions": {"all": [assertion]},
+        "postconditions": {"success": {"all": [
+            {"factKey": "dom.attr(#noop|data-n)", "operator": "eq", "expected": (*clicks + 1).to_string()}
+        ]}},
+    });
+    match c.call("nova.click_selector", json!({"selector": "#noop", "transitionContract": contract})).await {
+        Ok(r) => {
+            let s = r.structured_content.unwrap_or_default();
+            match s["guardedCommit"]["preconditionVerdict"].as_str() {
+                Some("failed") => Ok(Some(false)),
+                _ if s["guardedCommit"]["verificationStatus"] == "verified_success" => {
+                    *clicks += 1;
+                    Ok(Some(true))
+                }
+                _ => anyhow::bail!("{key} {op}: neither held nor failed: {s}"),
+            }
+        }
+        Err(e) => match e.downcast::<rmcp::ServiceError>()? {
+            rmcp::ServiceError::McpError(data) if data.code.0 == -32602 => {
+                anyhow::ensure!(data.message.contains(key), "{key} {op}: {}", data.message);
+                Ok(None)
+            }
+            other => anyhow::bail!("{key} {op}: {other}"),
+        },
+    }
+}
