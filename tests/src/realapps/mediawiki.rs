@@ -27,12 +27,25 @@ fn ensure_php() -> anyhow::Result<()> {
     if ["pdo_sqlite", "intl", "mbstring", "xml"].iter().all(|m| has(m)) {
         return Ok(());
     }
+    apt_update()?;
     run(Command::new("apt-get")
         .args(["install", "-y", "--no-install-recommends"])
         .args(PHP_PACKAGES)
         .env("DEBIAN_FRONTEND", "noninteractive"))
-    .context("installing PHP for MediaWiki (needs root, or install the packages by hand)")?;
+    .with_context(|| {
+        format!(
+            "installing PHP for MediaWiki (needs root; or run `sudo apt-get install -y {}`)",
+            PHP_PACKAGES.join(" ")
+        )
+    })?;
     Ok(())
+}
+
+/// Fresh package lists (a new machine may have none).
+fn apt_update() -> anyhow::Result<()> {
+    run(Command::new("apt-get").arg("update").env("DEBIAN_FRONTEND", "noninteractive"))
+        .context("apt-get update (needs root)")
+        .map(|_| ())
 }
 
 /// MediaWiki's files, unpacked once from Debian's package.
@@ -46,7 +59,13 @@ pub fn ensure_installed() -> anyhow::Result<PathBuf> {
             "==> unpacking MediaWiki from Debian's packages into {}",
             dir.display()
         );
-        run(Command::new("apt-get").args(["download", "mediawiki", "mediawiki-classes"]).current_dir(tmp))?;
+        let download = || {
+            run(Command::new("apt-get").args(["download", "mediawiki", "mediawiki-classes"]).current_dir(tmp))
+        };
+        if download().is_err() {
+            apt_update()?;
+            download()?;
+        }
         let unpacked = tmp.join("root");
         for deb in std::fs::read_dir(tmp)?.flatten().map(|e| e.path()) {
             if deb.extension().is_some_and(|e| e == "deb") {
