@@ -79,11 +79,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
             runtime.block_on(crate::bench_tasks::coverage(BrowserKind::Firefox, args.iterations))?;
     }
     if run("realapps") {
-        step("real application: verdict latency per step on the Django admin (Chromium)");
-        report["realapps"]["django"] =
-            runtime.block_on(crate::bench_realapps::verdicts(BrowserKind::Chromium, 5))?;
-        step("real application: the same in Firefox");
-        report["firefox"]["realapps"]["django"] =
+        step("real applications: verdict latency per step, Django admin and MediaWiki (Chromium)");
+        report["realapps"] = runtime.block_on(crate::bench_realapps::verdicts(BrowserKind::Chromium, 5))?;
+        step("real applications: the same in Firefox");
+        report["firefox"]["realapps"] =
             runtime.block_on(crate::bench_realapps::verdicts(BrowserKind::Firefox, 5))?;
     }
     if args.peer {
