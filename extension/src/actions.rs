@@ -30,6 +30,33 @@ fn scroll_into_view(el: &Element) {
 
 /// Checks the element can be acted on; returns its click point.
 fn actionable(el: &Element) -> Result<(f32, f32), Failure> {
+    actionable_as(el, false)
+}
+
+/// How far above a text field its own editor widget may start: code editors (CodeMirror 5, Ace,
+/// Monaco) draw their text over the textarea that takes the keys, a level or two up.
+const OWN_WIDGET_LEVELS: usize = 3;
+
+/// What takes the person's click or keys itself.
+const INTERACTIVE: &str = "a[href], button, input, select, textarea, [contenteditable]:not([contenteditable=\"false\"]), \
+                           [role=button], [role=link], [tabindex]:not([tabindex=\"-1\"])";
+
+/// Whether `hit`, which sits at a text field's click point, is the field's own editor drawing
+/// over it: inside an ancestor at most [`OWN_WIDGET_LEVELS`] above the field, and no control of
+/// its own. A click there is how a person puts the keys into the field.
+fn own_widget(field: &Element, hit: &Element) -> bool {
+    let control = hit.closest(INTERACTIVE).ok().flatten();
+    if control.is_some_and(|c| !c.contains(Some(field))) {
+        return false;
+    }
+    std::iter::successors(field.parent_element(), |a| a.parent_element())
+        .take(OWN_WIDGET_LEVELS)
+        .any(|a| a.contains(Some(hit)))
+}
+
+/// [`actionable`]; for typing (`typing`), a field its own editor widget draws over counts as
+/// reachable ([`own_widget`]).
+fn actionable_as(el: &Element, typing: bool) -> Result<(f32, f32), Failure> {
     let what = dom::describe(el);
     if !dom::is_visible(el) {
         return Err(fail(reason::ELEMENT_NOT_VISIBLE, format!("{what} is not visible")));
@@ -43,7 +70,7 @@ fn actionable(el: &Element) -> Result<(f32, f32), Failure> {
     let root = dom::Root::of(el)
         .ok_or_else(|| fail(reason::ELEMENT_NOT_FOUND, format!("{what} is not in a document")))?;
     match root.element_from_point(x, y) {
-        Some(hit) if hit == *el || el.contains(Some(&hit)) => Ok((x, y)),
+        Some(hit) if hit == *el || el.contains(Some(&hit)) || (typing && own_widget(el, &hit)) => Ok((x, y)),
         Some(hit) => Err(fail(
             reason::ELEMENT_COVERED,
             format!("{what} is covered by {} at its click point ({x:.0}, {y:.0})", dom::describe(&hit)),
@@ -89,9 +116,24 @@ fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
         .unwrap_or(true)
 }
 
+/// Moves the keyboard focus to `el`. A page whose window does not have the focus (a background
+/// window, a headless browser) moves it without announcing it, and editors that wait for the
+/// announcement (CodeMirror 5) would ignore the keys: there `focus` and `focusin` are announced
+/// as the browser does when the person clicks into the window.
 fn focus(el: &Element) {
-    if let Some(h) = dom::as_html(el) {
-        let _ = h.focus();
+    let Some(h) = dom::as_html(el) else { return };
+    let _ = h.focus();
+    let unannounced = el.owner_document().is_some_and(|d| !d.has_focus().unwrap_or(true));
+    let focused = el.owner_document().and_then(|d| d.active_element()).is_some_and(|a| a == *el);
+    if unannounced && focused {
+        for (kind, bubbles) in [("focus", false), ("focusin", true)] {
+            let init = EventInit::new();
+            init.set_bubbles(bubbles);
+            init.set_composed(true);
+            if let Ok(e) = Event::new_with_event_init_dict(kind, &init) {
+                let _ = el.dispatch_event(&e);
+            }
+        }
     }
 }
 
@@ -349,7 +391,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         };
         refuse_unguarded(&el, p.guarded, why)?;
     }
-    actionable(&el)?;
+    actionable_as(&el, true)?;
     let sensitive = matches!(&field, Field::Input(_)) && dom::input_type(&el) == "password";
     let url_before = dom::href();
     let autofill = aware::autofill_popup(&el);

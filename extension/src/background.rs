@@ -438,14 +438,28 @@ async fn next_commit(tab: i32, epoch0: u32, ms: f64) {
     if epoch_of(tab) != epoch0 {
         return;
     }
+    race_commit(tab, epoch0, ms, None).await;
+}
+
+/// Races `work` (when given) against the tab committing a document after epoch `since` and a
+/// timer of `ms`: `work`'s value, `"committed"`, or undefined when the timer won.
+async fn race_commit(tab: i32, since: u32, ms: f64, work: Option<Promise>) -> JsValue {
     let committed = Promise::new(&mut |resolve, _| {
-        STATE.with(|s| s.borrow_mut().commit_waiters.push((tab, epoch0, resolve)));
+        STATE.with(|s| s.borrow_mut().commit_waiters.push((tab, since, resolve)));
     });
     let timer = Promise::new(&mut |resolve, _| {
         bindings::set_timeout(&resolve, ms.min(f64::from(i32::MAX)) as i32);
     });
-    let _ = JsFuture::from(Promise::race(&js_sys::Array::of2(&committed, &timer))).await;
-    STATE.with(|s| s.borrow_mut().commit_waiters.retain(|(t, e, _)| !(*t == tab && *e == epoch0)));
+    // An answer that is already there wins over a commit seen at the same time.
+    let racers = js_sys::Array::new();
+    if let Some(w) = work {
+        racers.push(&w);
+    }
+    racers.push(&timer);
+    racers.push(&committed);
+    let raced = JsFuture::from(Promise::race(&racers)).await.unwrap_or(JsValue::UNDEFINED);
+    STATE.with(|s| s.borrow_mut().commit_waiters.retain(|(t, e, _)| !(*t == tab && *e == since)));
+    raced
 }
 
 /// How long a raw click or keystroke that began a navigation waits for the new document.
@@ -585,11 +599,7 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
                 }
                 // The document went away under the watch: follow the navigation if one is
                 // under way, then watch the new document.
-                let loaded = bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "status"));
-                if !(epoch_of(tab) != epoch0 && loaded.as_deref() == Some("complete")) {
-                    let waiter = nav_waiter(tab, epoch0, remaining as u32);
-                    let _ = wasm_bindgen_futures::JsFuture::from(waiter).await;
-                }
+                next_document(tab, epoch0, remaining as u32).await;
                 if epoch_of(tab) == epoch0 {
                     return Err((
                         reason::FRAME_DESTROYED.to_owned(),
@@ -624,22 +634,13 @@ async fn frames(tab: i32) -> Result<Vec<FrameInfo>, Failure> {
 async fn to_page_within(tab: i32, name: &str, params: Value, ms: f64) -> Result<Value, Failure> {
     let method = name.to_owned();
     let since = epoch_of(tab);
-    let committed = Promise::new(&mut |resolve, _| {
-        STATE.with(|s| s.borrow_mut().commit_waiters.push((tab, since, resolve)));
-    });
     let work = wasm_bindgen_futures::future_to_promise(async move {
         Ok(to_js(&match to_page(tab, &method, params).await {
             Ok(v) => serde_json::json!({"ok": v}),
             Err((code, message)) => serde_json::json!({"err": [code, message]}),
         }))
     });
-    let timer = Promise::new(&mut |resolve, _| {
-        bindings::set_timeout(&resolve, ms.min(f64::from(i32::MAX)) as i32);
-    });
-    let raced = JsFuture::from(Promise::race(&js_sys::Array::of3(&work, &timer, &committed)))
-        .await
-        .unwrap_or(JsValue::UNDEFINED);
-    STATE.with(|s| s.borrow_mut().commit_waiters.retain(|(t, e, _)| !(*t == tab && *e == since)));
+    let raced = race_commit(tab, since, ms, Some(work)).await;
     if raced.as_string().as_deref() == Some("committed") {
         return Err(fail(reason::INTERNAL, "the watched document was replaced (channel closed)"));
     }

@@ -46,7 +46,7 @@ impl Root {
             // `:visible` (ours, not CSS) picks the first visible match; each alternative of a
             // selector list is tried in order.
             for part in css.split(',').map(str::trim) {
-                let found = match part.strip_suffix(":visible") {
+                let found = match visible_base(part) {
                     Some(base) => self.query_all(base)?.into_iter().find(is_visible),
                     None => self.query_first(part)?,
                 };
@@ -189,6 +189,13 @@ pub fn resolve(sel: &str) -> Result<Element, Failure> {
     }
 }
 
+/// `part` without its `:visible` suffix (ours, not CSS; a repeated one counts once), when it has
+/// one.
+fn visible_base(part: &str) -> Option<&str> {
+    let base = part.trim_end_matches(":visible");
+    (base.len() < part.len()).then_some(base)
+}
+
 /// How many elements match a selector (the last `>>>` segment, inside the root the earlier
 /// segments lead to). A ref counts 1 when its element is still on the page.
 pub fn count(sel: &str) -> Result<u32, Failure> {
@@ -213,7 +220,7 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
     }
     let mut n = 0;
     for part in last.split(',').map(str::trim) {
-        n += match part.strip_suffix(":visible") {
+        n += match visible_base(part) {
             Some(base) => root.query_all(base)?.iter().filter(|e| is_visible(e)).count(),
             None => root.query_all(part)?.len(),
         };

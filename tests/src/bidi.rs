@@ -20,7 +20,10 @@ impl Bidi {
     pub async fn connect(port: u16) -> anyhow::Result<Self> {
         let ws = WebSocket::connect(port, "/session").await?;
         let bidi = Self { ws: Mutex::new(ws), next: std::sync::atomic::AtomicU64::new(1) };
-        bidi.call("session.new", json!({"capabilities": {}})).await.context("session.new")?;
+        // A WebDriver session dismisses a page's `confirm()` the moment it opens; in a person's
+        // browser it waits for the person, and so does it here (`Page::accept_dialog`).
+        let capabilities = json!({"alwaysMatch": {"unhandledPromptBehavior": {"confirm": "ignore"}}});
+        bidi.call("session.new", json!({"capabilities": capabilities})).await.context("session.new")?;
         Ok(bidi)
     }
 
@@ -137,6 +140,13 @@ impl Page<'_> {
             )
             .await
             .map(drop)
+    }
+
+    /// Accepts the page's native dialog (`confirm`, `alert`, `beforeunload`), as the person
+    /// would; false when none is showing.
+    pub async fn accept_dialog(&self) -> bool {
+        let accept = json!({"context": self.context, "accept": true});
+        self.bidi.call("browsingContext.handleUserPrompt", accept).await.is_ok()
     }
 
     /// Reloads.

@@ -165,6 +165,20 @@ impl Page<'_> {
         self.cdp.call(Some(&self.session), "Page.reload", json!({})).await.map(drop)
     }
 
+    /// Starts watching for the page's native dialogs: DevTools sees them only with the Page
+    /// domain enabled, and a page blocked by one answers nothing else, so this comes first.
+    pub async fn watch_dialogs(&self) -> anyhow::Result<()> {
+        self.cdp.call(Some(&self.session), "Page.enable", json!({})).await.map(drop)
+    }
+
+    /// Accepts the page's native dialog (`confirm`, `alert`, `beforeunload`), as the person
+    /// would; false when none is showing (or dialogs are not watched).
+    pub async fn accept_dialog(&self) -> bool {
+        let accept =
+            self.cdp.call(Some(&self.session), "Page.handleJavaScriptDialog", json!({"accept": true}));
+        matches!(tokio::time::timeout(std::time::Duration::from_secs(5), accept).await, Ok(Ok(_)))
+    }
+
     /// Closes the page.
     pub async fn close(self) -> anyhow::Result<()> {
         self.cdp.call(None, "Target.closeTarget", json!({"targetId": self.target})).await.map(drop)

@@ -3,12 +3,17 @@
 //!
 //! # Layout
 //! - [`Dist`]: where `cargo xtask build` put the extension and the host.
-//! - [`chromium`]: finding and launching Chromium in its own process group.
+//! - [`chromium`], [`firefox`]: finding and launching each browser in its own process group.
+//! - [`cdp`] (Chrome DevTools), [`bidi`] (WebDriver BiDi) over [`ws`] (a minimal WebSocket
+//!   client); [`ui`] drives pages through whichever the browser speaks.
 //! - [`fixtures`]: the fixture web server (`tests/fixtures/`); [`site`]: its generated
 //!   multi-page site.
 //! - [`agent`]: a scripted compliant agent that fails the test on any gate block.
-//! - [`realapps`]: real web applications from the package registries (the Django admin), for
-//!   judging verdicts against their own databases.
+//! - [`realapps`]: real web applications from the package registries (the Django admin,
+//!   MediaWiki, Jingo), for judging verdicts against their own databases.
+//! - [`sight`]: what a person sees of a page, by the browser's own measures, to hold Nova's reads
+//!   against.
+//! - [`store`]: reading the evidence store (SQLite) the way support staff would.
 //! - [`Nova`]: one isolated test world (data dir, profile, browser, fixtures) and its MCP
 //!   clients.
 //!
@@ -21,6 +26,7 @@ pub mod chromium;
 pub mod firefox;
 pub mod fixtures;
 pub mod realapps;
+pub mod sight;
 pub mod site;
 pub mod store;
 pub mod ui;
@@ -298,7 +304,12 @@ impl Nova {
     /// Everything with the product's default gates and the DevTools protocol open, for tests
     /// that drive the extension's popup, options and prompt pages ([`Nova::devtools`]).
     pub async fn start_with_ui() -> anyhow::Result<Self> {
-        let mut nova = Self::without_browser().await?;
+        Self::start_with_ui_in(BrowserKind::from_env()).await
+    }
+
+    /// [`Nova::start_with_ui`] in a given browser (benchmarks run both).
+    pub async fn start_with_ui_in(kind: BrowserKind) -> anyhow::Result<Self> {
+        let mut nova = Self::without_browser_in(kind).await?;
         nova.devtools = true;
         nova.launch_browser().await?;
         Ok(nova)

@@ -6,14 +6,19 @@
 //!
 //! - [`django`]: the Django admin (PyPI), with SQLite.
 //! - [`mediawiki`]: MediaWiki (Debian's package, PHP), with SQLite.
+//! - [`jingo`]: Jingo (npm, Node.js), a wiki kept in a git repository.
 
 pub mod django;
+pub mod jingo;
 pub mod mediawiki;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
+use serde_json::json;
+
+use crate::agent::Agent;
 
 /// Where the real applications are installed.
 pub fn tools_dir() -> PathBuf {
@@ -60,20 +65,6 @@ pub fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
 }
 
-/// Waits until something listens on `port` (at most `secs`).
-pub async fn wait_listening(port: u16, secs: u64, what: &str) -> anyhow::Result<()> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    loop {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Ok(());
-        }
-        if std::time::Instant::now() > deadline {
-            bail!("{what} did not listen on 127.0.0.1:{port} within {secs} s");
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-}
-
 /// A real application's server process and its own directory (settings, database, log). The
 /// process is killed when this is dropped.
 pub struct Served {
@@ -85,7 +76,7 @@ pub struct Served {
 
 impl Served {
     /// Starts `cmd` (which serves on `port`) with its output in `dir/server.log`, and waits until
-    /// it listens.
+    /// it listens (at most 60 s; a server that stops first fails at once, with what it printed).
     pub async fn spawn(
         dir: tempfile::TempDir,
         port: u16,
@@ -98,9 +89,20 @@ impl Served {
             .stderr(std::process::Stdio::from(log))
             .spawn()
             .with_context(|| format!("starting {what}"))?;
-        let me = Self { child, dir, origin: format!("http://127.0.0.1:{port}") };
-        wait_listening(port, 60, what).await?;
-        Ok(me)
+        let mut me = Self { child, dir, origin: format!("http://127.0.0.1:{port}") };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Ok(me);
+            }
+            if let Some(status) = me.child.try_wait()? {
+                bail!("{what} stopped ({status}) before it listened; it printed:\n{}", me.log());
+            }
+            if std::time::Instant::now() > deadline {
+                bail!("{what} did not listen on 127.0.0.1:{port} within 60 s; it printed:\n{}", me.log());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
 
     /// A path in the application's directory.
@@ -179,5 +181,23 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
         let n = (self.count)(sql)?;
         anyhow::ensure!(n == count, "{kind}: `{sql}` gives {n}, not {count}");
         (self.after)(&Step { kind, tool, nth, reply, landed })
+    }
+
+    /// On a sign-in page already shown, signs in as `user` with a wrong password, then with
+    /// `password`: the first must fail and stay at `stays`, the second succeed and land at
+    /// `lands`; `sql` must count `counts.0` after the first and `counts.1` after the second.
+    pub async fn sign_in(
+        &mut self,
+        a: &mut Agent,
+        (user, password): (&str, &str),
+        (stays, lands): (String, String),
+        (sql, counts): (&str, (i64, i64)),
+    ) -> anyhow::Result<()> {
+        const LOGIN: &str = "nova.guarded_login";
+        let r = a.call(LOGIN, json!({"username": user, "password": "not-the-password"})).await?;
+        self.step(("sign_in_wrong", LOGIN, a.calls_of(LOGIN)), r, "verified_fail", stays, (sql, counts.0))?;
+        a.step("nova.perceive", json!({})).await?;
+        let r = a.call(LOGIN, json!({"username": user, "password": password})).await?;
+        self.step(("sign_in_right", LOGIN, a.calls_of(LOGIN)), r, "verified_success", lands, (sql, counts.1))
     }
 }

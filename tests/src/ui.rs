@@ -87,6 +87,22 @@ impl Page<'_> {
         }
     }
 
+    /// Starts watching for the page's native dialogs (before one shows), for [`Page::accept_dialog`].
+    pub async fn watch_dialogs(&self) -> anyhow::Result<()> {
+        match self {
+            Self::Cdp(p) => p.watch_dialogs().await,
+            Self::Bidi(_) => Ok(()),
+        }
+    }
+
+    /// Accepts the page's native dialog, as the person would; false when none is showing.
+    pub async fn accept_dialog(&self) -> bool {
+        match self {
+            Self::Cdp(p) => p.accept_dialog().await,
+            Self::Bidi(p) => p.accept_dialog().await,
+        }
+    }
+
     /// Waits until `expression` is truthy; its last value on timeout is in the error.
     pub async fn wait_for(&self, expression: &str, timeout: Duration) -> anyhow::Result<Value> {
         let deadline = Instant::now() + timeout;

@@ -1,6 +1,7 @@
 //! Reading pages: nova.perceive and nova.read_text in real Chromium.
 
-use nova_e2e::Nova;
+use nova_e2e::agent::Agent;
+use nova_e2e::{Nova, sight};
 use serde_json::{Value, json};
 
 fn lines(v: &Value, key: &str) -> Vec<String> {
@@ -88,12 +89,27 @@ const UNSEEN: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread")]
 async fn perceive_and_read_text_give_the_agent_only_what_a_person_sees() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
-    let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("invisible.html")})).await?;
-    let page = c.structured("nova.perceive", json!({})).await?;
-    let read = c.structured("nova.read_text", json!({})).await?;
-    let part = c.structured("nova.read_text", json!({"selector": "main"})).await?;
+    let nova = Nova::start_with_ui().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let url = nova.url("invisible.html");
+    a.visit(&url).await?;
+    // The browser's own measure of what is seen agrees with the fixture, so it can judge pages
+    // nobody wrote by hand (`lose_no_visible_text`).
+    let ui = nova.ui().await?;
+    let tab = ui.wait_window(&url, std::time::Duration::from_secs(10)).await?;
+    let measured = tab.eval(sight::VISIBLE_TEXTS).await?.to_string();
+    // The measure leaves text under any `clip-path` out, neither seen nor unseen.
+    for seen in SEEN.iter().filter(|s| !s.starts_with("Partly clipped")) {
+        assert!(measured.contains(seen), "the browser's measure misses {seen:?}: {measured}");
+    }
+    for unseen in UNSEEN {
+        assert!(!measured.contains(unseen.trim()), "the browser's measure sees {unseen:?}: {measured}");
+    }
+    let c = &mut a;
+    let page = c.step("nova.perceive", json!({})).await?;
+    let read = c.step("nova.read_text", json!({})).await?;
+    let part = c.step("nova.read_text", json!({"selector": "main"})).await?;
     for (tool, v) in [("perceive", &page), ("read_text", &read), ("read_text(main)", &part)] {
         let text = v["text"].as_str().unwrap_or_default();
         for seen in SEEN {
@@ -105,6 +121,43 @@ async fn perceive_and_read_text_give_the_agent_only_what_a_person_sees() -> anyh
                 "{tool}: {unseen:?} is invisible but reached the agent: {text:?}"
             );
         }
+    }
+    Ok(())
+}
+
+/// Every ordinary page of the test site: nothing a person sees is missing from what Nova reads.
+#[tokio::test(flavor = "multi_thread")]
+async fn ordinary_pages_lose_no_visible_text() -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let ui = nova.ui().await?;
+    let pages = [
+        "basic.html",
+        "account.html",
+        "login.html",
+        "signup.html",
+        "order.html",
+        "page2.html",
+        "thanks.html",
+        "chat.html",
+        "acme-chat.html",
+        "picker.html",
+        "facts.html",
+        "deep.html",
+        "journey.html",
+        "spa.html",
+        "noise.html",
+        "upload.html",
+        "leave.html",
+        "counter.html",
+        "blockers.html",
+    ];
+    for page in pages {
+        let url = nova.url(page);
+        a.visit(&url).await?;
+        let tab = ui.wait_window(&url, std::time::Duration::from_secs(10)).await?;
+        sight::reads_lose_nothing(&mut a, &tab, page).await?;
     }
     Ok(())
 }

@@ -4,51 +4,114 @@
 //! and the stored `url_after` must name where the action landed, and the application's own
 //! database must hold each record exactly once.
 
-use nova_e2e::Nova;
 use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
+use nova_e2e::ui::Ui;
+use nova_e2e::{Nova, sight};
 use serde_json::json;
 
-/// The evidence store names where each action landed, as the reply does.
-fn stored_where_it_landed(nova: &Nova, step: &Step) -> anyhow::Result<()> {
-    let rows = nova.tool_rows(step.tool, step.nth)?;
-    let row = rows.get(step.nth - 1).cloned().unwrap_or_default();
-    anyhow::ensure!(row["url_after"] == json!(step.landed), "{}: stored url_after: {row}", step.kind);
+/// Type of the step hook a journey calls.
+type After<'a> = &'a mut dyn FnMut(&Step) -> anyhow::Result<()>;
+
+/// Runs `journey` with a compliant agent at default gates, checking that the evidence store
+/// names where each guarded step landed, as the reply does, and that `expected` steps were judged;
+/// then visits `pages` and checks that what Nova reads of each loses no text a person sees.
+async fn drive(
+    agent: &'static str,
+    expected: &[&str],
+    journey: impl AsyncFnOnce(&mut Agent, After<'_>, &Ui) -> anyhow::Result<()>,
+    pages: &[String],
+) -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui().await?;
+    let mut a = Agent::new(&nova, agent).await?;
+    a.ready().await?;
+    let mut steps = Vec::new();
+    let mut after = |step: &Step| {
+        let rows = nova.tool_rows(step.tool, step.nth)?;
+        let row = rows.get(step.nth - 1).cloned().unwrap_or_default();
+        anyhow::ensure!(row["url_after"] == json!(step.landed), "{}: stored url_after: {row}", step.kind);
+        steps.push(step.kind);
+        Ok(())
+    };
+    let ui = nova.ui().await?;
+    journey(&mut a, &mut after, &ui).await?;
+    assert_eq!(steps, expected);
+    for url in pages {
+        let landed =
+            a.step("nova.navigate", json!({"url": url})).await?["url"].as_str().unwrap_or(url).to_owned();
+        let tab = ui.wait_window(&landed, std::time::Duration::from_secs(10)).await?;
+        sight::reads_lose_nothing(&mut a, &tab, &landed).await?;
+    }
     Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn django_admin_sign_in_forms_a_duplicate_and_a_confirmed_delete() -> anyhow::Result<()> {
     let app = Django::start().await?;
-    let nova = Nova::start_with_default_gates().await?;
-    let mut a = Agent::new(&nova, "django-agent").await?;
-    a.ready().await?;
-    let mut steps = Vec::new();
-    django::journey(&app, &mut a, |step| {
-        stored_where_it_landed(&nova, step)?;
-        steps.push(step.kind);
-        Ok(())
-    })
-    .await?;
-    assert_eq!(steps.len(), 7, "{steps:?}");
-    Ok(())
+    let steps = [
+        "sign_in_wrong",
+        "sign_in_right",
+        "submit_invalid",
+        "submit_valid",
+        "submit_duplicate",
+        "delete_ask",
+        "delete_confirm",
+    ];
+    let pages = [
+        "/admin/",
+        "/admin/auth/group/",
+        "/admin/auth/group/add/",
+        "/admin/auth/user/",
+        "/admin/auth/user/1/change/",
+    ]
+    .map(|p| app.url(p));
+    drive("django-agent", &steps, async |a, after, _| django::journey(&app, a, after).await, &pages).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mediawiki_sign_in_accounts_a_taken_name_and_a_confirmed_delete() -> anyhow::Result<()> {
     let wiki = MediaWiki::start().await?;
-    let nova = Nova::start_with_default_gates().await?;
-    let mut a = Agent::new(&nova, "wiki-agent").await?;
-    a.ready().await?;
-    let mut steps = Vec::new();
-    mediawiki::journey(&wiki, &mut a, |step| {
-        stored_where_it_landed(&nova, step)?;
-        steps.push(step.kind);
-        Ok(())
-    })
-    .await?;
-    assert_eq!(steps.len(), 6, "{steps:?}");
-    Ok(())
+    let steps = [
+        "sign_in_wrong",
+        "sign_in_right",
+        "submit_invalid",
+        "submit_duplicate",
+        "submit_valid",
+        "delete_confirm",
+    ];
+    let pages = [
+        wiki.article("Special:RecentChanges"),
+        wiki.article("Special:ListUsers"),
+        wiki.article("Special:Preferences"),
+        wiki.article("Special:Version"),
+    ];
+    drive("wiki-agent", &steps, async |a, after, _| mediawiki::journey(&wiki, a, after).await, &pages).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jingo_sign_in_pages_a_taken_title_and_a_confirmed_delete() -> anyhow::Result<()> {
+    let app = Jingo::start().await?;
+    let steps = [
+        "sign_in_wrong",
+        "sign_in_right",
+        "submit_invalid",
+        "submit_valid",
+        "submit_valid",
+        "submit_duplicate",
+        "delete_confirm",
+    ];
+    let pages = ["/wiki/Drafts", "/wiki", "/wiki/Drafts/history", "/pages/new", "/pages/Drafts/edit"]
+        .map(|p| app.url(p));
+    let journey = async |a: &mut Agent, after: After<'_>, ui: &Ui| {
+        // The person's view of the agent's tab, to answer Jingo's confirmation dialog.
+        let home = app.url("/login");
+        a.visit(&home).await?;
+        let tab = ui.wait_window(&home, std::time::Duration::from_secs(10)).await?;
+        tab.watch_dialogs().await?;
+        jingo::journey(&app, a, after, async || tab.accept_dialog().await).await
+    };
+    drive("jingo-agent", &steps, journey, &pages).await
 }

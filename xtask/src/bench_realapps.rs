@@ -1,5 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
-//! the team wrote (the Django admin from PyPI, MediaWiki from Debian; `nova_e2e::realapps`),
+//! the team wrote (the Django admin from PyPI, MediaWiki from Debian, Jingo from npm;
+//! `nova_e2e::realapps`),
 //! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
 //! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
 //! application's database as the end-to-end test does, so a wrong verdict fails the bench.
@@ -9,6 +10,7 @@ use std::collections::BTreeMap;
 use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
@@ -27,6 +29,19 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let wiki = MediaWiki::start().await?;
         let mut a = agent(kind).await?;
         mediawiki::journey(&wiki, &mut a.1, |step| record(&mut samples, "mediawiki", step)).await?;
+        drop((wiki, a));
+        let app = Jingo::start().await?;
+        let nova = Nova::start_with_ui_in(kind).await?;
+        let mut a = Agent::new(&nova, "bench-agent").await?;
+        a.ready().await?;
+        // The person answers Jingo's confirmation dialog, as in the end-to-end test.
+        let home = app.url("/login");
+        a.visit(&home).await?;
+        let ui = nova.ui().await?;
+        let tab = ui.wait_window(&home, std::time::Duration::from_secs(10)).await?;
+        tab.watch_dialogs().await?;
+        let person = async || tab.accept_dialog().await;
+        jingo::journey(&app, &mut a, |step| record(&mut samples, "jingo", step), person).await?;
     }
     let mut out = json!({});
     for ((app, step), mut v) in samples {

@@ -92,29 +92,12 @@ pub async fn journey(
     let sessions = "SELECT COUNT(*) FROM django_session";
     let groups = "SELECT COUNT(*) FROM auth_group WHERE name = 'Editors'";
     let mut judge = Judge { after, log: &|| app.log(), count: &|sql| app.count(sql) };
-    const LOGIN: &str = "nova.guarded_login";
     const SUBMIT: &str = "nova.guarded_submit_form";
 
     let login = app.url("/admin/login/?next=/admin/");
     a.visit(&login).await?;
-    let wrong = json!({"username": ADMIN_USER, "password": "not-the-password"});
-    let r = a.call(LOGIN, wrong).await?;
-    judge.step(
-        ("sign_in_wrong", LOGIN, a.calls_of(LOGIN)),
-        r,
-        "verified_fail",
-        login.clone(),
-        (sessions, 0),
-    )?;
-    a.step("nova.perceive", json!({})).await?;
-    let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
-    judge.step(
-        ("sign_in_right", LOGIN, a.calls_of(LOGIN)),
-        r,
-        "verified_success",
-        app.url("/admin/"),
-        (sessions, 1),
-    )?;
+    let landings = (login.clone(), app.url("/admin/"));
+    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (sessions, (0, 1))).await?;
 
     let add = app.url("/admin/auth/group/add/");
     let save = json!("input[name=\"_save\"]");

@@ -151,7 +151,6 @@ pub async fn journey(
     a: &mut Agent,
     after: impl FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    const LOGIN: &str = "nova.guarded_login";
     const SUBMIT: &str = "nova.guarded_submit_form";
     let mut judge = Judge { after, log: &|| wiki.log(), count: &|sql| wiki.count(sql) };
     let agents = "SELECT COUNT(*) FROM user WHERE user_name = 'Nova Agent'";
@@ -160,18 +159,8 @@ pub async fn journey(
 
     a.visit(&wiki.page("Special:UserLogin", "")).await?;
     let posted = wiki.article("Special:UserLogin");
-    let wrong = json!({"username": ADMIN_USER, "password": "not-the-password"});
-    let r = a.call(LOGIN, wrong).await?;
-    judge.step(("sign_in_wrong", LOGIN, a.calls_of(LOGIN)), r, "verified_fail", posted, (agents, 0))?;
-    a.step("nova.perceive", json!({})).await?;
-    let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
-    judge.step(
-        ("sign_in_right", LOGIN, a.calls_of(LOGIN)),
-        r,
-        "verified_success",
-        wiki.article("Main_Page"),
-        (agents, 0),
-    )?;
+    let landings = (posted, wiki.article("Main_Page"));
+    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (agents, (0, 0))).await?;
 
     let create = wiki.page("Special:CreateAccount", "");
     let posted = wiki.article("Special:CreateAccount");

@@ -1,0 +1,98 @@
+//! What a person sees of a page, measured with the browser's own layout and style APIs, to hold
+//! Nova's reads against: `nova.perceive` and `nova.read_text` must leave out what a person cannot
+//! see (docs/perceive.md) and must lose nothing a person can.
+//!
+//! The measure is deliberately simple and independent of the extension's walk: a text counts as
+//! seen when its element passes `checkVisibility` (with opacity and `visibility`), its own box is
+//! at least 2 px each way and not left or above the page, its font is larger than 0, and no
+//! ancestor cuts it away (`overflow` other than visible on a box of 1 px or less, a `clip` rect,
+//! any `clip-path`: text under a clip path is left out of the measure, neither seen nor unseen),
+//! and its colour is not transparent nor within 8 per channel of the first background behind it
+//! (a background image counts as a contrast; no background at all is white).
+//! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
+//! page text.
+
+use serde_json::json;
+
+use crate::agent::Agent;
+use crate::ui;
+
+/// A page expression listing the texts a person sees, each with its white space collapsed.
+pub const VISIBLE_TEXTS: &str = r#"(() => {
+  const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TEXTAREA', 'OPTION', 'SELECT', 'TITLE']);
+  const cut = (el) => {
+    for (let a = el; a && a !== document.documentElement; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.clipPath && s.clipPath !== 'none') return true;
+      if (s.clip && s.clip.startsWith('rect(')) return true;
+      if (s.overflow !== 'visible' && (a.clientWidth <= 1 || a.clientHeight <= 1)) return true;
+    }
+    return false;
+  };
+  const rgba = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+  const onItsGround = (el) => {
+    const fg = rgba(getComputedStyle(el).color);
+    if (fg.length === 4 && fg[3] === 0) return true;
+    for (let a = el; a; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.backgroundImage && s.backgroundImage !== 'none') return false;
+      const bg = rgba(s.backgroundColor);
+      if (bg.length >= 3 && !(bg.length === 4 && bg[3] === 0)) {
+        return [0, 1, 2].every((i) => Math.abs(bg[i] - fg[i]) <= 8);
+      }
+    }
+    return fg[0] >= 247 && fg[1] >= 247 && fg[2] >= 247;
+  };
+  const seen = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const text = n.data.replace(/\s+/g, ' ').trim();
+    const el = n.parentElement;
+    if (!text || !el || el.closest('script, style, noscript, template, textarea, select') || skip.has(el.tagName)) continue;
+    if (!el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
+    if (parseFloat(getComputedStyle(el).fontSize) <= 0) continue;
+    const range = document.createRange();
+    range.selectNodeContents(n);
+    const r = range.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0) continue;
+    if (cut(el) || onItsGround(el)) continue;
+    seen.push(text);
+  }
+  return seen;
+})()"#;
+
+/// Collapses white space (no-break spaces too) the way [`VISIBLE_TEXTS`] does.
+pub fn collapse(s: &str) -> String {
+    s.split(|c: char| c.is_whitespace() || c == '\u{a0}')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The texts a person sees on `page` now ([`VISIBLE_TEXTS`], white space collapsed).
+pub async fn seen(page: &ui::Page<'_>) -> anyhow::Result<Vec<String>> {
+    let seen = page.eval(VISIBLE_TEXTS).await?;
+    Ok(seen.as_array().into_iter().flatten().filter_map(|t| t.as_str()).map(collapse).collect())
+}
+
+/// Reads the page `page` shows with `nova.perceive` and `nova.read_text` (bounds wide enough
+/// for any page) and fails naming each text a person sees that a read lost. A text counts when
+/// the measure sees it both before and after the reads, so widgets a page renders late are not
+/// held against the read that came before them.
+pub async fn reads_lose_nothing(a: &mut Agent, page: &ui::Page<'_>, label: &str) -> anyhow::Result<()> {
+    let before = seen(page).await?;
+    let mut reads = Vec::new();
+    for (tool, args) in
+        [("nova.perceive", json!({"maxTextChars": 200000})), ("nova.read_text", json!({"maxChars": 1000000}))]
+    {
+        let read = a.step(tool, args).await?;
+        reads.push((tool, collapse(read["text"].as_str().unwrap_or_default())));
+    }
+    let after = seen(page).await?;
+    for (tool, read) in reads {
+        let missing: Vec<&String> =
+            before.iter().filter(|t| after.contains(t) && !read.contains(t.as_str())).collect();
+        anyhow::ensure!(missing.is_empty(), "{label}: {tool} lost visible text {missing:?}");
+    }
+    Ok(())
+}
