@@ -226,6 +226,15 @@ fn core(a: &Adapter, path: &str) -> Value {
     }
 }
 
+/// The `core.*` signals the page shows, read through `a` (those it does not show are left out).
+pub fn signals(a: &Adapter) -> std::collections::BTreeMap<String, Value> {
+    nova_shared::facts::CORE_FACTS
+        .iter()
+        .map(|path| (format!("core.{path}"), core(a, path)))
+        .filter(|(_, v)| !v.is_null())
+        .collect()
+}
+
 /// Reads a `chat.*`, `form.*`, `overlay.*` or `core.*` fact.
 pub fn read(key: &FactKey) -> Observed {
     let a = adapter();

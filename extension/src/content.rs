@@ -5,7 +5,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use nova_shared::protocol::{ActParams, CheckParams, PageAction, RevParams, RevResult, WatchParams, method};
+use nova_shared::protocol::{
+    ActParams, CheckParams, PageAction, PerceiveParams, RevParams, RevResult, WatchParams, method,
+};
 use nova_shared::reason;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -13,6 +15,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::actions;
 use crate::background::to_js;
+use crate::collect;
 use crate::dom::{Failure, fail};
 use crate::perceive;
 use crate::watch;
@@ -123,7 +126,14 @@ fn answer(msg: &JsValue) -> JsValue {
     let name =
         js_sys::Reflect::get(msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
     let result = match name.as_str() {
-        method::PERCEIVE => params(msg).and_then(|p| out(perceive::perceive(&p))),
+        method::PERCEIVE => params(msg).and_then(|p: PerceiveParams| {
+            out(perceive::perceive(&p).map(|mut page| {
+                if let Some(a) = &p.adapter {
+                    page.signals = collect::signals(a);
+                }
+                page
+            }))
+        }),
         method::READ_TEXT => params(msg).and_then(|p| out(perceive::read_text(&p))),
         method::CLICK => params(msg).and_then(|p| out(actions::click(&p))),
         method::TYPE => params(msg).and_then(|p| out(actions::type_text(&p))),

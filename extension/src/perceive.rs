@@ -468,6 +468,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
         autofill_warning: aware::autofill_fields(&doc),
         native_dialog_warning: aware::native_dialogs(&doc),
         framework_hints: aware::frameworks(&doc),
+        signals: std::collections::BTreeMap::new(),
         viewport: Viewport {
             width: vw,
             height: vh,

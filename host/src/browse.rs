@@ -43,6 +43,8 @@ pub struct Browser<'h> {
     pub cls: &'h crate::cls::Cls,
     /// The data dir.
     pub data: &'h crate::paths::DataDir,
+    /// Operational knowledge (system observations, `okHints`).
+    pub ok: &'h crate::ok::Knowledge,
 }
 
 impl<'h> From<&'h crate::hub::Hub> for Browser<'h> {
@@ -55,6 +57,7 @@ impl<'h> From<&'h crate::hub::Hub> for Browser<'h> {
             control: &hub.control,
             cls: &hub.cls,
             data: &hub.data,
+            ok: &hub.ok,
         }
     }
 }
@@ -294,13 +297,16 @@ impl Browser<'_> {
             frame_id,
             max_elements: a.max_elements,
             max_text_chars: a.max_text_chars,
+            // The top frame's core signals feed operational knowledge.
+            adapter: frame_id.unwrap_or(0).eq(&0).then(|| crate::adapters::for_url(self.data, &tab.url)),
         };
-        let page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
+        let mut page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
             Ok(p) => p,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
         rec.executed();
         rec.obs.url_after = Some(page.url.clone());
+        let signals = std::mem::take(&mut page.signals);
         self.note_overlay(&tab.target_id, frame_id, &page);
         let frames = self.child_frames(&tab.target_id, frame_id.unwrap_or(0)).await;
         let text = render_page(&page, &frames);
@@ -308,6 +314,14 @@ impl Browser<'_> {
         merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));
         structured["frames"] = json!(frames);
         structured["goalContext"] = self.cls.goals.context(&tab.target_id, &rec.obs.agent_id);
+        if frame_id.unwrap_or(0) == 0 {
+            structured["okHints"] =
+                crate::ok::page::perceived(self.ok, self.data, &tab.target_id, &page.url, signals)
+                    .unwrap_or_else(|e| {
+                        tracing::warn!(error = %e, "operational knowledge not updated");
+                        Value::Null
+                    });
+        }
         let in_doubt = self.cls.journal.in_doubt(&tab.target_id);
         if !in_doubt.is_empty() {
             structured["inDoubtTransitions"] = json!(in_doubt);
@@ -432,6 +446,11 @@ impl Browser<'_> {
         }
         let mut structured = ok_body(&nav.target_id);
         merge(&mut structured, serde_json::to_value(&nav).unwrap_or(Value::Null));
+        structured["okHints"] = crate::ok::page::at(self.ok, self.data, &nav.target_id, &nav.url)
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "operational knowledge not read");
+                Value::Null
+            });
         if !nav.load_complete {
             structured["status"] = json!("partial");
             structured["reasonCode"] = json!("load_incomplete");

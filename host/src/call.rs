@@ -203,12 +203,22 @@ impl CallRecord {
     }
 }
 
-/// Parses tool arguments, turning serde's message into one that names the field.
+/// Parses tool arguments; the error names the field, with its path inside arrays and objects
+/// (`claims[2].certainty`).
 pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, CallError> {
-    serde_json::from_value(Value::Object(args)).map_err(|e| {
-        let message = e.to_string();
-        let field = message.split('`').nth(1).map(str::to_owned);
-        CallError::InvalidParams { field, message: format!("invalid arguments: {message}") }
+    serde_path_to_error::deserialize(Value::Object(args)).map_err(|e| {
+        // Where in the arguments it went wrong (`claims[2].certainty`), "." at the top.
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        if path == "." {
+            let field = message.split('`').nth(1).map(str::to_owned);
+            CallError::InvalidParams { field, message: format!("invalid arguments: {message}") }
+        } else {
+            CallError::InvalidParams {
+                message: format!("invalid arguments: `{path}`: {message}"),
+                field: Some(path),
+            }
+        }
     })
 }
 

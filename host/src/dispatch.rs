@@ -13,16 +13,19 @@ use crate::call::{CallError, CallRecord, Session, ToolReply};
 use crate::hub::Hub;
 use crate::observation::{Observation, Outcome};
 
-/// Arguments as recorded: the arguments the tool declares secret (typed text, passwords) are
-/// replaced by their length, so that no secret is ever stored.
+/// Arguments as recorded: the arguments the tool declares secret (typed text, passwords, OK
+/// claims) are replaced by their length (of their JSON, when not text), so that no secret is
+/// ever stored.
 fn redact(tool: &str, args: &Map<String, Value>) -> String {
     let mut copy = args.clone();
     let secret_keys = crate::registry::find(tool).map_or(&[][..], |t| t.secrets);
     for key in secret_keys {
-        if let Some(Value::String(text)) = copy.get(*key) {
-            let n = text.chars().count();
-            copy.insert((*key).into(), json!(format!("<redacted {n} chars>")));
-        }
+        let n = match copy.get(*key) {
+            Some(Value::String(text)) => text.chars().count(),
+            Some(Value::Null) | None => continue,
+            Some(other) => other.to_string().chars().count(),
+        };
+        copy.insert((*key).into(), json!(format!("<redacted {n} chars>")));
     }
     Value::Object(copy).to_string()
 }
@@ -148,6 +151,12 @@ mod tests {
         let recorded = redact("nova.type_selector", &map);
         assert!(!recorded.contains("hunter2"), "{recorded}");
         assert!(recorded.contains("<redacted 7 chars>"));
+        let claims = json!([{"signalKey": "acme.note", "value": "sk-abcdefghijklmnopqrstuvwx"}]);
+        let args = json!({"claims": claims});
+        let Value::Object(map) = args else { unreachable!() };
+        let recorded = redact("nova.ok_observe", &map);
+        assert!(!recorded.contains("sk-abc"), "{recorded}");
+        assert!(recorded.contains(&format!("<redacted {} chars>", claims.to_string().len())), "{recorded}");
     }
 
     #[test]

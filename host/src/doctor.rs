@@ -111,7 +111,7 @@ fn settings_check(data: &DataDir) -> Result<String, (String, String)> {
 }
 
 fn adapter_check(data: &DataDir) -> Result<String, (String, String)> {
-    let (all, errors) = crate::cls::engine::load_adapters(&data.adapters());
+    let (all, errors) = crate::adapters::load(&data.adapters());
     if let Some(first) = errors.first() {
         return Err((
             format!("{} adapter file(s) skipped: {first}", errors.len()),

@@ -25,6 +25,8 @@ pub struct Hub {
     pub cls: crate::cls::Cls,
     /// Task memory (ETM / TUC).
     pub etm: crate::etm::Etm,
+    /// Operational knowledge: observations and current facts of tabs and services.
+    pub ok: crate::ok::Knowledge,
     /// TOB scopes.
     pub scopes: crate::tob::scope::Scopes,
     /// The person's controls (STOP, handover notes).
@@ -51,6 +53,7 @@ impl Hub {
             leases: Leases::open(&db)?,
             cls: crate::cls::Cls::open(&db)?,
             etm: crate::etm::Etm::open(&db)?,
+            ok: crate::ok::Knowledge::open(&db)?,
             scopes: crate::tob::scope::Scopes::open(&db)?,
             control: crate::aag::control::Control::open(&db)?,
             presence: crate::aag::presence::Presence::default(),

@@ -17,6 +17,8 @@
 //! - [`cls`]: guarded transitions: contracts, the journal, the coordinator, verdicts, goals.
 //! - [`etm`]: task memory: profiles, runs, evidence grading, guidance; [`tuc`]: task URL
 //!   coverage (units, scans, attribution).
+//! - [`ok`]: operational knowledge: what is true right now in each tab and service (facts with
+//!   freshness and conflicts, `okHints`, `nova.ok_observe`, `nova.memory_stats`).
 //! - [`lease`]: tab leases (`nova.tab_claim` / `nova.tab_release`).
 //! - [`observation`]: one call's observation row (kind, flags, outcome); [`tob`]: the Tool
 //!   Observation Bus, the rows' batched writer and scopes.
@@ -25,6 +27,7 @@
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
+//! - [`adapters`]: the site adapters in the data dir (how pages of a site are read).
 //! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
 //!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB.
 //!
@@ -34,6 +37,7 @@
 #![warn(missing_docs)]
 
 pub mod aag;
+pub mod adapters;
 pub mod bridge;
 pub mod browse;
 pub mod call;
@@ -48,6 +52,7 @@ pub mod ipc;
 pub mod lease;
 pub mod mcp;
 pub mod observation;
+pub mod ok;
 pub mod pagetools;
 pub mod paths;
 pub mod registry;

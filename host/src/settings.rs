@@ -71,6 +71,13 @@ pub struct Settings {
     /// `safety.disk_space_low` threshold, MB (default 500).
     #[serde(default = "five_hundred")]
     pub disk_space_low_mb: u64,
+    /// How long an OK fact stays fresh, ms (default 300000: five minutes; docs/ok.md).
+    #[serde(default = "five_minutes")]
+    pub ok_freshness_window_ms: u64,
+}
+
+fn five_minutes() -> u64 {
+    300_000
 }
 
 fn five_hundred() -> u64 {
@@ -101,6 +108,7 @@ impl Default for Settings {
             agent_new_tabs_disabled: false,
             agent_cross_tab_navigation_disabled: false,
             disk_space_low_mb: 500,
+            ok_freshness_window_ms: five_minutes(),
         }
     }
 }

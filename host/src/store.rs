@@ -17,6 +17,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0006_approvals", include_str!("../migrations/0006_approvals.sql")),
     ("0007_gate_decisions", include_str!("../migrations/0007_gate_decisions.sql")),
     ("0008_gate_resume", include_str!("../migrations/0008_gate_resume.sql")),
+    ("0009_ok", include_str!("../migrations/0009_ok.sql")),
 ];
 
 /// The schema version this build writes.

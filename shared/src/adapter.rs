@@ -163,6 +163,10 @@ pub struct Adapter {
     /// Substring the page URL must contain; empty for the generic adapter.
     #[serde(default)]
     pub url_contains: String,
+    /// The service the pages it matches belong to (an OK service key such as `acme`); pages
+    /// no adapter names a service for get a well-known name or their host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     /// Chat selectors.
     #[serde(default)]
     pub chat: Chat,

@@ -44,6 +44,11 @@ pub struct PageModel {
     /// Front-end frameworks recognised by their DOM markers, with how to type into their inputs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub framework_hints: Vec<FrameworkHint>,
+    /// The `core.*` signals the page shows (`core.login_state`: `logged_in`, ...), read through
+    /// the adapter the request carried; none without one. The host files them as operational
+    /// knowledge and leaves them out of the reply.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub signals: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// `identityOverlayWarning`: overlays that belong to the person (sign-in, payment, consent).

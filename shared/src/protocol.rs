@@ -365,6 +365,10 @@ pub struct PerceiveParams {
     pub max_elements: u32,
     /// Most characters of visible text to include.
     pub max_text_chars: u32,
+    /// The adapter to read the page's `core.*` signals through (top frame only): the answer
+    /// then carries them in `signals`, for operational knowledge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<crate::adapter::Adapter>,
 }
 
 /// Which document answered a request, and in what state ([`method::PAGE_STAMP`]).

@@ -46,6 +46,7 @@ impl Agent {
             && args.get("targetId").is_none()
             && tool != "nova.tools_bundle"
             && tool != "nova.get_instructions"
+            && tool != "nova.memory_stats"
         {
             args["targetId"] = json!(tab);
         }

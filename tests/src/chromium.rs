@@ -144,6 +144,7 @@ pub fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     .arg(&o.url)
     .env("NOVA_HOME", &o.data_dir)
     .env("XDG_CONFIG_HOME", o.profile.join("xdg-config"))
+    .env(nova_host::ok::clock::SHIFT_ENV, crate::ok_clock_shift_file(&o.data_dir))
     .stdin(Stdio::null())
     .stdout(Stdio::null())
     .stderr(log)

@@ -17,7 +17,7 @@ use crate::observation::flags;
 use crate::time::now_ms;
 
 use super::{COORDINATOR_RETRY_AFTER_MS, End, RetryAdvice, advice, journal, reason};
-use nova_shared::adapter::{self, Adapter};
+use nova_shared::adapter::Adapter;
 
 /// What a guarded transition reaches.
 pub struct Guard<'h> {
@@ -156,40 +156,11 @@ fn refused_before_dispatch(code: &str) -> bool {
         || code == reason::MISSING_CONTRACT
 }
 
-/// The adapters: the generic one (compiled in) and every `*.json` in `dir`, in name order.
-/// Files that cannot be read or parsed are skipped and reported as `path: error`.
-pub fn load_adapters(dir: &std::path::Path) -> (Vec<Adapter>, Vec<String>) {
-    let mut all = vec![adapter::generic()];
-    let mut errors = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort();
-    for path in files {
-        let parsed = std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str::<Adapter>(&text).map_err(|e| e.to_string()));
-        match parsed {
-            Ok(a) if a.url_contains.is_empty() => {
-                errors.push(format!("{}: `urlContains` must not be empty in a site adapter", path.display()));
-            }
-            Ok(a) => all.push(a),
-            Err(e) => errors.push(format!("{}: {e}", path.display())),
-        }
-    }
-    (all, errors)
-}
-
 impl Guard<'_> {
     /// The adapter for a page: a site adapter from the data dir matching `url`, completed by
     /// the generic one.
     pub fn adapter_for(&self, url: &str) -> Adapter {
-        let (all, errors) = load_adapters(&self.data.adapters());
-        for e in errors {
-            tracing::warn!(error = %e, "adapter file skipped");
-        }
-        adapter::choose(&all, url)
+        crate::adapters::for_url(self.data, url)
     }
 }
 

@@ -254,6 +254,7 @@ impl Macros<'_> {
             frame_id: None,
             max_elements: 2000,
             max_text_chars: 0,
+            adapter: None,
         };
         let page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
             Ok(p) => p,
@@ -530,6 +531,7 @@ impl Macros<'_> {
             frame_id: None,
             max_elements: 2000,
             max_text_chars: 0,
+            adapter: None,
         };
         if form.is_none()
             && let Ok(page) = self.bridge.call::<PageModel>(method::PERCEIVE, params, DEFAULT_TIMEOUT).await
@@ -593,6 +595,7 @@ impl Macros<'_> {
             frame_id: None,
             max_elements: 2000,
             max_text_chars: 0,
+            adapter: None,
         };
         let page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
             Ok(p) => p,
@@ -655,25 +658,6 @@ impl Macros<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cls::engine::load_adapters;
-
-    #[test]
-    fn adapter_files_are_read_in_order_and_bad_ones_are_reported() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("b.json"), r#"{"name":"b","urlContains":"b.test"}"#).expect("b");
-        std::fs::write(dir.path().join("a.json"), r#"{"name":"a","urlContains":"a.test","chat":{"x":1}}"#)
-            .expect("a");
-        std::fs::write(dir.path().join("c.json"), r#"{"name":"c"}"#).expect("c");
-        std::fs::write(dir.path().join("notes.txt"), "not an adapter").expect("txt");
-        let (all, errors) = load_adapters(dir.path());
-        let names: Vec<&str> = all.iter().map(|a| a.name.as_str()).collect();
-        assert_eq!(names, ["generic", "b"]);
-        assert_eq!(errors.len(), 2, "{errors:?}");
-        assert!(errors[0].contains("a.json") && errors[0].contains("unknown field `x`"), "{errors:?}");
-        assert!(errors[1].contains("c.json") && errors[1].contains("urlContains"), "{errors:?}");
-        let (only, none) = load_adapters(&dir.path().join("missing"));
-        assert_eq!((only.len(), none.len()), (1, 0));
-    }
 
     /// The sign-in verdict on each kind of result page, as the page watch classifies it.
     #[test]

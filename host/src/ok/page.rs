@@ -1,0 +1,42 @@
+//! What every page read feeds into OK and gets back (docs/ok.md, "Hints"): after a perceive of
+//! a tab's top frame, the `core.*` signals the page showed are filed as system observations and
+//! `okHints` are computed; after a navigation, `okHints` for where the tab landed.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::observe::{self, Batch, Claim};
+use super::rules::{Certainty, Source};
+use super::{Knowledge, clock, hints, service};
+use crate::call::CallError;
+use crate::paths::DataDir;
+
+/// After a perceive of `target` at `url` that read `signals`: files them and returns `okHints`.
+pub fn perceived(
+    k: &Knowledge,
+    data: &DataDir,
+    target: &str,
+    url: &str,
+    signals: BTreeMap<String, Value>,
+) -> Result<Value, CallError> {
+    let place = service::place(data, target, url);
+    let before = hints::before(k, &place)?;
+    let (now, window_ms) = (clock::now_ms(), super::window_ms(data));
+    let claims: Vec<Claim> = signals
+        .into_iter()
+        .map(|(key, value)| Claim { key, value, certainty: Certainty::Likely, evidence: None })
+        .collect();
+    // Even with nothing read, the binding learns the URL its tab is at.
+    let batch =
+        Batch { place: &place, source: Source::System, agent_id: None, perception_id: None, now, window_ms };
+    observe::apply(k, &batch, &claims)?;
+    hints::hints(k, &place, before.as_ref(), now, window_ms)
+}
+
+/// `okHints` for `target` now at `url`, without observing anything.
+pub fn at(k: &Knowledge, data: &DataDir, target: &str, url: &str) -> Result<Value, CallError> {
+    let place = service::place(data, target, url);
+    let before = hints::before(k, &place)?;
+    hints::hints(k, &place, before.as_ref(), clock::now_ms(), super::window_ms(data))
+}
