@@ -43,13 +43,6 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::Value;
 
-/// The file whose number of milliseconds moves the host's OK clock forward
-/// (`nova_host::ok::clock`): the tests age facts with [`Nova::shift_ok_clock`] instead of
-/// waiting.
-pub fn ok_clock_shift_file(data: &Path) -> PathBuf {
-    data.join("ok-clock-shift-ms")
-}
-
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
@@ -453,7 +446,7 @@ impl Nova {
 
     /// Moves the host's OK clock `ms` forward from now on (facts age without waiting).
     pub fn shift_ok_clock(&self, ms: i64) -> anyhow::Result<()> {
-        Ok(std::fs::write(ok_clock_shift_file(&self.data), ms.to_string())?)
+        Ok(std::fs::write(chromium::ok_clock_shift_file(&self.data), ms.to_string())?)
     }
 
     /// The hub's process id.
