@@ -27,6 +27,8 @@ pub struct Hub {
     pub etm: crate::etm::Etm,
     /// Operational knowledge: observations and current facts of tabs and services.
     pub ok: crate::ok::Knowledge,
+    /// Per-site knowledge: phenomena, playbooks, health.
+    pub pks: crate::pks::Pks,
     /// TOB scopes.
     pub scopes: crate::tob::scope::Scopes,
     /// The person's controls (STOP, handover notes).
@@ -54,6 +56,7 @@ impl Hub {
             cls: crate::cls::Cls::open(&db)?,
             etm: crate::etm::Etm::open(&db)?,
             ok: crate::ok::Knowledge::open(&db)?,
+            pks: crate::pks::Pks::open(&db)?,
             scopes: crate::tob::scope::Scopes::open(&db)?,
             control: crate::aag::control::Control::open(&db)?,
             presence: crate::aag::presence::Presence::default(),

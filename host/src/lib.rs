@@ -19,6 +19,7 @@
 //!   coverage (units, scans, attribution).
 //! - [`ok`]: operational knowledge: what is true right now in each tab and service (facts with
 //!   freshness and conflicts, `okHints`, `nova.ok_observe`, `nova.memory_stats`).
+//! - [`pks`]: per-site knowledge: how to operate a site (phenomena, playbooks, health).
 //! - [`lease`]: tab leases (`nova.tab_claim` / `nova.tab_release`).
 //! - [`observation`]: one call's observation row (kind, flags, outcome); [`tob`]: the Tool
 //!   Observation Bus, the rows' batched writer and scopes.
@@ -55,6 +56,7 @@ pub mod observation;
 pub mod ok;
 pub mod pagetools;
 pub mod paths;
+pub mod pks;
 pub mod registry;
 pub mod replies;
 pub mod settings;

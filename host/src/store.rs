@@ -18,6 +18,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0007_gate_decisions", include_str!("../migrations/0007_gate_decisions.sql")),
     ("0008_gate_resume", include_str!("../migrations/0008_gate_resume.sql")),
     ("0009_ok", include_str!("../migrations/0009_ok.sql")),
+    ("0010_pks", include_str!("../migrations/0010_pks.sql")),
 ];
 
 /// The schema version this build writes.

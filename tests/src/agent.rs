@@ -18,12 +18,21 @@ pub struct Agent {
     pub calls: usize,
     /// Calls made so far, per tool.
     per_tool: std::collections::HashMap<String, usize>,
+    /// The tools whose arguments take a `targetId` (it passes its tab to those).
+    tools_taking_a_tab: Option<std::collections::HashSet<String>>,
 }
 
 impl Agent {
     /// A new agent with its own MCP client.
     pub async fn new(nova: &Nova, name: &'static str) -> anyhow::Result<Self> {
-        Ok(Self { client: nova.client().await?, name, tab: None, calls: 0, per_tool: Default::default() })
+        Ok(Self {
+            client: nova.client().await?,
+            name,
+            tab: None,
+            calls: 0,
+            per_tool: Default::default(),
+            tools_taking_a_tab: None,
+        })
     }
 
     /// Loads the browser-automation bundle, as a compliant agent does first.
@@ -42,11 +51,13 @@ impl Agent {
     /// Returns the structured reply and whether it is an error.
     pub async fn call(&mut self, tool: &str, mut args: Value) -> anyhow::Result<(Value, bool)> {
         args["agentId"] = json!(self.name);
+        if self.tools_taking_a_tab.is_none() {
+            self.tools_taking_a_tab = Some(self.client.tools_taking_a_tab().await?);
+        }
+        let takes_a_tab = self.tools_taking_a_tab.as_ref().is_some_and(|t| t.contains(tool));
         if let Some(tab) = &self.tab
             && args.get("targetId").is_none()
-            && tool != "nova.tools_bundle"
-            && tool != "nova.get_instructions"
-            && tool != "nova.memory_stats"
+            && takes_a_tab
         {
             args["targetId"] = json!(tab);
         }

@@ -224,6 +224,19 @@ impl Client {
         Ok(self.service.peer().list_all_tools().await?.into_iter().map(|t| t.name.to_string()).collect())
     }
 
+    /// The tools the server lists that take a `targetId`.
+    pub async fn tools_taking_a_tab(&self) -> anyhow::Result<std::collections::HashSet<String>> {
+        Ok(self
+            .service
+            .peer()
+            .list_all_tools()
+            .await?
+            .into_iter()
+            .filter(|t| t.input_schema.get("properties").and_then(|p| p.get("targetId")).is_some())
+            .map(|t| t.name.to_string())
+            .collect())
+    }
+
     /// Closes the session.
     pub async fn close(self) -> anyhow::Result<()> {
         self.service.cancel().await?;

@@ -1,0 +1,313 @@
+//! The PKS tables (`host/migrations/0010_pks.sql`): a domain record per site, its phenomena
+//! with their health, and every reported outcome.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::model::Phenomenon;
+
+/// Days the success rate looks back over.
+pub const HEALTH_DAYS: i64 = 30;
+
+/// A site's record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Domain {
+    /// The site.
+    pub scope: String,
+    /// `unknown`, `low`, `medium`, `high`.
+    pub trust: String,
+    /// What the site is (`classification`, capabilities, ...).
+    pub context: Value,
+    /// Goes up with every change to the site's knowledge.
+    pub content_rev: i64,
+    /// Last change (ms).
+    pub updated_at: i64,
+}
+
+/// One stored phenomenon.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Its stable id.
+    pub id: String,
+    /// Its type (`consent_cmp`, ...).
+    pub kind: String,
+    /// `L0` candidate, `L1` shadow, `L2` active.
+    pub level: String,
+    /// Where it came from (`manual`, `platform:onetrust`, ...).
+    pub origin: String,
+    /// Its fingerprint, playbook and context as stored.
+    pub fingerprint: Value,
+    /// Its playbook.
+    pub playbook: Value,
+    /// Where it applies.
+    pub context: Value,
+    /// Retired, and why.
+    pub deprecated: Option<String>,
+    /// Drift debt, 0 to 1.
+    pub drift_debt: f64,
+    /// Attempts, successes, failures, failures in a row.
+    pub attempts: (i64, i64, i64, i64),
+    /// Last outcome and when.
+    pub last: (Option<String>, Option<i64>),
+    /// Last change (ms).
+    pub updated_at: i64,
+}
+
+impl Entry {
+    /// Whether agents may use it (`L2`, not deprecated): the only entries matched and applied.
+    pub fn active(&self) -> bool {
+        self.level == "L2" && self.deprecated.is_none()
+    }
+}
+
+/// The site's record.
+pub fn domain(c: &Connection, scope: &str) -> rusqlite::Result<Option<Domain>> {
+    c.query_row(
+        "SELECT scope, trust, context_json, content_rev, updated_at FROM pks_domains WHERE scope = ?1",
+        [scope],
+        |r| {
+            let ctx: String = r.get(2)?;
+            Ok(Domain {
+                scope: r.get(0)?,
+                trust: r.get(1)?,
+                context: serde_json::from_str(&ctx).unwrap_or(Value::Null),
+                content_rev: r.get(3)?,
+                updated_at: r.get(4)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// Every site, in name order.
+pub fn domains(c: &Connection) -> rusqlite::Result<Vec<Domain>> {
+    let mut stmt = c.prepare("SELECT scope FROM pks_domains ORDER BY scope")?;
+    let scopes: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok(scopes.iter().filter_map(|s| domain(c, s).ok().flatten()).collect())
+}
+
+/// Creates the site's record if needed, sets what is given, and counts a change.
+pub fn touch_domain(
+    c: &Connection,
+    scope: &str,
+    trust: Option<&str>,
+    context: Option<&Value>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT INTO pks_domains (scope, created_at, updated_at) VALUES (?1, ?2, ?2) ON CONFLICT (scope) DO NOTHING",
+        params![scope, now],
+    )?;
+    if let Some(t) = trust {
+        c.execute("UPDATE pks_domains SET trust = ?2 WHERE scope = ?1", params![scope, t])?;
+    }
+    if let Some(ctx) = context {
+        c.execute(
+            "UPDATE pks_domains SET context_json = ?2 WHERE scope = ?1",
+            params![scope, ctx.to_string()],
+        )?;
+    }
+    c.execute(
+        "UPDATE pks_domains SET content_rev = content_rev + 1, updated_at = ?2 WHERE scope = ?1",
+        params![scope, now],
+    )?;
+    Ok(())
+}
+
+const COLUMNS: &str = "stable_id, kind, learning_level, origin, fingerprint_json, playbook_json, context_json, \
+     deprecated, deprecated_reason, drift_debt, total_attempts, success_count, failure_count, consecutive_failures, \
+     last_outcome, last_attempt_at, updated_at";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
+    let json = |i: usize| -> rusqlite::Result<Value> {
+        Ok(serde_json::from_str(&r.get::<_, String>(i)?).unwrap_or(Value::Null))
+    };
+    let deprecated: bool = r.get(7)?;
+    Ok(Entry {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        level: r.get(2)?,
+        origin: r.get(3)?,
+        fingerprint: json(4)?,
+        playbook: json(5)?,
+        context: json(6)?,
+        deprecated: deprecated.then(|| r.get::<_, Option<String>>(8).ok().flatten().unwrap_or_default()),
+        drift_debt: r.get(9)?,
+        attempts: (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?),
+        last: (r.get(14)?, r.get(15)?),
+        updated_at: r.get(16)?,
+    })
+}
+
+/// One phenomenon of the site, its id matched without regard to case.
+pub fn entry(c: &Connection, scope: &str, id: &str) -> rusqlite::Result<Option<Entry>> {
+    c.query_row(
+        &format!("SELECT {COLUMNS} FROM pks_phenomena WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE"),
+        params![scope, id],
+        row,
+    )
+    .optional()
+}
+
+/// Every phenomenon of the site, by id.
+pub fn entries(c: &Connection, scope: &str) -> rusqlite::Result<Vec<Entry>> {
+    let mut stmt =
+        c.prepare(&format!("SELECT {COLUMNS} FROM pks_phenomena WHERE scope = ?1 ORDER BY stable_id"))?;
+    stmt.query_map([scope], row)?.collect()
+}
+
+/// The id a phenomenon gets when it names none: its type and a hash of its fingerprint.
+pub fn stable_id(p: &Phenomenon) -> String {
+    let mut signals: Vec<_> = p.fingerprint.signals.iter().map(|s| (s.kind, &s.matches, &s.locale)).collect();
+    signals.sort();
+    let digest = Sha256::digest(format!("{signals:?}").as_bytes());
+    format!("{}_{}", p.kind.as_str(), digest.iter().take(4).map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// What an upsert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upserted {
+    /// A new phenomenon (at `level`).
+    Created,
+    /// An existing one rewritten.
+    Updated,
+    /// A deprecated one rewritten and back in use.
+    Reactivated,
+}
+
+impl Upserted {
+    /// Wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Reactivated => "reactivated",
+        }
+    }
+}
+
+/// Writes `p` as `id` into `scope` (a new one at `level`, from `origin`). The drift baseline
+/// stays what it was when the phenomenon was first stored.
+pub fn upsert(
+    c: &Connection,
+    scope: &str,
+    id: &str,
+    p: &Phenomenon,
+    (level, origin): (&str, &str),
+    now: i64,
+) -> rusqlite::Result<Upserted> {
+    let fingerprint = serde_json::to_string(&p.fingerprint).unwrap_or_default();
+    let playbook = serde_json::to_string(&p.playbook).unwrap_or_default();
+    let context = serde_json::to_string(&p.context).unwrap_or_default();
+    c.execute(
+        "INSERT INTO pks_domains (scope, created_at, updated_at) VALUES (?1, ?2, ?2) ON CONFLICT (scope) DO NOTHING",
+        params![scope, now],
+    )?;
+    let existing = entry(c, scope, id)?;
+    let done = match &existing {
+        None => {
+            let baseline = serde_json::to_string(&p.fingerprint.signals).unwrap_or_default();
+            c.execute(
+                "INSERT INTO pks_phenomena (scope, stable_id, kind, learning_level, origin, fingerprint_json,
+                     playbook_json, context_json, baseline_json, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                params![
+                    scope,
+                    id,
+                    p.kind.as_str(),
+                    level,
+                    origin,
+                    fingerprint,
+                    playbook,
+                    context,
+                    baseline,
+                    now
+                ],
+            )?;
+            Upserted::Created
+        }
+        Some(e) => {
+            c.execute(
+                "UPDATE pks_phenomena SET kind = ?3, fingerprint_json = ?4, playbook_json = ?5, context_json = ?6,
+                     deprecated = 0, deprecated_reason = NULL, updated_at = ?7
+                 WHERE scope = ?1 AND stable_id = ?2",
+                params![scope, e.id, p.kind.as_str(), fingerprint, playbook, context, now],
+            )?;
+            if e.deprecated.is_some() { Upserted::Reactivated } else { Upserted::Updated }
+        }
+    };
+    touch_domain(c, scope, None, None, now)?;
+    Ok(done)
+}
+
+/// Retires a phenomenon; false when there is none.
+pub fn deprecate(c: &Connection, scope: &str, id: &str, reason: &str, now: i64) -> rusqlite::Result<bool> {
+    let n = c.execute(
+        "UPDATE pks_phenomena SET deprecated = 1, deprecated_reason = ?3, updated_at = ?4
+         WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE",
+        params![scope, id, reason, now],
+    )?;
+    if n > 0 {
+        touch_domain(c, scope, None, None, now)?;
+    }
+    Ok(n > 0)
+}
+
+/// Success rate over the last 30 days and the attempts it counts (`not_applicable` is no
+/// attempt); `None` without attempts.
+pub fn success_rate(c: &Connection, scope: &str, id: &str, now: i64) -> rusqlite::Result<(Option<f64>, i64)> {
+    let since = now - HEALTH_DAYS * 86_400_000;
+    let (ok, all): (i64, i64) = c.query_row(
+        "SELECT COALESCE(SUM(outcome = 'success'), 0), COUNT(*) FROM pks_telemetry
+         WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE AND at >= ?3 AND outcome != 'not_applicable'",
+        params![scope, id, since],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(((all > 0).then(|| ok as f64 / all as f64), all))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn phenomenon(selector: &str) -> Phenomenon {
+        serde_json::from_value(json!({
+            "type": "consent_cmp",
+            "fingerprint": {"signals": [{"kind": "dom", "match": selector}]},
+            "playbook": {"policy": "reject_preferred", "actions": [
+                {"type": "click", "selector": "#reject", "declaredPolarity": "reject"}]}
+        }))
+        .expect("phenomenon")
+    }
+
+    #[test]
+    fn entries_are_created_updated_retired_and_brought_back() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let c = crate::store::open(&dir.path().join("nova.db")).expect("open");
+        let p = phenomenon("#banner");
+        let id = stable_id(&p);
+        assert!(id.starts_with("consent_cmp_") && id.len() == "consent_cmp_".len() + 8, "{id}");
+        assert_eq!(stable_id(&phenomenon("#banner")), id, "the same fingerprint, the same id");
+        assert_eq!(upsert(&c, "example.org", &id, &p, ("L1", "manual"), 1).expect("up"), Upserted::Created);
+        assert_eq!(
+            upsert(&c, "example.org", &id.to_uppercase(), &p, ("L1", "manual"), 2).expect("up"),
+            Upserted::Updated
+        );
+        assert!(deprecate(&c, "example.org", &id, "the banner changed", 3).expect("dep"));
+        let e = entry(&c, "example.org", &id).expect("q").expect("entry");
+        assert_eq!(e.deprecated.as_deref(), Some("the banner changed"));
+        assert!(!e.active());
+        assert_eq!(
+            upsert(&c, "example.org", &id, &p, ("L1", "manual"), 4).expect("up"),
+            Upserted::Reactivated
+        );
+        let d = domain(&c, "example.org").expect("q").expect("domain");
+        assert_eq!(d.content_rev, 4, "every change counts");
+        assert_eq!(entries(&c, "example.org").expect("q").len(), 1);
+        assert_eq!(success_rate(&c, "example.org", &id, 5).expect("rate"), (None, 0));
+        assert!(!deprecate(&c, "example.org", "nope", "x", 6).expect("dep"));
+    }
+}

@@ -1,0 +1,80 @@
+//! A PKS scope is a site: the host a URL or name is on, lower-cased, with a non-default port,
+//! internationalised names in punycode (so that a look-alike such as `pаypal.com` with a
+//! Cyrillic `а` is a different scope from `paypal.com`, and shows as one), no `www.`.
+
+use crate::call::CallError;
+
+/// Longest scope accepted.
+pub const MAX_SCOPE_CHARS: usize = 253;
+
+/// The scope `input` names (a host, `host:port` or a URL); the error says why it is not one.
+pub fn normalize(input: &str) -> Result<String, CallError> {
+    let raw = input.trim();
+    let bad = |why: &str| CallError::invalid("scope", format!("`scope` {why}: got {raw:?}"));
+    if raw.is_empty() {
+        return Err(bad("must name a site (a host such as example.org, or a URL)"));
+    }
+    let rest = match raw.split_once("://") {
+        Some((scheme, rest)) => {
+            let scheme = scheme.to_ascii_lowercase();
+            if scheme != "http" && scheme != "https" {
+                return Err(bad("must be an http(s) site"));
+            }
+            rest
+        }
+        None => raw,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
+        _ => (host_port, None),
+    };
+    let ascii = idna::domain_to_ascii(host).map_err(|_| bad("is not a valid host name"))?;
+    let ascii = ascii.strip_prefix("www.").unwrap_or(&ascii).to_owned();
+    if ascii.is_empty() || ascii.contains(['/', ' ']) {
+        return Err(bad("is not a valid host name"));
+    }
+    let default_port = match raw.split_once("://").map(|(s, _)| s.to_ascii_lowercase()) {
+        Some(s) if s == "https" => Some("443"),
+        Some(_) => Some("80"),
+        None => None,
+    };
+    let scope = match port.filter(|p| Some(*p) != default_port && !p.is_empty()) {
+        Some(p) => format!("{ascii}:{p}"),
+        None => ascii,
+    };
+    if scope.len() > MAX_SCOPE_CHARS {
+        return Err(bad(&format!("is longer than {MAX_SCOPE_CHARS} characters")));
+    }
+    Ok(scope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_names_become_one_scope_each() {
+        for (input, want) in [
+            ("example.org", "example.org"),
+            ("https://www.Example.org/path?q=1#x", "example.org"),
+            ("http://example.org:80/", "example.org"),
+            ("https://example.org:443", "example.org"),
+            ("http://127.0.0.1:8080/ok/dashboard.html", "127.0.0.1:8080"),
+            ("example.org:8443", "example.org:8443"),
+            ("https://bücher.de/", "xn--bcher-kva.de"),
+            ("https://user:pw@shop.example/", "shop.example"),
+        ] {
+            assert_eq!(normalize(input).expect(input), want, "{input}");
+        }
+        // A Cyrillic look-alike is its own scope, visibly.
+        let lookalike = normalize("p\u{430}ypal.com").expect("idn");
+        assert!(lookalike.starts_with("xn--"), "{lookalike}");
+        assert_ne!(lookalike, "paypal.com");
+        for bad in ["", "  ", "ftp://example.org", "file:///tmp/x"] {
+            let e = normalize(bad).expect_err(bad).to_string();
+            assert!(e.contains("`scope`"), "{bad}: {e}");
+        }
+    }
+}

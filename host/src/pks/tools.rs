@@ -1,0 +1,486 @@
+//! The PKS store tools: `nova.pks_upsert`, `nova.pks_get`, `nova.pks_list`,
+//! `nova.pks_deprecate` (docs/pks.md is their reference). Writes are accepted only for a site
+//! open in a tab, so knowledge is written by someone looking at the site.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::model::{Auth, Device, Phenomenon};
+use super::records::{self, Entry};
+use super::{MAX_PER_DOMAIN, Pks, fragile, poison, scope};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::observation::ActionKind;
+use crate::registry::{self, Bundle, PageUse, ToolDef};
+
+/// How much a site is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// Not known (the default).
+    Unknown,
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+}
+
+impl Trust {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Unknown => "unknown",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// What is known of the site as a whole.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DomainContext {
+    /// Device class the knowledge was gathered on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<Device>,
+    /// Locale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    /// Sign-in state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<Auth>,
+    /// What the site can do (free-form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_capabilities: Option<Value>,
+    /// How the site's state is told (free-form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_state_detectors: Option<Value>,
+    /// What kind of service it is (`news`, `shop`, `chat`, ...): `nova.pks_list` filters on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classification: Option<String>,
+}
+
+/// Arguments of `nova.pks_upsert`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UpsertArgs {
+    /// The site: a host (`example.org`) or a URL on it.
+    pub scope: String,
+    /// What is known of the site as a whole.
+    #[serde(default)]
+    pub context: Option<DomainContext>,
+    /// How much the site is trusted.
+    #[serde(default)]
+    pub trust: Option<Trust>,
+    /// The phenomenon: `id`, `type`, `fingerprint`, `playbook`, `context`.
+    pub phenomenon: Phenomenon,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+/// The context a read is for.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadContext {
+    /// Device class.
+    #[serde(default)]
+    pub device: Option<Device>,
+    /// Locale (at least one character).
+    #[serde(default)]
+    pub locale: Option<String>,
+    /// Sign-in state.
+    #[serde(default)]
+    pub auth: Option<Auth>,
+}
+
+/// How much a read returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Detail {
+    /// Everything (the default).
+    #[default]
+    Full,
+    /// Ids, types and health.
+    Summary,
+}
+
+/// Arguments of `nova.pks_get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GetArgs {
+    /// The site.
+    pub scope: String,
+    /// One phenomenon (its id, any case).
+    #[serde(default)]
+    pub phenomenon_id: Option<String>,
+    /// `full` (default) or `summary`.
+    #[serde(default)]
+    pub output_detail: Detail,
+    /// The context the knowledge is wanted for; entries that do not fit are named in `mismatches`.
+    #[serde(default)]
+    pub context: Option<ReadContext>,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+/// Arguments of `nova.pks_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ListArgs {
+    /// Only sites whose `context.classification` is this.
+    #[serde(default)]
+    pub service_category: Option<String>,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+/// Arguments of `nova.pks_deprecate`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeprecateArgs {
+    /// The site.
+    pub scope: String,
+    /// The phenomenon.
+    pub phenomenon_id: String,
+    /// Why it no longer holds (1 to 500 characters).
+    pub reason: String,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+/// What the PKS tools reach.
+pub struct PksTools<'h> {
+    /// The PKS tables.
+    pub pks: &'h Pks,
+    /// The browser's tabs (a write needs its site open in one).
+    pub bridge: &'h crate::bridge::Bridge,
+}
+
+impl<'h> From<&'h crate::hub::Hub> for PksTools<'h> {
+    fn from(hub: &'h crate::hub::Hub) -> Self {
+        Self { pks: &hub.pks, bridge: &hub.bridge }
+    }
+}
+
+crate::tool! {
+    /// `nova.pks_upsert` in the tool registry.
+    pub static PKS_UPSERT = ToolDef::new(
+        "nova.pks_upsert",
+        "Store how to handle a recurring situation on a site (a consent banner, a sign-in wall, a \
+         modal): its fingerprint and a playbook. Every action declares its polarity; broad \
+         selectors, labels that contradict the polarity and unknown vendor calls are refused. The \
+         site must be open in a tab. New entries start in shadow (L1).",
+        registry::schema::<UpsertArgs>,
+        crate::handler!(PksTools::pks_upsert),
+    )
+    .bundles(&[Bundle::PksLearning])
+    .tob(ActionKind::Write, "knowledge", 0)
+    .page(PageUse::None);
+}
+
+crate::tool! {
+    /// `nova.pks_get` in the tool registry.
+    pub static PKS_GET = ToolDef::new(
+        "nova.pks_get",
+        "What Nova knows of how to operate a site: its active phenomena with their health, or one \
+         phenomenon in full.",
+        registry::schema::<GetArgs>,
+        crate::handler!(PksTools::pks_get),
+    )
+    .bundles(&[Bundle::PksLearning, Bundle::BrowserAutomation])
+    .tob(ActionKind::Read, "knowledge", 0)
+    .page(PageUse::None)
+    .read_only();
+}
+
+crate::tool! {
+    /// `nova.pks_list` in the tool registry.
+    pub static PKS_LIST = ToolDef::new(
+        "nova.pks_list",
+        "The sites Nova holds knowledge for, with how many phenomena each and how many are active.",
+        registry::schema::<ListArgs>,
+        crate::handler!(PksTools::pks_list),
+    )
+    .bundles(&[Bundle::PksLearning])
+    .tob(ActionKind::Read, "knowledge", 0)
+    .page(PageUse::None)
+    .read_only();
+}
+
+crate::tool! {
+    /// `nova.pks_deprecate` in the tool registry.
+    pub static PKS_DEPRECATE = ToolDef::new(
+        "nova.pks_deprecate",
+        "Retire a phenomenon that no longer holds on a site (kept, never matched or applied).",
+        registry::schema::<DeprecateArgs>,
+        crate::handler!(PksTools::pks_deprecate),
+    )
+    .bundles(&[Bundle::PksLearning])
+    .tob(ActionKind::Write, "knowledge", 0)
+    .page(PageUse::None);
+}
+
+/// The id an agent may give a phenomenon.
+fn check_id(id: &str) -> Result<(), CallError> {
+    let ok = (1..=128).contains(&id.chars().count())
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
+    if ok {
+        return Ok(());
+    }
+    Err(CallError::invalid(
+        "phenomenon.id",
+        "`phenomenon.id` must be 1 to 128 letters, digits, `_`, `-`, `.` or `:`",
+    ))
+}
+
+impl PksTools<'_> {
+    /// Whether a tab shows the site `scope`.
+    fn open_in_a_tab(&self, scope: &str) -> bool {
+        self.bridge.state().tabs.iter().any(|t| scope::normalize(&t.url).is_ok_and(|s| s == scope))
+    }
+
+    fn not_open(scope: &str) -> ToolReply {
+        ToolReply::ok(json!({
+            "ok": false, "status": "rejected", "reasonCode": "pks.scope_not_open", "retryable": true,
+            "scope": scope,
+            "message": format!("no tab shows {scope}: open the site, look at it, then store what you saw"),
+        }))
+    }
+
+    /// `nova.pks_upsert`.
+    pub async fn pks_upsert(&self, rec: &mut CallRecord, a: UpsertArgs) -> Result<ToolReply, CallError> {
+        let scope = scope::normalize(&a.scope)?;
+        if let Some(id) = &a.phenomenon.id {
+            check_id(id)?;
+        }
+        poison::check(&a.phenomenon)?;
+        if !self.open_in_a_tab(&scope) {
+            return Ok(Self::not_open(&scope));
+        }
+        let id = a.phenomenon.id.clone().unwrap_or_else(|| records::stable_id(&a.phenomenon));
+        let now = crate::time::now_ms();
+        let context = a.context.as_ref().map(|c| serde_json::to_value(c).unwrap_or(Value::Null));
+        let done = self.pks.with(|c| {
+            let tx = crate::store::write_tx(c)?;
+            let exists = records::entry(&tx, &scope, &id)?.is_some();
+            let count = records::entries(&tx, &scope)?.len();
+            if !exists && count >= MAX_PER_DOMAIN {
+                return Ok(None);
+            }
+            records::touch_domain(&tx, &scope, a.trust.map(Trust::as_str), context.as_ref(), now)?;
+            let done = records::upsert(&tx, &scope, &id, &a.phenomenon, ("L1", "manual"), now)?;
+            tx.commit()?;
+            Ok(Some(done))
+        })?;
+        let Some(done) = done else {
+            return Err(CallError::invalid(
+                "phenomenon",
+                format!(
+                    "pks.domain_full: {scope} already holds {MAX_PER_DOMAIN} phenomena; deprecate or update one \
+                     instead of adding another"
+                ),
+            ));
+        };
+        rec.executed();
+        let fragile: Vec<Value> = a
+            .phenomenon
+            .playbook
+            .actions
+            .iter()
+            .flat_map(|x| x.selector.iter().chain(&x.fallback_selectors))
+            .filter_map(|s| fragile::why(s).map(|why| json!({"selector": s, "why": why})))
+            .collect();
+        let mut reply = json!({
+            "ok": true, "status": "ok", "action": done.as_str(), "scope": scope, "phenomenonId": id,
+        });
+        if !fragile.is_empty() {
+            reply["selectorWarning"] = json!(fragile);
+        }
+        Ok(ToolReply::ok(reply))
+    }
+
+    /// `nova.pks_get`.
+    pub async fn pks_get(&self, rec: &mut CallRecord, a: GetArgs) -> Result<ToolReply, CallError> {
+        let scope = scope::normalize(&a.scope)?;
+        if a.context.as_ref().and_then(|c| c.locale.as_deref()).is_some_and(str::is_empty) {
+            return Err(CallError::invalid(
+                "context.locale",
+                "`context.locale` must be at least 1 character",
+            ));
+        }
+        let now = crate::time::now_ms();
+        let (domain, entries, rates) = self.pks.with(|c| {
+            let domain = records::domain(c, &scope)?;
+            let entries = records::entries(c, &scope)?;
+            let rates = entries
+                .iter()
+                .map(|e| records::success_rate(c, &scope, &e.id, now))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((domain, entries, rates))
+        })?;
+        rec.executed();
+        let Some(domain) = domain else {
+            return Ok(ToolReply::ok(json!({"ok": true, "status": "ok", "found": false, "scope": scope})));
+        };
+        let ctx = a.context.unwrap_or_default();
+        let mismatches: Vec<Value> = entries
+            .iter()
+            .filter_map(|e| mismatch(e, &ctx).map(|why| json!({"phenomenonId": e.id, "why": why})))
+            .collect();
+        let mut body = json!({
+            "ok": true, "status": "ok", "found": true, "scope": scope, "trust": domain.trust,
+            "contentRev": domain.content_rev, "updatedAtUtc": crate::time::iso(domain.updated_at),
+            "contextMatch": mismatches.is_empty(), "mismatches": mismatches,
+            "phenomenonCount": entries.iter().filter(|e| e.active()).count(),
+            "activePhenomenonCount": entries.iter().filter(|e| e.active()).count(),
+            "totalPhenomenaCount": entries.len(),
+            "deprecatedCount": entries.iter().filter(|e| e.deprecated.is_some()).count(),
+            "domainHintCount": 0,
+        });
+        if let Some(want) = &a.phenomenon_id {
+            match entries.iter().zip(&rates).find(|(e, _)| e.id.eq_ignore_ascii_case(want)) {
+                Some((e, rate)) => {
+                    body["phenomenonFound"] = json!(true);
+                    body["phenomenon"] = describe(e, *rate, Detail::Full);
+                }
+                None => {
+                    body["phenomenonFound"] = json!(false);
+                    body["availableIds"] = json!(entries.iter().map(|e| &e.id).collect::<Vec<_>>());
+                }
+            }
+            return Ok(ToolReply::ok(body));
+        }
+        body["phenomena"] = json!(
+            entries
+                .iter()
+                .zip(&rates)
+                .filter(|(e, _)| e.active())
+                .map(|(e, rate)| describe(e, *rate, a.output_detail))
+                .collect::<Vec<_>>()
+        );
+        Ok(ToolReply::ok(body))
+    }
+
+    /// `nova.pks_list`.
+    pub async fn pks_list(&self, rec: &mut CallRecord, a: ListArgs) -> Result<ToolReply, CallError> {
+        let rows = self.pks.with(|c| {
+            let mut out = Vec::new();
+            for d in records::domains(c)? {
+                let class = d.context.get("classification").and_then(Value::as_str).map(str::to_owned);
+                if a.service_category.as_deref().is_some_and(|want| class.as_deref() != Some(want)) {
+                    continue;
+                }
+                let entries = records::entries(c, &d.scope)?;
+                out.push(json!({
+                    "scope": d.scope, "trust": d.trust, "serviceCategory": class, "contentRev": d.content_rev,
+                    "updatedAtUtc": crate::time::iso(d.updated_at), "totalPhenomenaCount": entries.len(),
+                    "activePhenomenonCount": entries.iter().filter(|e| e.active()).count(),
+                }));
+            }
+            Ok(out)
+        })?;
+        rec.executed();
+        Ok(ToolReply::ok(json!({
+            "ok": true, "status": "ok", "count": rows.len(), "serviceCategory": a.service_category, "domains": rows,
+        })))
+    }
+
+    /// `nova.pks_deprecate`.
+    pub async fn pks_deprecate(
+        &self,
+        rec: &mut CallRecord,
+        a: DeprecateArgs,
+    ) -> Result<ToolReply, CallError> {
+        let scope = scope::normalize(&a.scope)?;
+        let n = a.reason.trim().chars().count();
+        if !(1..=500).contains(&n) {
+            return Err(CallError::invalid(
+                "reason",
+                format!("`reason` must be 1 to 500 characters, got {n}"),
+            ));
+        }
+        if !self.open_in_a_tab(&scope) {
+            return Ok(Self::not_open(&scope));
+        }
+        let now = crate::time::now_ms();
+        let done =
+            self.pks.with(|c| records::deprecate(c, &scope, &a.phenomenon_id, a.reason.trim(), now))?;
+        rec.executed();
+        if !done {
+            return Ok(ToolReply::ok(json!({
+                "ok": false, "status": "not_found", "reasonCode": "pks.phenomenon_not_found", "retryable": false,
+                "scope": scope, "phenomenonId": a.phenomenon_id,
+            })));
+        }
+        Ok(ToolReply::ok(json!({
+            "ok": true, "status": "ok", "scope": scope, "phenomenonId": a.phenomenon_id, "deprecated": true,
+            "deprecatedReason": a.reason.trim(),
+        })))
+    }
+}
+
+/// Why `e` does not fit `ctx`, or `None`.
+fn mismatch(e: &Entry, ctx: &ReadContext) -> Option<String> {
+    let stored = |k: &str| e.context.get(k).and_then(Value::as_str).map(str::to_owned);
+    let want = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+    for (key, asked) in [
+        ("device", want(ctx.device.and_then(|d| serde_json::to_value(d).ok()))),
+        ("auth", want(ctx.auth.and_then(|d| serde_json::to_value(d).ok()))),
+        ("locale", ctx.locale.clone()),
+    ] {
+        if let (Some(have), Some(asked)) = (stored(key), asked)
+            && have != asked
+            && have != "unknown"
+            && !(key == "locale" && asked.starts_with(&format!("{have}-")))
+        {
+            return Some(format!("{key} is {have}, not {asked}"));
+        }
+    }
+    None
+}
+
+/// One entry as a read returns it.
+fn describe(e: &Entry, (rate, attempts): (Option<f64>, i64), detail: Detail) -> Value {
+    let mut v = json!({
+        "id": e.id, "type": e.kind, "verified": e.attempts.1 > 0, "successRate30d": rate,
+        "totalAttempts": attempts,
+    });
+    if detail == Detail::Full {
+        let selectors: Vec<String> = e.playbook["actions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|a| {
+                a["selector"]
+                    .as_str()
+                    .into_iter()
+                    .chain(a["fallbackSelectors"].as_array().into_iter().flatten().filter_map(Value::as_str))
+            })
+            .map(str::to_owned)
+            .collect();
+        let fragile: Vec<&String> = selectors.iter().filter(|s| fragile::why(s).is_some()).collect();
+        v["learningLevel"] = json!(e.level);
+        v["origin"] = json!(e.origin);
+        v["fingerprint"] = e.fingerprint.clone();
+        v["playbook"] = e.playbook.clone();
+        v["context"] = e.context.clone();
+        v["hasFragileSelectors"] = json!(!fragile.is_empty());
+        v["driftDebt"] = json!(e.drift_debt);
+        v["health"] = json!({
+            "totalAttempts": e.attempts.0, "successCount": e.attempts.1, "failureCount": e.attempts.2,
+            "consecutiveFailures": e.attempts.3, "lastOutcome": e.last.0,
+            "lastAttempt": e.last.1.map(crate::time::iso),
+        });
+        if let Some(why) = &e.deprecated {
+            v["deprecated"] = json!(true);
+            v["deprecatedReason"] = json!(why);
+        }
+    }
+    v
+}
