@@ -320,5 +320,18 @@ async fn a_fact_orients_and_never_authorises() -> anyhow::Result<()> {
         .await?;
     assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
     assert!(r["urlAfter"].as_str().unwrap_or_default().contains("ok/dashboard.html"), "{r}");
+
+    // The agent says the Deep model is picked; the page shows Swift. Switching to Deep still
+    // switches: the macro reads the picker, not the fact.
+    a.visit(&nova.url("ok/chat.html")).await?;
+    let r = observe(&mut a, vec![claim("core.model.active", json!("Deep"), "certain")]).await?;
+    assert_eq!(r["superseded"], 1, "the agent's certain word over the page read: {r}");
+    let r = a.step("nova.guarded_switch_model", json!({"option": "Deep"})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    assert_eq!(r["actionDispatched"], true, "{r}");
+    let page = a.step("nova.perceive", json!({})).await?;
+    assert!(page["okHints"].is_null(), "the page now agrees with the fact: {}", page["okHints"]);
+    let r = observe(&mut a, vec![claim("core.model.active", json!("Deep"), "tentative")]).await?;
+    assert_eq!(states(&r), [("core.model.active".into(), "confirmed".into())], "{r}");
     Ok(())
 }
