@@ -5,12 +5,13 @@
 //! - [`model`]: fingerprints, playbooks, contexts; [`scope`]: which site a URL or name is;
 //!   [`poison`]: what an upsert refuses; [`fragile`]: selectors that break on a rebuild.
 //! - [`records`]: the tables; [`tools`]: `nova.pks_upsert`, `nova.pks_get`, `nova.pks_list`,
-//!   `nova.pks_deprecate`.
+//!   `nova.pks_deprecate`; [`runtime`]: `nova.telemetry_report`.
 
 pub mod fragile;
 pub mod model;
 pub mod poison;
 pub mod records;
+pub mod runtime;
 pub mod scope;
 pub mod tools;
 

@@ -106,5 +106,42 @@ async fn knowledge_is_written_only_for_an_open_site_refuses_poison_and_outlives_
     assert_eq!(one["phenomenon"]["deprecatedReason"], "the banner changed", "{one}");
     let r = a.step("nova.pks_upsert", json!({"scope": scope, "phenomenon": phenomenon(decline())})).await?;
     assert_eq!(r["action"], "reactivated", "{r}");
+
+    // Health: outcomes counted (not_applicable is no attempt); three failures in a row retire a
+    // shadow entry.
+    let report = |outcome: &str| json!({"scope": scope, "phenomenonId": "cookie_banner", "outcome": outcome, "elapsedMs": 90});
+    let r = a.step("nova.telemetry_report", report("success")).await?;
+    assert_eq!((r["recorded"].clone(), r["health"]["successCount"].clone()), (json!(true), json!(1)), "{r}");
+    let r = a.step("nova.telemetry_report", report("not_applicable")).await?;
+    assert_eq!(r["health"]["totalAttempts"], 1, "{r}");
+    for _ in 0..2 {
+        assert_eq!(a.step("nova.telemetry_report", report("failure")).await?["autoDeprecated"], false);
+    }
+    let r = a.step("nova.telemetry_report", report("failure")).await?;
+    assert_eq!(
+        (r["autoDeprecated"].clone(), r["health"]["deprecated"].clone()),
+        (json!(true), json!(true)),
+        "{r}"
+    );
+    assert_eq!(r["health"]["successRate30d"], 0.25, "{r}");
+    let e = a
+        .client
+        .call_err(
+            "nova.telemetry_report",
+            json!({"scope": scope, "phenomenonId": "cookie_banner", "outcome": "success", "elapsedMs": 5, "elapsed_ms": 6}),
+        )
+        .await?;
+    assert!(e.message.contains("elapsedMs") && e.message.contains("disagree"), "{}", e.message);
+    let r = a
+        .step(
+            "nova.telemetry_report",
+            json!({"scope": scope, "phenomenonId": "old_banner", "outcome": "success"}),
+        )
+        .await?;
+    assert_eq!(
+        (r["reasonCode"].clone(), r["agentDriftSuspect"].clone()),
+        (json!("pks.phenomenon_not_found"), json!(true)),
+        "{r}"
+    );
     Ok(())
 }

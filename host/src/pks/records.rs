@@ -254,6 +254,69 @@ pub fn deprecate(c: &Connection, scope: &str, id: &str, reason: &str, now: i64) 
     Ok(n > 0)
 }
 
+/// Failures in a row that retire an entry, by level: a shadow entry after 3, an active one
+/// after 5.
+pub fn failures_to_retire(level: &str) -> i64 {
+    if level == "L2" { 5 } else { 3 }
+}
+
+/// One reported outcome.
+pub struct Outcome<'a> {
+    /// `success`, `failure` or `not_applicable`.
+    pub outcome: &'a str,
+    /// How long it took, ms.
+    pub elapsed_ms: Option<i64>,
+    /// The tab.
+    pub target_id: Option<&'a str>,
+    /// What was seen (`presentSignals`, ...), as JSON.
+    pub features: Option<&'a Value>,
+}
+
+/// Records an outcome of `id` and updates its health; whether it retired the entry (too many
+/// failures in a row). `None` when there is no such entry. `not_applicable` is kept but counts
+/// neither as an attempt nor as a failure.
+pub fn report(
+    c: &Connection,
+    scope: &str,
+    id: &str,
+    o: &Outcome<'_>,
+    now: i64,
+) -> rusqlite::Result<Option<(Entry, bool)>> {
+    let Some(e) = entry(c, scope, id)? else { return Ok(None) };
+    c.execute(
+        "INSERT INTO pks_telemetry (scope, stable_id, at, outcome, elapsed_ms, target_id, features_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![scope, e.id, now, o.outcome, o.elapsed_ms, o.target_id, o.features.map(Value::to_string)],
+    )?;
+    let counted = match o.outcome {
+        "success" => {
+            "total_attempts = total_attempts + 1, success_count = success_count + 1, consecutive_failures = 0,
+             consecutive_successes = consecutive_successes + 1"
+        }
+        "failure" => {
+            "total_attempts = total_attempts + 1, failure_count = failure_count + 1,
+             consecutive_failures = consecutive_failures + 1, consecutive_successes = 0"
+        }
+        _ => "total_attempts = total_attempts",
+    };
+    c.execute(
+        &format!(
+            "UPDATE pks_phenomena SET {counted}, last_outcome = ?3, last_attempt_at = ?4, updated_at = ?4
+             WHERE scope = ?1 AND stable_id = ?2"
+        ),
+        params![scope, e.id, o.outcome, now],
+    )?;
+    let after = entry(c, scope, &e.id)?.unwrap_or(e);
+    let retire = after.deprecated.is_none() && after.attempts.3 >= failures_to_retire(&after.level);
+    if retire {
+        let why = format!("{} failures in a row", after.attempts.3);
+        deprecate(c, scope, &after.id, &why, now)?;
+    } else {
+        touch_domain(c, scope, None, None, now)?;
+    }
+    Ok(Some((entry(c, scope, &after.id)?.unwrap_or(after), retire)))
+}
+
 /// Success rate over the last 30 days and the attempts it counts (`not_applicable` is no
 /// attempt); `None` without attempts.
 pub fn success_rate(c: &Connection, scope: &str, id: &str, now: i64) -> rusqlite::Result<(Option<f64>, i64)> {
@@ -309,5 +372,24 @@ mod tests {
         assert_eq!(entries(&c, "example.org").expect("q").len(), 1);
         assert_eq!(success_rate(&c, "example.org", &id, 5).expect("rate"), (None, 0));
         assert!(!deprecate(&c, "example.org", "nope", "x", 6).expect("dep"));
+
+        // Health: successes and failures counted, `not_applicable` not; three failures in a row
+        // retire a shadow entry.
+        let o = |outcome| Outcome { outcome, elapsed_ms: Some(120), target_id: Some("1"), features: None };
+        report(&c, "example.org", &id, &o("success"), 10).expect("r");
+        report(&c, "example.org", &id, &o("not_applicable"), 11).expect("r");
+        let (e, retired) = report(&c, "example.org", &id, &o("failure"), 12).expect("r").expect("entry");
+        assert_eq!((e.attempts, retired), ((2, 1, 1, 1), false));
+        assert_eq!(success_rate(&c, "example.org", &id, 13).expect("rate"), (Some(0.5), 2));
+        report(&c, "example.org", &id, &o("failure"), 14).expect("r");
+        let (e, retired) = report(&c, "example.org", &id, &o("failure"), 15).expect("r").expect("entry");
+        assert!(retired && e.deprecated.as_deref() == Some("3 failures in a row"), "{e:?}");
+        let late = HEALTH_DAYS * 86_400_000 + 20;
+        assert_eq!(
+            success_rate(&c, "example.org", &id, late).expect("rate"),
+            (None, 0),
+            "older than 30 days"
+        );
+        assert!(report(&c, "example.org", "nope", &o("success"), 16).expect("r").is_none());
     }
 }
