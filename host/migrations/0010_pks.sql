@@ -45,6 +45,8 @@ CREATE TABLE pks_telemetry (
     outcome       TEXT    NOT NULL CHECK (outcome IN ('success', 'failure', 'not_applicable')),
     elapsed_ms    INTEGER,
     target_id     TEXT,
+    -- The MCP session that reported it: promotion asks for successes from more than one.
+    session_id    TEXT,
     features_json TEXT
 );
 CREATE INDEX pks_telemetry_entry ON pks_telemetry (scope, stable_id, at);

@@ -3,11 +3,16 @@
 //! recognised by a fingerprint, resolved by a playbook, and kept honest by its health.
 //!
 //! - [`model`]: fingerprints, playbooks, contexts; [`scope`]: which site a URL or name is;
-//!   [`poison`]: what an upsert refuses; [`fragile`]: selectors that break on a rebuild.
+//!   [`poison`]: what an upsert refuses; [`fragile`]: selectors that break on a rebuild;
+//!   [`matching`]: how well a phenomenon fits the page, and its rank; [`levels`]: the rules of
+//!   moving between learning levels.
 //! - [`records`]: the tables; [`tools`]: `nova.pks_upsert`, `nova.pks_get`, `nova.pks_list`,
-//!   `nova.pks_deprecate`; [`runtime`]: `nova.telemetry_report`.
+//!   `nova.pks_deprecate`, `nova.pks_match`; [`runtime`]: `nova.telemetry_report`,
+//!   `nova.learn_promote`.
 
 pub mod fragile;
+pub mod levels;
+pub mod matching;
 pub mod model;
 pub mod poison;
 pub mod records;

@@ -145,3 +145,74 @@ async fn knowledge_is_written_only_for_an_open_site_refuses_poison_and_outlives_
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_are_promoted_on_evidence_from_two_sessions_and_then_matched() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let (mut a, mut b) = (Agent::new(&nova, "pks-a").await?, Agent::new(&nova, "pks-b").await?);
+    for agent in [&mut a, &mut b] {
+        agent.ready().await?;
+        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    }
+    let site = nova.url("blockers.html");
+    let scope = site.split('/').nth(2).unwrap_or_default().to_owned();
+    a.visit(&site).await?;
+    let mut p = phenomenon(decline());
+    p["fingerprint"]["signals"] = json!([{"kind": "dom", "match": "#cookie-banner"},
+                                         {"kind": "text", "match": "We use cookies", "locale": "en"}]);
+    p["context"] = json!({"routes": ["*"], "locale": "en"});
+    a.step("nova.pks_upsert", json!({"scope": scope, "trust": "high", "phenomenon": p})).await?;
+    let seen = json!({"signals": [{"kind": "dom", "match": "#cookie-banner"}, {"kind": "text", "match": "We use cookies"}]});
+
+    // In shadow: never matched.
+    let m = a.step("nova.pks_match", json!({"scope": scope, "observation": seen})).await?;
+    assert_eq!((m["matched"].clone(), m["bestMatch"].clone()), (json!(false), Value::Null), "{m}");
+    let promote = |dry: bool| json!({"scope": scope, "transition": "l1_to_l2", "dryRun": dry});
+    let r = a.step("nova.learn_promote", promote(true)).await?;
+    assert_eq!((r["approved"].clone(), r["applied"].clone()), (json!(0), json!(0)), "{r}");
+    assert!(
+        r["decisions"][0]["rejectionReason"].as_str().unwrap_or_default().contains("3 are needed"),
+        "{r}"
+    );
+
+    // Three successes are not enough from one session; one more from a second is.
+    let report = |outcome: &str| json!({"scope": scope, "phenomenonId": "cookie_banner", "outcome": outcome});
+    for _ in 0..3 {
+        a.step("nova.telemetry_report", report("success")).await?;
+    }
+    let r = a.step("nova.learn_promote", promote(true)).await?;
+    assert!(r["decisions"][0]["rejectionReason"].as_str().unwrap_or_default().contains("session"), "{r}");
+    b.step("nova.telemetry_report", report("success")).await?;
+    let r = a.step("nova.learn_promote", promote(false)).await?;
+    assert_eq!((r["applied"].clone(), r["decisions"][0]["toLevel"].clone()), (json!(1), json!("L2")), "{r}");
+
+    // Active: matched when enough of the fingerprint is on the page, in the right context.
+    let m = a
+        .step("nova.pks_match", json!({"scope": scope, "observation": seen, "context": {"locale": "en-GB"}}))
+        .await?;
+    assert_eq!(m["bestMatch"]["phenomenonId"], "cookie_banner", "{m}");
+    assert_eq!(m["bestMatch"]["playbook"]["actions"][0]["selector"], "#cookie-reject");
+    assert_eq!(m["matches"][0]["matchedSignals"], 2);
+    let part = json!({"signals": [{"kind": "dom", "match": "#cookie-banner"}]});
+    let m = a.step("nova.pks_match", json!({"scope": scope, "observation": part})).await?;
+    assert_eq!(m["matched"], false, "1.00 of 1.70 weight is below 0.6: {m}");
+    assert_eq!(m["nearMisses"][0]["missingSignals"][0]["match"], "We use cookies");
+    let m = a
+        .step("nova.pks_match", json!({"scope": scope, "observation": seen, "context": {"locale": "de"}}))
+        .await?;
+    assert!(m["nearMisses"][0]["why"].as_str().unwrap_or_default().contains("locale is en, not de"), "{m}");
+    let e =
+        a.client.call_err("nova.pks_match", json!({"scope": scope, "observation": seen, "topK": 11})).await?;
+    assert!(e.message.contains("topK") && e.message.contains("10"), "{}", e.message);
+
+    // Two failures in a row demote it to shadow.
+    let r = a.step("nova.learn_promote", json!({"scope": scope, "transition": "demotion"})).await?;
+    assert_eq!(r["approved"], 0, "{r}");
+    b.step("nova.telemetry_report", report("failure")).await?;
+    b.step("nova.telemetry_report", report("failure")).await?;
+    let r = a.step("nova.learn_promote", json!({"scope": scope, "transition": "demotion"})).await?;
+    assert_eq!((r["applied"].clone(), r["decisions"][0]["toLevel"].clone()), (json!(1), json!("L1")), "{r}");
+    let m = a.step("nova.pks_match", json!({"scope": scope, "observation": seen})).await?;
+    assert_eq!(m["matched"], false, "{m}");
+    Ok(())
+}

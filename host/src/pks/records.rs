@@ -268,6 +268,8 @@ pub struct Outcome<'a> {
     pub elapsed_ms: Option<i64>,
     /// The tab.
     pub target_id: Option<&'a str>,
+    /// The MCP session that reported it.
+    pub session_id: Option<&'a str>,
     /// What was seen (`presentSignals`, ...), as JSON.
     pub features: Option<&'a Value>,
 }
@@ -284,9 +286,9 @@ pub fn report(
 ) -> rusqlite::Result<Option<(Entry, bool)>> {
     let Some(e) = entry(c, scope, id)? else { return Ok(None) };
     c.execute(
-        "INSERT INTO pks_telemetry (scope, stable_id, at, outcome, elapsed_ms, target_id, features_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![scope, e.id, now, o.outcome, o.elapsed_ms, o.target_id, o.features.map(Value::to_string)],
+        "INSERT INTO pks_telemetry (scope, stable_id, at, outcome, elapsed_ms, target_id, session_id, features_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![scope, e.id, now, o.outcome, o.elapsed_ms, o.target_id, o.session_id, o.features.map(Value::to_string)],
     )?;
     let counted = match o.outcome {
         "success" => {
@@ -315,6 +317,53 @@ pub fn report(
         touch_domain(c, scope, None, None, now)?;
     }
     Ok(Some((entry(c, scope, &after.id)?.unwrap_or(after), retire)))
+}
+
+/// What an entry's last 30 days say, beyond its counters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Record {
+    /// Successes in the last 30 days.
+    pub successes_30d: i64,
+    /// Distinct sessions those came from.
+    pub sessions_30d: i64,
+    /// Success rate over 30 days.
+    pub rate_30d: Option<f64>,
+}
+
+/// An entry's last 30 days: successes, the sessions they came from, the success rate.
+pub fn recent(c: &Connection, scope: &str, id: &str, now: i64) -> rusqlite::Result<Record> {
+    let since = now - HEALTH_DAYS * 86_400_000;
+    let (successes_30d, sessions_30d): (i64, i64) = c.query_row(
+        "SELECT COUNT(*), COUNT(DISTINCT session_id) FROM pks_telemetry
+         WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE AND at >= ?3 AND outcome = 'success'",
+        params![scope, id, since],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let (rate_30d, _) = success_rate(c, scope, id, now)?;
+    Ok(Record { successes_30d, sessions_30d, rate_30d })
+}
+
+/// Moves an entry to `level` (`L0`, `L1`, `L2`; back in use if it was retired), or retires it
+/// (`deprecated`, with `reason`).
+pub fn set_level(
+    c: &Connection,
+    scope: &str,
+    id: &str,
+    level: &str,
+    reason: &str,
+    now: i64,
+) -> rusqlite::Result<()> {
+    if level == "deprecated" {
+        deprecate(c, scope, id, reason, now)?;
+        return Ok(());
+    }
+    c.execute(
+        "UPDATE pks_phenomena SET learning_level = ?3, deprecated = 0, deprecated_reason = NULL,
+             consecutive_failures = CASE WHEN deprecated = 1 THEN 0 ELSE consecutive_failures END, updated_at = ?4
+         WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE",
+        params![scope, id, level, now],
+    )?;
+    touch_domain(c, scope, None, None, now)
 }
 
 /// Success rate over the last 30 days and the attempts it counts (`not_applicable` is no
@@ -375,7 +424,13 @@ mod tests {
 
         // Health: successes and failures counted, `not_applicable` not; three failures in a row
         // retire a shadow entry.
-        let o = |outcome| Outcome { outcome, elapsed_ms: Some(120), target_id: Some("1"), features: None };
+        let o = |outcome| Outcome {
+            outcome,
+            elapsed_ms: Some(120),
+            target_id: Some("1"),
+            session_id: Some("s"),
+            features: None,
+        };
         report(&c, "example.org", &id, &o("success"), 10).expect("r");
         report(&c, "example.org", &id, &o("not_applicable"), 11).expect("r");
         let (e, retired) = report(&c, "example.org", &id, &o("failure"), 12).expect("r").expect("entry");

@@ -154,6 +154,63 @@ pub struct DeprecateArgs {
     pub agent_id: Option<String>,
 }
 
+/// What is on the page now, for `nova.pks_match`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Observation {
+    /// The signals seen (1 to 256).
+    pub signals: Vec<super::model::Signal>,
+    /// Only phenomena of this type.
+    #[serde(default, rename = "type")]
+    pub kind: Option<super::model::Kind>,
+}
+
+/// The context a match is asked for.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MatchContext {
+    /// Device class.
+    #[serde(default)]
+    pub device: Option<Device>,
+    /// Locale.
+    #[serde(default)]
+    pub locale: Option<String>,
+    /// Sign-in state.
+    #[serde(default)]
+    pub auth: Option<Auth>,
+    /// The page's path (`/feed/123`).
+    #[serde(default)]
+    pub route: Option<String>,
+}
+
+/// Arguments of `nova.pks_match`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MatchArgs {
+    /// The site.
+    pub scope: String,
+    /// What is on the page now.
+    pub observation: Observation,
+    /// How many matches to return (1 to 10, default 1).
+    #[serde(default = "one")]
+    pub top_k: u32,
+    /// The context; an entry whose context does not fit is left out (and said why).
+    #[serde(default)]
+    pub context: Option<MatchContext>,
+    /// Calling agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// `nova.pks_match.topK` bounds and default.
+pub const TOP_K: (u32, u32, u32) = (1, 10, 1);
+/// Most signals in an observation.
+pub const MAX_OBSERVED_SIGNALS: usize = 256;
+
 /// What the PKS tools reach.
 pub struct PksTools<'h> {
     /// The PKS tables.
@@ -192,6 +249,22 @@ crate::tool! {
          phenomenon in full.",
         registry::schema::<GetArgs>,
         crate::handler!(PksTools::pks_get),
+    )
+    .bundles(&[Bundle::PksLearning, Bundle::BrowserAutomation])
+    .tob(ActionKind::Read, "knowledge", 0)
+    .page(PageUse::None)
+    .read_only();
+}
+
+crate::tool! {
+    /// `nova.pks_match` in the tool registry.
+    pub static PKS_MATCH = ToolDef::new(
+        "nova.pks_match",
+        "Which of a site's active phenomena fit what is on the page now: the best match with its \
+         playbook, ranked by how much of its fingerprint is seen, its health, the site's trust and \
+         how specific its context is; near misses say what was missing.",
+        registry::schema::<MatchArgs>,
+        crate::handler!(PksTools::pks_match),
     )
     .bundles(&[Bundle::PksLearning, Bundle::BrowserAutomation])
     .tob(ActionKind::Read, "knowledge", 0)
@@ -365,6 +438,89 @@ impl PksTools<'_> {
                 .collect::<Vec<_>>()
         );
         Ok(ToolReply::ok(body))
+    }
+
+    /// `nova.pks_match`.
+    pub async fn pks_match(&self, rec: &mut CallRecord, a: MatchArgs) -> Result<ToolReply, CallError> {
+        use super::matching::{self, Asked};
+        let scope = scope::normalize(&a.scope)?;
+        crate::call::check_range("topK", a.top_k, TOP_K)?;
+        let n = a.observation.signals.len();
+        if n == 0 || n > MAX_OBSERVED_SIGNALS {
+            return Err(CallError::invalid(
+                "observation.signals",
+                format!("`observation.signals` holds 1 to {MAX_OBSERVED_SIGNALS} signals, got {n}"),
+            ));
+        }
+        let ctx = a.context.unwrap_or_default();
+        let word = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+        let asked = Asked {
+            device: word(ctx.device.and_then(|d| serde_json::to_value(d).ok())),
+            locale: ctx.locale.clone(),
+            auth: word(ctx.auth.and_then(|d| serde_json::to_value(d).ok())),
+            route: ctx.route.clone(),
+        };
+        let now = crate::time::now_ms();
+        let (domain, entries, rates) = self.pks.with(|c| {
+            let domain = records::domain(c, &scope)?;
+            let entries = records::entries(c, &scope)?;
+            let rates = entries
+                .iter()
+                .map(|e| records::success_rate(c, &scope, &e.id, now))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((domain, entries, rates))
+        })?;
+        rec.executed();
+        let trust = matching::trust_value(domain.as_ref().map_or("unknown", |d| d.trust.as_str()));
+        let kind = a.observation.kind.map(super::model::Kind::as_str);
+        let (mut hits, mut misses) = (Vec::new(), Vec::new());
+        for (e, (rate, _)) in entries.iter().zip(&rates) {
+            if !e.active() || kind.is_some_and(|k| k != e.kind) {
+                continue;
+            }
+            let Ok(fp) = serde_json::from_value::<super::model::Fingerprint>(e.fingerprint.clone()) else {
+                continue;
+            };
+            let context: super::model::Context =
+                serde_json::from_value(e.context.clone()).unwrap_or_default();
+            let (conf, matched, missing) = matching::confidence(&fp, &a.observation.signals);
+            let fit = matching::context_fit(&context, &asked);
+            let miss = |why: String| {
+                json!({"phenomenonId": e.id, "confidence": conf, "minConfidence": fp.min_confidence,
+                       "missingSignals": missing, "why": why})
+            };
+            match fit {
+                Err(why) => misses.push(miss(why)),
+                Ok(_) if conf + 1e-9 < fp.min_confidence => {
+                    misses.push(miss(format!(
+                        "{:.2} of the fingerprint seen, below {:.2}",
+                        conf, fp.min_confidence
+                    )));
+                }
+                Ok(specificity) => {
+                    let health = matching::health(*rate, e.attempts.3, e.last.1, now);
+                    let score = matching::score(conf, health, trust, specificity);
+                    hits.push((score, conf, e, matched.len(), fp.signals.len()));
+                }
+            }
+        }
+        hits.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.2.id.cmp(&y.2.id)));
+        let best = hits.first().map(|(score, conf, e, _, _)| {
+            json!({"phenomenonId": e.id, "type": e.kind, "confidence": conf, "score": score,
+                   "learningLevel": e.level, "playbook": e.playbook})
+        });
+        let matches: Vec<Value> = hits
+            .iter()
+            .take(a.top_k as usize)
+            .map(|(score, conf, e, seen, total)| {
+                json!({"phenomenonId": e.id, "confidence": conf, "score": score, "matchedSignals": seen,
+                       "totalSignals": total})
+            })
+            .collect();
+        Ok(ToolReply::ok(json!({
+            "ok": true, "status": "ok", "matched": best.is_some(), "scope": scope, "bestMatch": best,
+            "matches": matches, "nearMisses": misses,
+        })))
     }
 
     /// `nova.pks_list`.
