@@ -198,13 +198,8 @@ impl PksRuntime<'_> {
     /// `nova.learn_promote`.
     pub async fn learn_promote(&self, rec: &mut CallRecord, a: PromoteArgs) -> Result<ToolReply, CallError> {
         let scope = scope::normalize(&a.scope)?;
-        if !a.dry_run
-            && !self.bridge.state().tabs.iter().any(|t| scope::normalize(&t.url).is_ok_and(|s| s == scope))
-        {
-            return Ok(ToolReply::ok(json!({
-                "ok": false, "status": "rejected", "reasonCode": "pks.scope_not_open", "retryable": true,
-                "scope": scope, "message": format!("no tab shows {scope}: open the site to change its knowledge"),
-            })));
+        if !a.dry_run && !scope::open_in_a_tab(self.bridge, &scope) {
+            return Ok(scope::not_open(&scope));
         }
         let all = a.stable_ids.as_ref().is_none_or(|ids| ids.iter().any(|i| i == "all"));
         let now = crate::time::now_ms();

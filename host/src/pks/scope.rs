@@ -50,6 +50,19 @@ pub fn normalize(input: &str) -> Result<String, CallError> {
     Ok(scope)
 }
 
+/// Whether a tab of the browser shows the site `scope` (knowledge is written only then).
+pub fn open_in_a_tab(bridge: &crate::bridge::Bridge, scope: &str) -> bool {
+    bridge.state().tabs.iter().any(|t| normalize(&t.url).is_ok_and(|s| s == scope))
+}
+
+/// The soft refusal of a write for a site no tab shows.
+pub fn not_open(scope: &str) -> crate::call::ToolReply {
+    crate::call::ToolReply::ok(serde_json::json!({
+        "ok": false, "status": "rejected", "reasonCode": "pks.scope_not_open", "retryable": true, "scope": scope,
+        "message": format!("no tab shows {scope}: open the site, look at it, then change what Nova knows of it"),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,21 +81,6 @@ pub struct UpsertArgs {
     pub agent_id: Option<String>,
 }
 
-/// The context a read is for.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReadContext {
-    /// Device class.
-    #[serde(default)]
-    pub device: Option<Device>,
-    /// Locale (at least one character).
-    #[serde(default)]
-    pub locale: Option<String>,
-    /// Sign-in state.
-    #[serde(default)]
-    pub auth: Option<Auth>,
-}
-
 /// How much a read returns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -121,7 +106,7 @@ pub struct GetArgs {
     pub output_detail: Detail,
     /// The context the knowledge is wanted for; entries that do not fit are named in `mismatches`.
     #[serde(default)]
-    pub context: Option<ReadContext>,
+    pub context: Option<MatchContext>,
     /// Calling agent.
     #[serde(default)]
     pub agent_id: Option<String>,
@@ -206,10 +191,26 @@ fn one() -> u32 {
     1
 }
 
+impl MatchContext {
+    /// The context as matching compares it.
+    pub fn asked(&self) -> super::matching::Asked {
+        let word = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+        super::matching::Asked {
+            device: word(self.device.and_then(|d| serde_json::to_value(d).ok())),
+            locale: self.locale.clone(),
+            auth: word(self.auth.and_then(|d| serde_json::to_value(d).ok())),
+            route: self.route.clone(),
+        }
+    }
+}
+
 /// `nova.pks_match.topK` bounds and default.
 pub const TOP_K: (u32, u32, u32) = (1, 10, 1);
 /// Most signals in an observation.
 pub const MAX_OBSERVED_SIGNALS: usize = 256;
+
+/// A site's record, its entries, and each entry's 30-day success rate and attempts.
+type Loaded = (Option<records::Domain>, Vec<Entry>, Vec<(Option<f64>, i64)>);
 
 /// What the PKS tools reach.
 pub struct PksTools<'h> {
@@ -313,17 +314,17 @@ fn check_id(id: &str) -> Result<(), CallError> {
 }
 
 impl PksTools<'_> {
-    /// Whether a tab shows the site `scope`.
-    fn open_in_a_tab(&self, scope: &str) -> bool {
-        self.bridge.state().tabs.iter().any(|t| scope::normalize(&t.url).is_ok_and(|s| s == scope))
-    }
-
-    fn not_open(scope: &str) -> ToolReply {
-        ToolReply::ok(json!({
-            "ok": false, "status": "rejected", "reasonCode": "pks.scope_not_open", "retryable": true,
-            "scope": scope,
-            "message": format!("no tab shows {scope}: open the site, look at it, then store what you saw"),
-        }))
+    /// A site's record, its entries and their 30-day success rates.
+    fn load(&self, scope: &str, now: i64) -> Result<Loaded, CallError> {
+        self.pks.with(|c| {
+            let domain = records::domain(c, scope)?;
+            let entries = records::entries(c, scope)?;
+            let rates = entries
+                .iter()
+                .map(|e| records::success_rate(c, scope, &e.id, now))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((domain, entries, rates))
+        })
     }
 
     /// `nova.pks_upsert`.
@@ -333,8 +334,8 @@ impl PksTools<'_> {
             check_id(id)?;
         }
         poison::check(&a.phenomenon)?;
-        if !self.open_in_a_tab(&scope) {
-            return Ok(Self::not_open(&scope));
+        if !scope::open_in_a_tab(self.bridge, &scope) {
+            return Ok(scope::not_open(&scope));
         }
         let id = a.phenomenon.id.clone().unwrap_or_else(|| records::stable_id(&a.phenomenon));
         let now = crate::time::now_ms();
@@ -388,23 +389,21 @@ impl PksTools<'_> {
             ));
         }
         let now = crate::time::now_ms();
-        let (domain, entries, rates) = self.pks.with(|c| {
-            let domain = records::domain(c, &scope)?;
-            let entries = records::entries(c, &scope)?;
-            let rates = entries
-                .iter()
-                .map(|e| records::success_rate(c, &scope, &e.id, now))
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok((domain, entries, rates))
-        })?;
+        let (domain, entries, rates) = self.load(&scope, now)?;
         rec.executed();
         let Some(domain) = domain else {
             return Ok(ToolReply::ok(json!({"ok": true, "status": "ok", "found": false, "scope": scope})));
         };
-        let ctx = a.context.unwrap_or_default();
+        let asked = a.context.unwrap_or_default().asked();
         let mismatches: Vec<Value> = entries
             .iter()
-            .filter_map(|e| mismatch(e, &ctx).map(|why| json!({"phenomenonId": e.id, "why": why})))
+            .filter_map(|e| {
+                let context: super::model::Context =
+                    serde_json::from_value(e.context.clone()).unwrap_or_default();
+                super::matching::context_fit(&context, &asked)
+                    .err()
+                    .map(|why| json!({"phenomenonId": e.id, "why": why}))
+            })
             .collect();
         let mut body = json!({
             "ok": true, "status": "ok", "found": true, "scope": scope, "trust": domain.trust,
@@ -442,7 +441,7 @@ impl PksTools<'_> {
 
     /// `nova.pks_match`.
     pub async fn pks_match(&self, rec: &mut CallRecord, a: MatchArgs) -> Result<ToolReply, CallError> {
-        use super::matching::{self, Asked};
+        use super::matching;
         let scope = scope::normalize(&a.scope)?;
         crate::call::check_range("topK", a.top_k, TOP_K)?;
         let n = a.observation.signals.len();
@@ -452,24 +451,9 @@ impl PksTools<'_> {
                 format!("`observation.signals` holds 1 to {MAX_OBSERVED_SIGNALS} signals, got {n}"),
             ));
         }
-        let ctx = a.context.unwrap_or_default();
-        let word = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
-        let asked = Asked {
-            device: word(ctx.device.and_then(|d| serde_json::to_value(d).ok())),
-            locale: ctx.locale.clone(),
-            auth: word(ctx.auth.and_then(|d| serde_json::to_value(d).ok())),
-            route: ctx.route.clone(),
-        };
+        let asked = a.context.unwrap_or_default().asked();
         let now = crate::time::now_ms();
-        let (domain, entries, rates) = self.pks.with(|c| {
-            let domain = records::domain(c, &scope)?;
-            let entries = records::entries(c, &scope)?;
-            let rates = entries
-                .iter()
-                .map(|e| records::success_rate(c, &scope, &e.id, now))
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok((domain, entries, rates))
-        })?;
+        let (domain, entries, rates) = self.load(&scope, now)?;
         rec.executed();
         let trust = matching::trust_value(domain.as_ref().map_or("unknown", |d| d.trust.as_str()));
         let kind = a.observation.kind.map(super::model::Kind::as_str);
@@ -561,8 +545,8 @@ impl PksTools<'_> {
                 format!("`reason` must be 1 to 500 characters, got {n}"),
             ));
         }
-        if !self.open_in_a_tab(&scope) {
-            return Ok(Self::not_open(&scope));
+        if !scope::open_in_a_tab(self.bridge, &scope) {
+            return Ok(scope::not_open(&scope));
         }
         let now = crate::time::now_ms();
         let done =
@@ -579,26 +563,6 @@ impl PksTools<'_> {
             "deprecatedReason": a.reason.trim(),
         })))
     }
-}
-
-/// Why `e` does not fit `ctx`, or `None`.
-fn mismatch(e: &Entry, ctx: &ReadContext) -> Option<String> {
-    let stored = |k: &str| e.context.get(k).and_then(Value::as_str).map(str::to_owned);
-    let want = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_owned));
-    for (key, asked) in [
-        ("device", want(ctx.device.and_then(|d| serde_json::to_value(d).ok()))),
-        ("auth", want(ctx.auth.and_then(|d| serde_json::to_value(d).ok()))),
-        ("locale", ctx.locale.clone()),
-    ] {
-        if let (Some(have), Some(asked)) = (stored(key), asked)
-            && have != asked
-            && have != "unknown"
-            && !(key == "locale" && asked.starts_with(&format!("{have}-")))
-        {
-            return Some(format!("{key} is {have}, not {asked}"));
-        }
-    }
-    None
 }
 
 /// One entry as a read returns it.
