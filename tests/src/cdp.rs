@@ -46,8 +46,14 @@ impl Cdp {
         }
         let mut ws = self.ws.lock().await;
         ws.send(&msg.to_string()).await?;
+        // A page that goes away never answers: fail loudly instead of waiting for ever.
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let text = ws.recv().await?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(text) = tokio::time::timeout(left, ws.recv()).await else {
+                bail!("{method}: no answer from the browser within 60 s");
+            };
+            let text = text?;
             let reply: Value = serde_json::from_str(&text)?;
             if reply.get("id").and_then(Value::as_u64) != Some(id) {
                 continue; // an event

@@ -126,7 +126,9 @@ impl Page<'_> {
         let sel = serde_json::to_string(selector)?;
         let ok = self
             .eval(&format!(
-                "(() => {{ const e = document.querySelector({sel}); if (!e) return false; e.click(); return true; }})()"
+                // The click runs after the answer: a click that closes the page (approving a
+                // prompt closes its window) would otherwise take the answer with it.
+                "(() => {{ const e = document.querySelector({sel}); if (!e) return false; setTimeout(() => e.click(), 0); return true; }})()"
             ))
             .await?;
         if ok != json!(true) {
