@@ -292,13 +292,16 @@ impl Browser<'_> {
             Err(reply) => return Ok(reply),
         };
         let frame_id = parse_frame(a.frame_id.as_deref())?;
+        // The site adapters, read once: the page reads its signals through one, OK learns
+        // services from them.
+        let site = (frame_id.unwrap_or(0) == 0).then(|| crate::adapters::site(self.data));
         let params = PerceiveParams {
             target: tab.target_id.clone(),
             frame_id,
             max_elements: a.max_elements,
             max_text_chars: a.max_text_chars,
             // The top frame's core signals feed operational knowledge.
-            adapter: frame_id.unwrap_or(0).eq(&0).then(|| crate::adapters::for_url(self.data, &tab.url)),
+            adapter: site.as_ref().map(|site| nova_shared::adapter::choose(site, &tab.url)),
         };
         let mut page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
             Ok(p) => p,
@@ -314,13 +317,13 @@ impl Browser<'_> {
         merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));
         structured["frames"] = json!(frames);
         structured["goalContext"] = self.cls.goals.context(&tab.target_id, &rec.obs.agent_id);
-        if frame_id.unwrap_or(0) == 0 {
-            structured["okHints"] =
-                crate::ok::page::perceived(self.ok, self.data, &tab.target_id, &page.url, signals)
-                    .unwrap_or_else(|e| {
-                        tracing::warn!(error = %e, "operational knowledge not updated");
-                        Value::Null
-                    });
+        if let Some(site) = &site {
+            let at = (tab.target_id.as_str(), page.url.as_str());
+            structured["okHints"] = crate::ok::page::perceived(self.ok, self.data, at, site, signals)
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "operational knowledge not updated");
+                    Value::Null
+                });
         }
         let in_doubt = self.cls.journal.in_doubt(&tab.target_id);
         if !in_doubt.is_empty() {

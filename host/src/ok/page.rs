@@ -13,14 +13,16 @@ use crate::call::CallError;
 use crate::paths::DataDir;
 
 /// After a perceive of `target` at `url` that read `signals`: files them and returns `okHints`.
+/// `site` is the site adapters the perceive already read (they name services).
 pub fn perceived(
     k: &Knowledge,
     data: &DataDir,
-    target: &str,
-    url: &str,
+    (target, url): (&str, &str),
+    site: &[nova_shared::adapter::Adapter],
     signals: BTreeMap<String, Value>,
 ) -> Result<Value, CallError> {
-    let place = service::place(data, target, url);
+    let place =
+        super::Place { target: target.to_owned(), url: url.to_owned(), service: service::detect(url, site) };
     let before = hints::before(k, &place)?;
     let (now, window_ms) = (clock::now_ms(), super::window_ms(data));
     let claims: Vec<Claim> = signals
