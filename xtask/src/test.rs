@@ -64,9 +64,11 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
         cmd.arg(f);
     }
     run_cmd(&mut cmd)?;
-    step("end-to-end tests (Firefox)");
+    // The same package selection as above: `--package nova-e2e` alone unifies
+    // features differently and would build every dependency a second time.
+    step("end-to-end tests (Firefox; the fast unit tests run again with them)");
     let mut cmd = cargo();
-    cmd.args(["test", "--package", "nova-e2e"]).env("NOVA_DIST", &built.dist).env("NOVA_BROWSER", "firefox");
+    cmd.args(["test", "--workspace"]).env("NOVA_DIST", &built.dist).env("NOVA_BROWSER", "firefox");
     if let Some(f) = &args.filter {
         cmd.arg(f);
     }
