@@ -251,6 +251,8 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
         | method::ROUTE
         | method::UPLOAD
         | method::DISMISS
+        | method::PKS_PROBE
+        | method::PKS_STEP
         | method::REV => {
             let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;

@@ -143,6 +143,8 @@ fn answer(msg: &JsValue) -> JsValue {
         method::ROUTE => params(msg).and_then(|p| out(crate::tools::route(&p))),
         method::UPLOAD => params(msg).and_then(|p| out(crate::tools::upload(&p))),
         method::DISMISS => params(msg).and_then(|p| out(crate::tools::dismiss(&p))),
+        method::PKS_PROBE => params(msg).and_then(|p| out(crate::pks::probe(&p))),
+        method::PKS_STEP => params(msg).and_then(|p| out(crate::pks::step(&p))),
         method::REV => {
             params(msg).map(|_: RevParams| to_js(&RevResult { doc_rev: crate::docrev::current() }))
         }

@@ -13,6 +13,8 @@
 //!   started a navigation away from its document.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
 //!   native dialogs, frameworks, file-chooser clicks, challenge and geo-block texts.
+//! - [`pks`]: applying stored site knowledge: probing a fingerprint, one playbook step held
+//!   inside its surface, checks that the page is free again.
 //! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines.
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
 //! - [`ui`]: the person's pages: popup (STOP, agents, activity), options, permission prompt.
@@ -31,6 +33,7 @@ pub mod docrev;
 pub mod dom;
 pub mod leaving;
 pub mod perceive;
+pub mod pks;
 pub mod scan;
 pub mod seen;
 pub mod tools;

@@ -194,7 +194,8 @@ fn visible_blockers() -> Vec<(&'static str, Element)> {
     out
 }
 
-fn escape(el: &Element) {
+/// Presses Escape on a blocker, and closes it when it is a `<dialog>`.
+pub fn escape(el: &Element) {
     let init = web_sys::KeyboardEventInit::new();
     init.set_bubbles(true);
     init.set_cancelable(true);

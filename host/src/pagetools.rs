@@ -176,8 +176,10 @@ crate::tool! {
     /// `nova.dismiss_blockers` in the tool registry.
     pub static DISMISS_BLOCKERS = ToolDef::new(
         "nova.dismiss_blockers",
-        "Close visible blockers (cookie/consent banners, dialogs, modal layers) with their decline or \
-                     close control; consent is never accepted unless allowAccept is set.",
+        "Close visible blockers (cookie/consent banners, dialogs, modal layers): first with what \
+         Nova knows of the site (its active per-site entries on the page, applied and verified: \
+         pksUsed), then with their decline or close control; consent is never accepted unless \
+         allowAccept is set.",
         registry::schema::<DismissArgs>,
         crate::handler!(Pages::dismiss_blockers),
     )
@@ -345,6 +347,8 @@ impl Pages<'_> {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
+        // What the site is known for comes first: its active entries, verified when applied.
+        let known = crate::pks::apply::PksApply::from(self.hub).consult(rec, &tab).await?;
         let params = DismissParams {
             target: tab.target_id.clone(),
             max_actions: a.max_actions,
@@ -359,7 +363,8 @@ impl Pages<'_> {
                 }
                 let mut body = ok_body(&tab.target_id);
                 merge(&mut body, serde_json::to_value(&r).unwrap_or(Value::Null));
-                body["actionDispatched"] = json!(!r.dismissed.is_empty());
+                body["actionDispatched"] = json!(!r.dismissed.is_empty() || !known.is_empty());
+                body["pksUsed"] = json!(known);
                 if r.remaining > 0 {
                     body["hint"] = json!(
                         "Some blockers remain: nova.perceive shows them; close them with nova.click_selector."

@@ -74,6 +74,14 @@ pub struct Settings {
     /// How long an OK fact stays fresh, ms (default 300000: five minutes; docs/ok.md).
     #[serde(default = "five_minutes")]
     pub ok_freshness_window_ms: u64,
+    /// The PKS drift gate (docs/pks.md, "Drift"): `block` (default) refuses to apply an entry
+    /// whose drift debt reached 0.40.
+    #[serde(default = "block")]
+    pub pks_drift_gate_mode: GateMode,
+}
+
+fn block() -> GateMode {
+    GateMode::Block
 }
 
 fn five_minutes() -> u64 {
@@ -109,6 +117,7 @@ impl Default for Settings {
             agent_cross_tab_navigation_disabled: false,
             disk_space_low_mb: 500,
             ok_freshness_window_ms: five_minutes(),
+            pks_drift_gate_mode: GateMode::Block,
         }
     }
 }

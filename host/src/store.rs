@@ -19,6 +19,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0008_gate_resume", include_str!("../migrations/0008_gate_resume.sql")),
     ("0009_ok", include_str!("../migrations/0009_ok.sql")),
     ("0010_pks", include_str!("../migrations/0010_pks.sql")),
+    ("0011_pks_hints", include_str!("../migrations/0011_pks_hints.sql")),
 ];
 
 /// The schema version this build writes.

@@ -4,7 +4,8 @@
 //! Requests flow both ways; each has a timeout on the sending side, and a missing reply becomes
 //! an error with a reason rather than a hang. Host-to-browser frames above
 //! [`HOST_TO_BROWSER_MAX_FRAME`] are split into [`Kind::Chunk`] frames that the extension
-//! reassembles. The messages of a guarded action (check, act, watch) are in [`act`].
+//! reassembles. The messages of a guarded action (check, act, watch) are in [`act`]; those of
+//! applying stored site knowledge in [`pks`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,8 @@ pub use act::{
 };
 
 pub use crate::FrameId;
+
+pub mod pks;
 
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -232,6 +235,11 @@ pub mod method {
     pub const UPLOAD: &str = "page.upload";
     /// Closes visible blockers: consent banners, dialogs, modal layers (`DismissParams` -> `DismissResult`).
     pub const DISMISS: &str = "page.dismiss";
+    /// Looks for a stored phenomenon's signals and checks the page after its playbook
+    /// (`pks::ProbeParams` -> `pks::ProbeResult`).
+    pub const PKS_PROBE: &str = "page.pksProbe";
+    /// One playbook action inside the surface it may touch (`pks::StepParams` -> `pks::StepResult`).
+    pub const PKS_STEP: &str = "page.pksStep";
     /// The document's revision now: [`super::RevParams`] -> [`super::RevResult`]. Cheap; the
     /// hub asks only when a call looks like a loop, to see whether the page changed meanwhile.
     pub const REV: &str = "page.rev";

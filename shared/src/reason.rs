@@ -39,3 +39,5 @@ pub const FRAME_DESTROYED: &str = "frame_destroyed";
 /// A click on a file input (or its label) was refused before dispatch: it would open a native
 /// file chooser outside MCP visibility; `nova.file_upload` puts the files in instead.
 pub const FILE_INPUT_CLICK: &str = "file_input_click";
+/// A playbook step's element is outside the surface its `maxScope` allows.
+pub const PKS_OUTSIDE_SCOPE: &str = "pks.outside_scope";

@@ -216,3 +216,115 @@ async fn entries_are_promoted_on_evidence_from_two_sessions_and_then_matched() -
     assert_eq!(m["matched"], false, "{m}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_are_explained_patched_under_the_same_rules_and_sites_keep_hints() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "pks-edit").await?;
+    a.ready().await?;
+    a.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    let site = nova.url("blockers.html");
+    let scope = site.split('/').nth(2).unwrap_or_default().to_owned();
+    a.visit(&site).await?;
+    a.step("nova.pks_upsert", json!({"scope": scope, "phenomenon": phenomenon(decline())})).await?;
+
+    // Why it is in shadow, what would move it on, and how it matches a page.
+    let x = a
+        .step(
+            "nova.explain",
+            json!({"scope": scope, "stableId": "cookie_banner",
+                                     "observedSignals": ["dom:#cookie-banner", "Subscribe"]}),
+        )
+        .await?;
+    assert_eq!(
+        (x["learningLevel"].clone(), x["nextTransition"].clone(), x["approved"].clone()),
+        (json!("L1"), json!("l1_to_l2"), json!(false)),
+        "{x}"
+    );
+    let successes =
+        x["gates"].as_array().into_iter().flatten().find(|g| g["gate"] == "successes_30d").cloned();
+    assert_eq!(
+        successes,
+        Some(json!({"gate": "successes_30d", "required": ">= 3", "observed": "0", "pass": false})),
+        "{x}"
+    );
+    assert!(
+        x["remediation"].as_array().is_some_and(|r| r.iter().any(|g| g["gate"] == "success_sessions_30d")),
+        "{x}"
+    );
+    assert_eq!(
+        (x["match"]["confidence"].clone(), x["match"]["signals"][0]["seen"].clone()),
+        (json!(1.0), json!(true)),
+        "{x}"
+    );
+    let x = a.step("nova.explain", json!({"scope": scope, "stable_id": "cookie_banner"})).await?;
+    assert_eq!((x["found"].clone(), x["match"].clone()), (json!(true), Value::Null), "{x}");
+    let e = a
+        .client
+        .call_err("nova.explain", json!({"scope": scope, "stableId": "cookie_banner", "stable_id": "other"}))
+        .await?;
+    assert!(e.message.contains("stableId") && e.message.contains("stable_id"), "{}", e.message);
+    let x = a.step("nova.explain", json!({"scope": scope, "stableId": "nope"})).await?;
+    assert_eq!(
+        (x["found"].clone(), x["availableIds"].clone()),
+        (json!(false), json!(["cookie_banner"])),
+        "{x}"
+    );
+
+    // A patch changes what it names, keeps the level, and meets the upsert rules.
+    let r = a
+        .step(
+            "nova.pks_patch",
+            json!({"scope": scope, "phenomenonId": "cookie_banner",
+                                       "patch": {"playbook": {"verify": [{"type": "scroll_unlocked"}]}}}),
+        )
+        .await?;
+    assert_eq!(
+        (r["action"].clone(), r["changed"].clone(), r["learningLevel"].clone()),
+        (json!("patched"), json!(["playbook"]), json!("L1")),
+        "{r}"
+    );
+    let g = a.step("nova.pks_get", json!({"scope": scope, "phenomenonId": "cookie_banner"})).await?;
+    assert_eq!(g["phenomenon"]["playbook"]["verify"], json!([{"type": "scroll_unlocked"}]), "{g}");
+    assert_eq!(g["phenomenon"]["playbook"]["actions"][0]["selector"], "#cookie-reject", "{g}");
+    for (patch, named) in [
+        (json!({"id": "renamed"}), "patch.id"),
+        (json!({"type": "banner"}), "patch.type"),
+        (
+            json!({"playbook": {"actions": [{"type": "click", "selector": "#accept", "declaredPolarity": "reject",
+                                          "targetVisibleText": "Accept all"}]}}),
+            "pks.poison.text_polarity",
+        ),
+    ] {
+        let e = a
+            .client
+            .call_err(
+                "nova.pks_patch",
+                json!({"scope": scope, "phenomenonId": "cookie_banner", "patch": patch}),
+            )
+            .await?;
+        assert!(e.message.contains(named), "{named}: {}", e.message);
+    }
+
+    // Hints: kept per site, rewritten by key, never a secret.
+    let hint = json!({"kind": "navigation", "text": "Sign-in lives at /account/login"});
+    let r = a.step("nova.pks_upsert_hint", json!({"scope": scope, "hint": hint})).await?;
+    assert_eq!((r["action"].clone(), r["domainHintCount"].clone()), (json!("created"), json!(1)), "{r}");
+    let r = a.step("nova.pks_upsert_hint", json!({"scope": scope, "hint": hint})).await?;
+    assert_eq!((r["action"].clone(), r["domainHintCount"].clone()), (json!("updated"), json!(1)), "{r}");
+    let e = a
+        .client
+        .call_err(
+            "nova.pks_upsert_hint",
+            json!({"scope": scope, "hint": {"kind": "auth", "text": "log in with password=hunter2"}}),
+        )
+        .await?;
+    assert!(e.message.contains("hint.text"), "{}", e.message);
+    let g = a.step("nova.pks_get", json!({"scope": scope})).await?;
+    assert_eq!(
+        (g["domainHintCount"].clone(), g["hints"][0]["text"].clone()),
+        (json!(1), json!("Sign-in lives at /account/login")),
+        "{g}"
+    );
+    Ok(())
+}

@@ -77,6 +77,27 @@ pub fn why(key: &str, value: &Value, evidence: Option<&str>) -> Option<String> {
     evidence.and_then(in_text).map(|w| format!("the evidence {w}"))
 }
 
+/// A credential name given a value in running text: `password=hunter2`, `token: abc123`.
+fn assigned_credential(text: &str) -> Option<String> {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    text.match_indices(['=', ':']).find_map(|(i, _)| {
+        let name: String = text[..i]
+            .chars()
+            .rev()
+            .take_while(|c| is_name(*c))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let value = text[i + 1..].trim_start_matches(' ');
+        let value = value
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '&'))
+            .next()
+            .unwrap_or_default();
+        (named_secret(&name) && value.chars().count() >= 4).then_some(name)
+    })
+}
+
 fn named_secret(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
     SECRET_NAMES.contains(&n.as_str()) || SECRET_NAMES.iter().any(|s| n.ends_with(&format!("_{s}")))
@@ -119,6 +140,9 @@ fn in_text(text: &str) -> Option<String> {
     }) {
         return Some(format!("holds a session cookie (`{}`)", c.trim_end_matches('=')));
     }
+    if let Some(name) = assigned_credential(text) {
+        return Some(format!("assigns a credential (`{name}=…`)"));
+    }
     for word in
         text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '(' | ')' | '<' | '>'))
     {
@@ -152,6 +176,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn credentials_given_a_value_in_text_are_found() {
+        assert!(in_text("log in with password=hunter2").is_some());
+        assert!(in_text("token: abcd1234 for the API").is_some());
+        assert!(in_text("the password reset page is at /reset").is_none());
+        assert!(in_text("time: 10:30, user=alice").is_none());
+    }
 
     #[test]
     fn credentials_are_recognised_and_page_state_is_not() {

@@ -14,8 +14,8 @@ use serde::Deserialize;
 
 use super::records::{Entry, Record};
 
-/// Drift debt at which an entry is demoted or retired.
-pub const DRIFT_LIMIT: f64 = 0.40;
+/// Drift debt at which an entry is demoted or retired: the drift gate's threshold.
+pub const DRIFT_LIMIT: f64 = super::drift::THRESHOLD;
 
 /// A transition between levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -33,56 +33,163 @@ pub enum Transition {
     Revive,
 }
 
-/// The level a transition leads to, or why it is not approved.
-pub fn decide(t: Transition, e: &Entry, r: &Record) -> Result<&'static str, String> {
+/// One condition of a transition: what it requires, what the entry shows, and why it fails.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Gate {
+    /// Its name (`successes_30d`).
+    pub gate: &'static str,
+    /// What is required (`>= 3`).
+    pub required: String,
+    /// What the entry shows.
+    pub observed: String,
+    /// Whether it holds.
+    pub pass: bool,
+    /// Why it fails, in a sentence.
+    #[serde(skip)]
+    pub why: String,
+}
+
+fn gate(gate: &'static str, required: &str, observed: impl ToString, pass: bool, why: String) -> Gate {
+    Gate { gate, required: required.to_owned(), observed: observed.to_string(), pass, why }
+}
+
+/// The conditions of a transition on an entry, and the level it leads to.
+pub fn gates(t: Transition, e: &Entry, r: &Record) -> (Vec<Gate>, &'static str) {
     let failures = e.attempts.3;
     let retired = e.deprecated.is_some();
     let level = e.level.as_str();
-    let need = |ok: bool, why: String| if ok { Ok(()) } else { Err(why) };
+    let debt = format!("{:.2}", e.drift_debt);
     match t {
-        Transition::L0ToL1 => {
-            need(level == "L0" && !retired, format!("it is {}, not a candidate (L0)", shown(e)))?;
-            Ok("L1")
-        }
-        Transition::L1ToL2 => {
-            need(level == "L1" && !retired, format!("it is {}, not in shadow (L1)", shown(e)))?;
-            need(r.successes_30d >= 3, format!("{} successes in 30 days; 3 are needed", r.successes_30d))?;
-            need(r.sessions_30d >= 2, format!("successes from {} session(s); 2 are needed", r.sessions_30d))?;
-            need(
-                r.rate_30d.is_some_and(|x| x >= 0.8),
-                format!("a success rate of {:.2}; 0.80 is needed", r.rate_30d.unwrap_or(0.0)),
-            )?;
-            need(failures == 0, format!("{failures} failure(s) since the last success"))?;
-            Ok("L2")
-        }
-        Transition::Demotion => {
-            need(level == "L2" && !retired, format!("it is {}, not active (L2)", shown(e)))?;
-            need(
-                failures >= 2 || e.drift_debt >= DRIFT_LIMIT,
-                format!("{failures} failure(s) in a row and drift debt {:.2}: it holds", e.drift_debt),
-            )?;
-            Ok("L1")
-        }
-        Transition::Deprecation => {
-            need(!retired, "it is already retired".to_owned())?;
-            let limit = super::records::failures_to_retire(level);
-            need(
-                failures >= limit || e.drift_debt >= DRIFT_LIMIT,
-                format!(
-                    "{failures} failure(s) in a row ({limit} retire it) and drift debt {:.2}",
-                    e.drift_debt
+        Transition::L0ToL1 => (
+            vec![gate(
+                "level",
+                "L0",
+                shown(e),
+                level == "L0" && !retired,
+                format!("it is {}, not a candidate (L0)", shown(e)),
+            )],
+            "L1",
+        ),
+        Transition::L1ToL2 => (
+            vec![
+                gate(
+                    "level",
+                    "L1",
+                    shown(e),
+                    level == "L1" && !retired,
+                    format!("it is {}, not in shadow (L1)", shown(e)),
                 ),
-            )?;
-            Ok("deprecated")
+                gate(
+                    "successes_30d",
+                    ">= 3",
+                    r.successes_30d,
+                    r.successes_30d >= 3,
+                    format!("{} successes in 30 days; 3 are needed", r.successes_30d),
+                ),
+                gate(
+                    "success_sessions_30d",
+                    ">= 2",
+                    r.sessions_30d,
+                    r.sessions_30d >= 2,
+                    format!("successes from {} session(s); 2 are needed", r.sessions_30d),
+                ),
+                gate(
+                    "success_rate_30d",
+                    ">= 0.80",
+                    r.rate_30d.map_or("none".to_owned(), |x| format!("{x:.2}")),
+                    r.rate_30d.is_some_and(|x| x >= 0.8),
+                    format!("a success rate of {:.2}; 0.80 is needed", r.rate_30d.unwrap_or(0.0)),
+                ),
+                gate(
+                    "failures_in_a_row",
+                    "0",
+                    failures,
+                    failures == 0,
+                    format!("{failures} failure(s) since the last success"),
+                ),
+            ],
+            "L2",
+        ),
+        Transition::Demotion => (
+            vec![
+                gate(
+                    "level",
+                    "L2",
+                    shown(e),
+                    level == "L2" && !retired,
+                    format!("it is {}, not active (L2)", shown(e)),
+                ),
+                gate(
+                    "failures_or_drift",
+                    ">= 2 failures in a row or drift >= 0.40",
+                    format!("{failures} failure(s), drift {debt}"),
+                    failures >= 2 || e.drift_debt >= DRIFT_LIMIT,
+                    format!("{failures} failure(s) in a row and drift debt {debt}: it holds"),
+                ),
+            ],
+            "L1",
+        ),
+        Transition::Deprecation => {
+            let limit = super::records::failures_to_retire(level);
+            (
+                vec![
+                    gate(
+                        "retired",
+                        "no",
+                        if retired { "yes" } else { "no" },
+                        !retired,
+                        "it is already retired".to_owned(),
+                    ),
+                    gate(
+                        "failures_or_drift",
+                        &format!(">= {limit} failures in a row or drift >= 0.40"),
+                        format!("{failures} failure(s), drift {debt}"),
+                        failures >= limit || e.drift_debt >= DRIFT_LIMIT,
+                        format!("{failures} failure(s) in a row ({limit} retire it) and drift debt {debt}"),
+                    ),
+                ],
+                "deprecated",
+            )
         }
-        Transition::Revive => {
-            need(retired, "it is not retired".to_owned())?;
-            need(
-                e.last.0.as_deref() == Some("success"),
-                "no success was reported since it was retired".to_owned(),
-            )?;
-            Ok("L1")
-        }
+        Transition::Revive => (
+            vec![
+                gate(
+                    "retired",
+                    "yes",
+                    if retired { "yes" } else { "no" },
+                    retired,
+                    "it is not retired".to_owned(),
+                ),
+                gate(
+                    "last_outcome",
+                    "success",
+                    e.last.0.as_deref().unwrap_or("none"),
+                    e.last.0.as_deref() == Some("success"),
+                    "no success was reported since it was retired".to_owned(),
+                ),
+            ],
+            "L1",
+        ),
+    }
+}
+
+/// The level a transition leads to, or why it is not approved (the first condition that fails).
+pub fn decide(t: Transition, e: &Entry, r: &Record) -> Result<&'static str, String> {
+    let (gates, to) = gates(t, e, r);
+    match gates.into_iter().find(|g| !g.pass) {
+        Some(g) => Err(g.why),
+        None => Ok(to),
+    }
+}
+
+/// The transition an entry would take next on its way up (or back), for `nova.explain`.
+pub fn next(e: &Entry) -> Transition {
+    match (e.deprecated.is_some(), e.level.as_str()) {
+        (true, _) => Transition::Revive,
+        (false, "L0") => Transition::L0ToL1,
+        (false, "L1") => Transition::L1ToL2,
+        _ => Transition::Demotion,
     }
 }
 

@@ -254,6 +254,27 @@ pub fn deprecate(c: &Connection, scope: &str, id: &str, reason: &str, now: i64) 
     Ok(n > 0)
 }
 
+/// Sets an entry's drift debt.
+pub fn set_drift(c: &Connection, scope: &str, id: &str, debt: f64) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pks_phenomena SET drift_debt = ?3 WHERE scope = ?1 AND stable_id = ?2",
+        params![scope, id, debt],
+    )?;
+    Ok(())
+}
+
+/// An entry's drift baseline: its signals as first stored.
+pub fn baseline(c: &Connection, scope: &str, id: &str) -> rusqlite::Result<Vec<super::model::Signal>> {
+    let json: Option<String> = c
+        .query_row(
+            "SELECT baseline_json FROM pks_phenomena WHERE scope = ?1 AND stable_id = ?2",
+            params![scope, id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default())
+}
+
 /// Failures in a row that retire an entry, by level: a shadow entry after 3, an active one
 /// after 5.
 pub fn failures_to_retire(level: &str) -> i64 {
@@ -377,6 +398,42 @@ pub fn success_rate(c: &Connection, scope: &str, id: &str, now: i64) -> rusqlite
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     Ok(((all > 0).then(|| ok as f64 / all as f64), all))
+}
+
+/// A site's hint: key, kind, text, routes.
+pub type Hint = (String, String, String, Option<Value>);
+
+/// Writes a hint; whether it was new.
+pub fn upsert_hint(c: &Connection, scope: &str, h: &Hint, now: i64) -> rusqlite::Result<bool> {
+    c.execute(
+        "INSERT INTO pks_domains (scope, created_at, updated_at) VALUES (?1, ?2, ?2) ON CONFLICT (scope) DO NOTHING",
+        params![scope, now],
+    )?;
+    let existed: bool = c.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pks_hints WHERE scope = ?1 AND hint_key = ?2)",
+        params![scope, h.0],
+        |r| r.get(0),
+    )?;
+    c.execute(
+        "INSERT INTO pks_hints (scope, hint_key, kind, text, routes_json, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+         ON CONFLICT (scope, hint_key) DO UPDATE SET kind = ?3, text = ?4, routes_json = ?5, updated_at = ?6",
+        params![scope, h.0, h.1, h.2, h.3.as_ref().map(Value::to_string), now],
+    )?;
+    touch_domain(c, scope, None, None, now)?;
+    Ok(!existed)
+}
+
+/// A site's hints, oldest first.
+pub fn hints(c: &Connection, scope: &str) -> rusqlite::Result<Vec<Hint>> {
+    let mut st = c.prepare(
+        "SELECT hint_key, kind, text, routes_json FROM pks_hints WHERE scope = ?1 ORDER BY created_at, hint_key",
+    )?;
+    st.query_map([scope], |r| {
+        let routes: Option<String> = r.get(3)?;
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, routes.and_then(|j| serde_json::from_str(&j).ok())))
+    })?
+    .collect()
 }
 
 #[cfg(test)]

@@ -390,6 +390,7 @@ impl PksTools<'_> {
         }
         let now = crate::time::now_ms();
         let (domain, entries, rates) = self.load(&scope, now)?;
+        let hints = self.pks.with(|c| records::hints(c, &scope))?;
         rec.executed();
         let Some(domain) = domain else {
             return Ok(ToolReply::ok(json!({"ok": true, "status": "ok", "found": false, "scope": scope})));
@@ -413,7 +414,8 @@ impl PksTools<'_> {
             "activePhenomenonCount": entries.iter().filter(|e| e.active()).count(),
             "totalPhenomenaCount": entries.len(),
             "deprecatedCount": entries.iter().filter(|e| e.deprecated.is_some()).count(),
-            "domainHintCount": 0,
+            "domainHintCount": hints.len(),
+            "hints": hints.iter().map(|(key, kind, text, routes)| json!({"key": key, "kind": kind, "text": text, "routes": routes})).collect::<Vec<_>>(),
         });
         if let Some(want) = &a.phenomenon_id {
             match entries.iter().zip(&rates).find(|(e, _)| e.id.eq_ignore_ascii_case(want)) {
@@ -501,9 +503,30 @@ impl PksTools<'_> {
                        "totalSignals": total})
             })
             .collect();
+        // Nothing stored fits: the consent platforms Nova knows, when the observation names one.
+        let templates: Vec<Value> = if best.is_some() || kind.is_some_and(|k| k != "consent_cmp") {
+            Vec::new()
+        } else {
+            super::platforms::ALL
+                .iter()
+                .filter_map(|p| {
+                    let t = p.template();
+                    let (conf, matched, _) = matching::confidence(&t.fingerprint, &a.observation.signals);
+                    (conf + 1e-9 >= t.fingerprint.min_confidence).then(|| {
+                        json!({"platform": p.key, "phenomenonId": p.phenomenon_id(), "type": "consent_cmp",
+                               "confidence": conf, "matchedSignals": matched.len(),
+                               "totalSignals": t.fingerprint.signals.len(), "playbook": t.playbook,
+                               "source": "platform_template"})
+                    })
+                })
+                .collect()
+        };
         Ok(ToolReply::ok(json!({
             "ok": true, "status": "ok", "matched": best.is_some(), "scope": scope, "bestMatch": best,
-            "matches": matches, "nearMisses": misses,
+            "matches": matches, "nearMisses": misses, "templateMatches": templates,
+            "hint": (!templates.is_empty()).then_some(
+                "No stored entry fits, but a consent platform Nova knows does: nova.pks_platform_seed \
+                 stores it for this site as a candidate."),
         })))
     }
 

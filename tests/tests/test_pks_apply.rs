@@ -1,0 +1,238 @@
+//! Applying stored site knowledge (docs/pks.md, "Applying", "Drift", "Revalidation") in the real
+//! browser at the product's default gates: an active playbook declines a consent wall through
+//! the checked click path and proves the page is free; the page records which control was
+//! clicked. A page without the phenomenon is a precondition failure, not an action failure; an
+//! action outside its surface is refused; drift blocks at its threshold and clears on a clean
+//! look; revalidation tells healthy from drift from gone.
+
+use nova_e2e::Nova;
+use nova_e2e::agent::Agent;
+use serde_json::{Value, json};
+
+fn wall(id: &str, click: &str, text: &str) -> Value {
+    json!({
+        "id": id,
+        "type": "consent_cmp",
+        "fingerprint": {"signals": [{"kind": "dom", "match": "#consent-banner"},
+                                    {"kind": "text", "match": "We use cookies"},
+                                    {"kind": "layout", "match": "scroll_locked"}],
+                        "minConfidence": 0.6},
+        "playbook": {"policy": "reject_preferred",
+                     "actions": [{"type": "click", "selector": click, "declaredPolarity": "reject",
+                                  "targetVisibleText": text, "maxScope": "scoped_to_cmp_surface"}],
+                     "verify": [{"type": "absent", "selector": "#consent-banner", "timeoutMs": 2000},
+                                {"type": "obstruction_cleared", "threshold": 0.05, "timeoutMs": 2000},
+                                {"type": "scroll_unlocked", "timeoutMs": 2000},
+                                {"type": "topmost_clickability_restored", "timeoutMs": 2000}]},
+        "context": {"routes": ["*"]}
+    })
+}
+
+/// Makes an entry active the way evidence does: successes from two sessions, then promotion.
+async fn activate(a: &mut Agent, b: &mut Agent, scope: &str, id: &str) -> anyhow::Result<()> {
+    let report = json!({"scope": scope, "phenomenonId": id, "outcome": "success"});
+    for _ in 0..3 {
+        a.step("nova.telemetry_report", report.clone()).await?;
+    }
+    b.step("nova.telemetry_report", report).await?;
+    let r = a
+        .step("nova.learn_promote", json!({"scope": scope, "stableIds": [id], "transition": "l1_to_l2"}))
+        .await?;
+    anyhow::ensure!(r["applied"] == 1, "{id} was not promoted: {r}");
+    Ok(())
+}
+
+async fn page_text(a: &mut Agent) -> anyhow::Result<String> {
+    let r = a.step("nova.read_text", json!({})).await?;
+    Ok(r["text"].as_str().unwrap_or_default().to_owned())
+}
+
+async fn apply(a: &mut Agent, scope: &str, id: &str, extra: Value) -> anyhow::Result<Value> {
+    let mut args = json!({"scope": scope, "phenomenonId": id});
+    if let (Some(args), Some(extra)) = (args.as_object_mut(), extra.as_object()) {
+        args.extend(extra.clone());
+    }
+    a.step("nova.phenomenon_apply", args).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_active_playbook_declines_through_the_checked_path_and_proves_the_page_free() -> anyhow::Result<()>
+{
+    let nova = Nova::start_with_default_gates().await?;
+    let (mut a, mut b) = (Agent::new(&nova, "apply-a").await?, Agent::new(&nova, "apply-b").await?);
+    for agent in [&mut a, &mut b] {
+        agent.ready().await?;
+        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    }
+    let site = nova.url("pks/banner.html");
+    let scope = site.split('/').nth(2).unwrap_or_default().to_owned();
+    a.visit(&site).await?;
+    for (id, click, text) in [
+        ("consent_wall", "#consent-reject", "Reject all"),
+        ("wrong_button", "#outside-reject", "Reject all"),
+        ("close_only", "#consent-close", "Close"),
+    ] {
+        let r =
+            a.step("nova.pks_upsert", json!({"scope": scope, "phenomenon": wall(id, click, text)})).await?;
+        assert_eq!(r["action"], "created", "{r}");
+    }
+
+    // In shadow it is not applied, and nothing is touched.
+    let r = apply(&mut a, &scope, "consent_wall", json!({})).await?;
+    assert_eq!(
+        (r["status"].clone(), r["reasonCode"].clone()),
+        (json!("rejected"), json!("pks.not_active")),
+        "{r}"
+    );
+    assert!(page_text(&mut a).await?.contains("clicked: nothing"));
+
+    for id in ["consent_wall", "wrong_button", "close_only"] {
+        activate(&mut a, &mut b, &scope, id).await?;
+    }
+    let r = apply(&mut a, &scope, "consent_wall", json!({})).await?;
+    assert_eq!((r["ok"].clone(), r["status"].clone()), (json!(true), json!("ok")), "{r}");
+    assert_eq!(r["stepResults"][0]["selector"], "#consent-reject", "{r}");
+    assert_eq!(r["verifyResults"].as_array().map(Vec::len), Some(4), "{r}");
+    assert!(r["verifyResults"].as_array().into_iter().flatten().all(|v| v["ok"] == true), "{r}");
+    assert_eq!(
+        (r["telemetryReported"].clone(), r["matchConfidence"].clone()),
+        (json!(true), json!(1.0)),
+        "{r}"
+    );
+    assert_eq!(r["driftGate"]["blocked"], false, "{r}");
+    let text = page_text(&mut a).await?;
+    assert!(text.contains("consent: rejected") && text.contains("clicked: reject"), "{text}");
+    assert!(!text.contains("accept"), "the accept control was never clicked: {text}");
+
+    // Gone from the page: a precondition failure, reported not_applicable, no failure counted.
+    a.visit(&format!("{site}?absent")).await?;
+    let r = apply(&mut a, &scope, "consent_wall", json!({})).await?;
+    assert_eq!(
+        (r["status"].clone(), r["reasonCode"].clone(), r["preconditionFailed"].clone()),
+        (json!("error"), json!("pks.phenomenon_absent"), json!(true)),
+        "{r}"
+    );
+    assert_eq!(r["stepsExecuted"], 0, "{r}");
+    let g = a.step("nova.pks_get", json!({"scope": scope, "phenomenonId": "consent_wall"})).await?;
+    let health = &g["phenomenon"]["health"];
+    assert_eq!(
+        (health["consecutiveFailures"].clone(), health["lastOutcome"].clone()),
+        (json!(0), json!("not_applicable")),
+        "{g}"
+    );
+
+    // An action outside the banner is refused before anything is clicked.
+    a.visit(&site).await?;
+    let r = apply(&mut a, &scope, "wrong_button", json!({})).await?;
+    assert_eq!(
+        (r["status"].clone(), r["reasonCode"].clone()),
+        (json!("error"), json!("pks.outside_scope")),
+        "{r}"
+    );
+    assert_eq!(r["failedStepIndex"], 0, "{r}");
+    assert!(page_text(&mut a).await?.contains("clicked: nothing"));
+
+    // A playbook that runs but leaves the wall: the verify steps say so, and it counts as a failure.
+    let r = apply(&mut a, &scope, "close_only", json!({"timeoutMs": 5000})).await?;
+    assert_eq!(r["stepResults"][0]["ok"], true, "{r}");
+    assert_eq!(
+        (r["status"].clone(), r["reasonCode"].clone()),
+        (json!("error"), json!("pks.verify_failed")),
+        "{r}"
+    );
+    assert_eq!(r["verifyResults"][0]["ok"], false, "{r}");
+    assert_eq!(r["health"]["consecutiveFailures"], 1, "{r}");
+    assert!(page_text(&mut a).await?.contains("clicked: close"));
+
+    // Bounds are named.
+    let e = a
+        .client
+        .call_err("nova.phenomenon_apply", json!({"scope": scope, "phenomenonId": "x", "maxSteps": 21}))
+        .await?;
+    assert!(e.message.contains("maxSteps") && e.message.contains("20"), "{}", e.message);
+    let e = a
+        .client
+        .call_err("nova.phenomenon_apply", json!({"scope": scope, "phenomenonId": "x", "timeoutMs": 999}))
+        .await?;
+    assert!(e.message.contains("timeoutMs") && e.message.contains("1000"), "{}", e.message);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn drift_blocks_at_its_threshold_clears_on_a_clean_look_and_revalidation_tells_what_changed()
+-> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let (mut a, mut b) = (Agent::new(&nova, "drift-a").await?, Agent::new(&nova, "drift-b").await?);
+    for agent in [&mut a, &mut b] {
+        agent.ready().await?;
+        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    }
+    let site = nova.url("pks/banner.html");
+    let scope = site.split('/').nth(2).unwrap_or_default().to_owned();
+    a.visit(&site).await?;
+    a.step(
+        "nova.pks_upsert",
+        json!({"scope": scope, "phenomenon": wall("consent_wall", "#consent-reject", "Reject all")}),
+    )
+    .await?;
+    activate(&mut a, &mut b, &scope, "consent_wall").await?;
+
+    // The agent sees another banner each time: 1 of 5 signals shared, distance 0.8 per look,
+    // debt 0.24 then 0.408.
+    let elsewhere = json!({"observation": {"signals": [{"kind": "dom", "match": "#cookie-notice"},
+                                                       {"kind": "dom", "match": "#cookie-notice .actions"},
+                                                       {"kind": "text", "match": "We use cookies"}]}});
+    let r = apply(&mut a, &scope, "consent_wall", elsewhere.clone()).await?;
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(
+        (r["driftGate"]["driftDebt"].clone(), r["driftGate"]["blocked"].clone()),
+        (json!(0.24), json!(false)),
+        "{r}"
+    );
+    a.visit(&site).await?;
+    let r = apply(&mut a, &scope, "consent_wall", elsewhere).await?;
+    assert_eq!(
+        (r["status"].clone(), r["reasonCode"].clone()),
+        (json!("blocked"), json!("pks.drift_blocked")),
+        "{r}"
+    );
+    assert_eq!(r["driftGate"]["driftDebt"], 0.408, "{r}");
+    assert!(page_text(&mut a).await?.contains("clicked: nothing"), "nothing was clicked");
+
+    // Nova's own look finds the banner as stored: the debt comes down and it applies again.
+    let r = apply(&mut a, &scope, "consent_wall", json!({})).await?;
+    assert_eq!(
+        (r["status"].clone(), r["driftGate"]["driftDebt"].clone()),
+        (json!("ok"), json!(0.286)),
+        "{r}"
+    );
+
+    // Revalidation never runs a playbook: healthy on the stored look, drift on a renamed banner,
+    // gone where there is none.
+    for (query, verdict, exists) in
+        [("", "healthy", true), ("?id=cookie-notice", "drift", false), ("?absent", "gone", false)]
+    {
+        a.visit(&format!("{site}{query}")).await?;
+        let r = a.step("nova.revalidate", json!({"scope": scope, "limit": 1})).await?;
+        let one = &r["results"][0];
+        assert_eq!(
+            (one["stableId"].clone(), one["verdict"].clone()),
+            (json!("consent_wall"), json!(verdict)),
+            "{query}: {r}"
+        );
+        assert_eq!(one["selectorExists"], exists, "{query}: {r}");
+        assert_eq!(
+            (one["autoRepairSafe"].clone(), r["telemetryRecorded"].clone()),
+            (json!(false), json!(1)),
+            "{r}"
+        );
+        let text = page_text(&mut a).await?;
+        assert!(text.contains("clicked: nothing"), "revalidation clicked something: {text}");
+    }
+    let e = a
+        .client
+        .call_err("nova.revalidate", json!({"scope": scope, "limit": 6, "targetId": "active"}))
+        .await?;
+    assert!(e.message.contains("limit") && e.message.contains('5'), "{}", e.message);
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! The seven consent platforms Nova knows (docs/pks.md, "Platform templates"), each on a fixture
+//! page built from the vendor's own markup (ids, classes, shadow root, iframe), in the real
+//! browser at default gates. Each is detected and seeded as a candidate; agents decline it by
+//! the template's playbook and report it; once promoted on that evidence Nova applies it itself
+//! and verifies the page is free. The pages record every click: accept is never one of them.
+
+use nova_e2e::Nova;
+use nova_e2e::agent::Agent;
+use serde_json::{Value, json};
+
+const PLATFORMS: &[&str] =
+    &["onetrust", "cookiebot", "quantcast", "didomi", "usercentrics", "iubenda", "sourcepoint"];
+
+async fn clicks(a: &mut Agent) -> anyhow::Result<String> {
+    let r = a.step("nova.read_text", json!({"selector": "#clicks"})).await?;
+    Ok(r["text"].as_str().unwrap_or_default().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_platform_is_detected_declined_by_its_template_and_then_applied_and_verified()
+-> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let (mut a, mut b) = (Agent::new(&nova, "cmp-a").await?, Agent::new(&nova, "cmp-b").await?);
+    for agent in [&mut a, &mut b] {
+        agent.ready().await?;
+        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    }
+    let listed = a.step("nova.pks_platform_list", json!({})).await?;
+    let keys: Vec<&str> =
+        listed["platforms"].as_array().into_iter().flatten().filter_map(|p| p["key"].as_str()).collect();
+    assert_eq!(keys, PLATFORMS, "{listed}");
+
+    // A page with a banner of its own: no platform is claimed. The second agent works in a tab
+    // of its own.
+    a.visit(&nova.url("pks/banner.html")).await?;
+    b.step("nova.navigate", json!({"url": nova.url("pks/banner.html"), "newTab": true})).await?;
+    let r = a.step("nova.pks_platform_seed", json!({})).await?;
+    assert_eq!((r["detected"].clone(), r["seeded"].clone()), (json!([]), json!(0)), "{r}");
+
+    for key in PLATFORMS {
+        let page = nova.url(&format!("pks/cmp/{key}.html"));
+        let scope = page.split('/').nth(2).unwrap_or_default().to_owned();
+        let id = format!("platform_{key}");
+        a.visit(&page).await?;
+        let r = a.step("nova.pks_platform_seed", json!({})).await?;
+        let found: Vec<&str> =
+            r["detected"].as_array().into_iter().flatten().filter_map(|d| d["platform"].as_str()).collect();
+        assert_eq!(found, [*key], "{key}: exactly its own platform: {r}");
+        let d = &r["detected"][0];
+        assert_eq!(
+            (d["seeded"].clone(), d["learningLevel"].clone(), d["bannerShowing"].clone()),
+            (json!(true), json!("L0"), json!(true)),
+            "{key}: {r}"
+        );
+
+        // Nothing active yet: a match falls back to the template, whose playbook declines.
+        let t = a.step("nova.pks_platform_get", json!({"platform": key})).await?;
+        let template = t["template"].clone();
+        let banner = template["fingerprint"]["signals"][0]["match"].as_str().unwrap_or_default().to_owned();
+        let decline = template["playbook"]["actions"][0]["selector"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(template["playbook"]["actions"][0]["declaredPolarity"], "reject", "{t}");
+        let seen = json!({"signals": [{"kind": "dom", "match": banner}, {"kind": "vendor", "match": key}]});
+        let m = a.step("nova.pks_match", json!({"scope": scope, "observation": seen})).await?;
+        assert_eq!(m["matched"], false, "{m}");
+        assert_eq!(m["templateMatches"][0]["phenomenonId"], id, "{key}: {m}");
+
+        // Agents follow it three times in one session and once in another, and say how it went.
+        let r = a
+            .step("nova.learn_promote", json!({"scope": scope, "stableIds": [id], "transition": "l0_to_l1"}))
+            .await?;
+        assert_eq!(r["applied"], 1, "{r}");
+        for n in 0..4 {
+            let agent = if n < 3 { &mut a } else { &mut b };
+            agent.visit(&page).await?;
+            agent.step("nova.click_selector", json!({"selector": decline})).await?;
+            let got = clicks(agent).await?;
+            assert_eq!(got, "clicked: reject", "{key}: {got}");
+            agent
+                .step(
+                    "nova.telemetry_report",
+                    json!({"scope": scope, "phenomenonId": id, "outcome": "success"}),
+                )
+                .await?;
+        }
+        let r = a
+            .step("nova.learn_promote", json!({"scope": scope, "stableIds": [id], "transition": "l1_to_l2"}))
+            .await?;
+        assert_eq!(r["decisions"][0]["toLevel"], "L2", "{key}: {r}");
+
+        // Active: Nova declines it itself, held to the banner, and proves the page is free.
+        a.visit(&page).await?;
+        let r = a.step("nova.phenomenon_apply", json!({"scope": scope, "phenomenonId": id})).await?;
+        assert_eq!((r["status"].clone(), r["reasonCode"].clone()), (json!("ok"), Value::Null), "{key}: {r}");
+        let verify = r["verifyResults"].as_array().cloned().unwrap_or_default();
+        assert!(verify.len() >= 2 && verify.iter().all(|v| v["ok"] == true), "{key}: {r}");
+        let got = clicks(&mut a).await?;
+        assert_eq!(got, "clicked: reject", "{key}: the accept control was never clicked: {got}");
+
+        // Closing blockers uses what is known of the site first.
+        a.visit(&page).await?;
+        let r = a.step("nova.dismiss_blockers", json!({})).await?;
+        assert_eq!(
+            (r["pksUsed"][0]["phenomenonId"].clone(), r["pksUsed"][0]["verified"].clone()),
+            (json!(id), json!(true)),
+            "{key}: {r}"
+        );
+        let got = clicks(&mut a).await?;
+        assert_eq!(got, "clicked: reject", "{key}: {got}");
+
+        // Seeding again changes nothing.
+        let r = a.step("nova.pks_platform_seed", json!({"platforms": [key]})).await?;
+        assert_eq!(
+            (r["seeded"].clone(), r["detected"][0]["alreadyKnown"].clone()),
+            (json!(0), json!(true)),
+            "{r}"
+        );
+    }
+    let e = a
+        .client
+        .call_err("nova.pks_platform_seed", json!({"platforms": ["acme"], "targetId": "active"}))
+        .await?;
+    assert!(e.message.contains("platforms[0]") && e.message.contains("onetrust"), "{}", e.message);
+    Ok(())
+}
