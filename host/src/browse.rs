@@ -45,6 +45,8 @@ pub struct Browser<'h> {
     pub data: &'h crate::paths::DataDir,
     /// Operational knowledge (system observations, `okHints`).
     pub ok: &'h crate::ok::Knowledge,
+    /// Per-site knowledge (`pks`, `pksAdvice` on page reads).
+    pub pks: &'h crate::pks::Pks,
 }
 
 impl<'h> From<&'h crate::hub::Hub> for Browser<'h> {
@@ -58,6 +60,7 @@ impl<'h> From<&'h crate::hub::Hub> for Browser<'h> {
             cls: &hub.cls,
             data: &hub.data,
             ok: &hub.ok,
+            pks: &hub.pks,
         }
     }
 }
@@ -104,6 +107,9 @@ crate::tool_args! {
         #[serde(default = "default_max_text")]
         #[schemars(range(min = 0, max = 200000))]
         pub max_text_chars: u32,
+        /// How much of the site's stored knowledge to carry: off, summary (default), full.
+        #[serde(default)]
+        pub pks_include: crate::pks::delivery::Include,
     }
 }
 
@@ -136,6 +142,9 @@ crate::tool_args! {
         #[serde(default = "default_nav_timeout")]
         #[schemars(range(min = 1000, max = 120000))]
         pub timeout_ms: u32,
+        /// How much of the site's stored knowledge to carry: off, summary (default), full.
+        #[serde(default)]
+        pub pks_include: crate::pks::delivery::Include,
     }
 }
 
@@ -325,6 +334,16 @@ impl Browser<'_> {
                     Value::Null
                 });
         }
+        if frame_id.unwrap_or(0) == 0 {
+            let facts = crate::pks::delivery::PageFacts {
+                consent_showing: page
+                    .identity_overlay_warning
+                    .as_ref()
+                    .is_some_and(|w| w.items.iter().any(|i| i.kind == "consent")),
+                native_dialog: page.native_dialog_warning.is_some(),
+            };
+            self.deliver_pks(rec, &mut structured, &page.url, a.pks_include, facts);
+        }
         let in_doubt = self.cls.journal.in_doubt(&tab.target_id);
         if !in_doubt.is_empty() {
             structured["inDoubtTransitions"] = json!(in_doubt);
@@ -333,6 +352,27 @@ impl Browser<'_> {
             structured["pendingTransition"] = p;
         }
         Ok(ToolReply::ok(structured).with_text(text))
+    }
+
+    /// Adds what the site's stored knowledge says (`pks`, `pksDedup`, `pksAdvice`,
+    /// `pksOnboarding`); a store failure leaves the read as it is.
+    fn deliver_pks(
+        &self,
+        rec: &CallRecord,
+        structured: &mut Value,
+        url: &str,
+        include: crate::pks::delivery::Include,
+        facts: crate::pks::delivery::PageFacts,
+    ) {
+        let delivered = rec.session.slots.get::<crate::pks::delivery::Delivered>();
+        match crate::pks::delivery::deliver(self.pks, &delivered, &rec.obs.agent_id, url, include, facts) {
+            Ok(fields) => {
+                for (k, v) in fields {
+                    structured[k] = v;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "per-site knowledge not delivered"),
+        }
     }
 
     /// Feeds `safety.identity_overlay`: a sign-in, payment or identity overlay seen on the tab
@@ -454,6 +494,8 @@ impl Browser<'_> {
                 tracing::warn!(error = %e, "operational knowledge not read");
                 Value::Null
             });
+        let facts = crate::pks::delivery::PageFacts::default();
+        self.deliver_pks(rec, &mut structured, &nav.url, a.pks_include, facts);
         if !nav.load_complete {
             structured["status"] = json!("partial");
             structured["reasonCode"] = json!("load_incomplete");

@@ -13,11 +13,14 @@
 //! - [`edits`]: `nova.pks_patch`, `nova.pks_upsert_hint`;
 //! - [`apply`]: `nova.phenomenon_apply`; [`seeding`]: `nova.pks_platform_seed`,
 //!   `nova.pks_platform_get`, `nova.pks_platform_list`; [`revalidate`]: `nova.revalidate`.
+//! - [`summary`]: how an entry is shown; [`delivery`]: what `nova.perceive` and `nova.navigate`
+//!   carry of a site's knowledge.
 //! - [`records`]: the tables; [`tools`]: `nova.pks_upsert`, `nova.pks_get`, `nova.pks_list`,
 //!   `nova.pks_deprecate`, `nova.pks_match`; [`runtime`]: `nova.telemetry_report`,
 //!   `nova.learn_promote`.
 
 pub mod apply;
+pub mod delivery;
 pub mod drift;
 pub mod edits;
 pub mod explain;
@@ -33,6 +36,7 @@ pub mod revalidate;
 pub mod runtime;
 pub mod scope;
 pub mod seeding;
+pub mod summary;
 pub mod tools;
 
 use std::collections::HashMap;

@@ -89,6 +89,39 @@ async fn an_active_playbook_declines_through_the_checked_path_and_proves_the_pag
     for id in ["consent_wall", "wrong_button", "close_only"] {
         activate(&mut a, &mut b, &scope, id).await?;
     }
+
+    // Page reads carry what is known of the site, once in full, then only that it is unchanged.
+    let p = a.step("nova.perceive", json!({"maxElements": 300})).await?;
+    let ids: Vec<&str> =
+        p["pks"]["phenomena"].as_array().into_iter().flatten().filter_map(|e| e["id"].as_str()).collect();
+    assert_eq!(
+        (ids, p["pksDedup"]["state"].clone()),
+        (vec!["close_only", "consent_wall", "wrong_button"], json!("auto_refresh")),
+        "{p}"
+    );
+    assert!(
+        p["pksAdvice"].as_array().into_iter().flatten().any(|x| x["kind"] == "existing_pks_reuse"),
+        "{p}"
+    );
+    let p = a.step("nova.perceive", json!({"maxElements": 301})).await?;
+    assert_eq!(
+        (p["pks"]["unchanged"].clone(), p["pksDedup"]["state"].clone()),
+        (json!(true), json!("summary_unchanged")),
+        "{p}"
+    );
+    assert_eq!(p["pksOnboarding"], Value::Null, "{p}");
+    // A newcomer to the site is told what is known and what is expected of it, once.
+    let mut c = Agent::new(&nova, "apply-c").await?;
+    c.ready().await?;
+    let n = c.step("nova.navigate", json!({"url": site, "newTab": true})).await?;
+    assert_eq!(
+        (n["pksOnboarding"]["activeEntries"].clone(), n["pksOnboarding"]["entryTypes"].clone()),
+        (json!(3), json!(["consent_cmp"])),
+        "{n}"
+    );
+    let p = c.step("nova.perceive", json!({"pksInclude": "full"})).await?;
+    assert_eq!(p["pksOnboarding"], Value::Null, "{p}");
+    assert_eq!(p["pksDedup"]["state"], "auto_unchanged", "{p}");
     let r = apply(&mut a, &scope, "consent_wall", json!({})).await?;
     assert_eq!((r["ok"].clone(), r["status"].clone()), (json!(true), json!("ok")), "{r}");
     assert_eq!(r["stepResults"][0]["selector"], "#consent-reject", "{r}");
