@@ -13,6 +13,7 @@
 //! - [`edits`]: `nova.pks_patch`, `nova.pks_upsert_hint`;
 //! - [`apply`]: `nova.phenomenon_apply`; [`seeding`]: `nova.pks_platform_seed`,
 //!   `nova.pks_platform_get`, `nova.pks_platform_list`; [`revalidate`]: `nova.revalidate`.
+//! - [`siblings`]: sites of one registrable domain sharing entries.
 //! - [`summary`]: how an entry is shown; [`delivery`]: what `nova.perceive` and `nova.navigate`
 //!   carry of a site's knowledge.
 //! - [`records`]: the tables; [`tools`]: `nova.pks_upsert`, `nova.pks_get`, `nova.pks_list`,
@@ -36,6 +37,7 @@ pub mod revalidate;
 pub mod runtime;
 pub mod scope;
 pub mod seeding;
+pub mod siblings;
 pub mod summary;
 pub mod tools;
 

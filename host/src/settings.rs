@@ -78,6 +78,23 @@ pub struct Settings {
     /// whose drift debt reached 0.40.
     #[serde(default = "block")]
     pub pks_drift_gate_mode: GateMode,
+    /// Which sibling sites share per-site knowledge (docs/pks.md, "Sibling sites"): `auto`
+    /// (default: the same registrable domain), `strict` (a registrable domain and its own
+    /// subdomains, not subdomains among themselves), `off`.
+    pub pks_sibling_policy: SiblingPolicy,
+}
+
+/// `pksSiblingPolicy`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SiblingPolicy {
+    /// Sites of the same registrable domain.
+    #[default]
+    Auto,
+    /// A registrable domain and its subdomains, not subdomains among themselves.
+    Strict,
+    /// None.
+    Off,
 }
 
 fn block() -> GateMode {
@@ -118,6 +135,7 @@ impl Default for Settings {
             disk_space_low_mb: 500,
             ok_freshness_window_ms: five_minutes(),
             pks_drift_gate_mode: GateMode::Block,
+            pks_sibling_policy: SiblingPolicy::Auto,
         }
     }
 }

@@ -326,5 +326,18 @@ async fn entries_are_explained_patched_under_the_same_rules_and_sites_keep_hints
         (json!(1), json!("Sign-in lives at /account/login")),
         "{g}"
     );
+
+    // A site holds at most 200 phenomena, at every level together.
+    for n in 1..200 {
+        let mut p = phenomenon(decline());
+        p["id"] = json!(format!("banner_{n:03}"));
+        a.step("nova.pks_upsert", json!({"scope": scope, "phenomenon": p})).await?;
+    }
+    let mut p = phenomenon(decline());
+    p["id"] = json!("one_too_many");
+    let e = a.client.call_err("nova.pks_upsert", json!({"scope": scope, "phenomenon": p})).await?;
+    assert!(e.message.contains("pks.domain_full") && e.message.contains("200"), "{}", e.message);
+    let g = a.step("nova.pks_get", json!({"scope": scope, "outputDetail": "summary"})).await?;
+    assert_eq!(g["totalPhenomenaCount"], 200, "{g}");
     Ok(())
 }

@@ -269,3 +269,97 @@ async fn drift_blocks_at_its_threshold_clears_on_a_clean_look_and_revalidation_t
     assert!(e.message.contains("limit") && e.message.contains('5'), "{}", e.message);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sibling_site_uses_an_entry_after_a_live_check_and_suppresses_it_after_three_failures()
+-> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let (mut a, mut b) = (Agent::new(&nova, "sib-a").await?, Agent::new(&nova, "sib-b").await?);
+    for agent in [&mut a, &mut b] {
+        agent.ready().await?;
+        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    }
+    let page = nova.url("pks/banner.html");
+    let (www, shop) =
+        (page.replace("127.0.0.1", "www.site.localhost"), page.replace("127.0.0.1", "shop.site.localhost"));
+    let scope_of = |u: &str| u.split('/').nth(2).unwrap_or_default().to_owned();
+    // `www.` is the site itself: its scope is the registrable domain.
+    let (source, target) = (scope_of(&page.replace("127.0.0.1", "site.localhost")), scope_of(&shop));
+    a.visit(&www).await?;
+    for (id, click, text) in
+        [("consent_wall", "#consent-reject", "Reject all"), ("close_only", "#consent-close", "Close")]
+    {
+        a.step("nova.pks_upsert", json!({"scope": source, "phenomenon": wall(id, click, text)})).await?;
+        activate(&mut a, &mut b, &source, id).await?;
+    }
+
+    // The sibling sees them, not verified here yet, and may not shadow them with an entry of its own.
+    a.visit(&shop).await?;
+    let g = a.step("nova.pks_get", json!({"scope": target})).await?;
+    let first = g["inherited"]
+        .as_array()
+        .and_then(|l| l.iter().find(|i| i["phenomenonId"] == "consent_wall"))
+        .cloned();
+    assert_eq!(
+        first.map(|i| (i["from"].clone(), i["verified"].clone())),
+        Some((json!(source), json!(false))),
+        "{g}"
+    );
+    let r = a
+        .step(
+            "nova.pks_upsert",
+            json!({"scope": target, "phenomenon": wall("consent_wall", "#consent-reject", "Reject all")}),
+        )
+        .await?;
+    assert_eq!(
+        (r["reasonCode"].clone(), r["inheritedFrom"].clone()),
+        (json!("pks.inherited_scope"), json!(source)),
+        "{r}"
+    );
+    let seen = json!({"signals": [{"kind": "dom", "match": "#consent-banner"}, {"kind": "text", "match": "We use cookies"},
+                                  {"kind": "layout", "match": "scroll_locked"}]});
+    let m = a.step("nova.pks_match", json!({"scope": target, "observation": seen})).await?;
+    assert_eq!(m["bestMatch"]["inheritedFrom"], json!(source), "{m}");
+
+    // The first use is the session's live check; it verifies the entry here.
+    let r = apply(&mut a, &target, "consent_wall", json!({})).await?;
+    assert_eq!((r["status"].clone(), r["inheritedFrom"].clone()), (json!("ok"), json!(source)), "{r}");
+    assert_eq!(r["inheritance"]["verified"], true, "{r}");
+    assert!(page_text(&mut a).await?.contains("clicked: reject"));
+    // Another unverified entry of the same family waits for another session.
+    a.visit(&shop).await?;
+    let r = apply(&mut a, &target, "close_only", json!({})).await?;
+    assert_eq!(
+        (r["status"].clone(), r["reasonCode"].clone()),
+        (json!("rejected"), json!("pks.sibling_check_spent")),
+        "{r}"
+    );
+
+    // Three failures in a row here suppress it here; the source keeps its health.
+    let mut c = Agent::new(&nova, "sib-c").await?;
+    c.ready().await?;
+    c.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    c.step("nova.navigate", json!({"url": shop, "newTab": true})).await?;
+    for n in 1..=3 {
+        c.visit(&shop).await?;
+        let r = apply(&mut c, &target, "close_only", json!({"timeoutMs": 4000})).await?;
+        assert_eq!(r["reasonCode"], "pks.verify_failed", "{r}");
+        assert_eq!(
+            (r["inheritance"]["failuresHere"].clone(), r["inheritance"]["suppressed"].clone()),
+            (json!(n), json!(n == 3)),
+            "{r}"
+        );
+    }
+    c.visit(&shop).await?;
+    let r = apply(&mut c, &target, "close_only", json!({})).await?;
+    assert_eq!(r["reasonCode"], "pks.sibling_suppressed", "{r}");
+    let g = c.step("nova.pks_get", json!({"scope": source, "phenomenonId": "close_only"})).await?;
+    assert_eq!(
+        (g["phenomenon"]["health"]["consecutiveFailures"].clone(), g["phenomenon"]["learningLevel"].clone()),
+        (json!(0), json!("L2")),
+        "the source is untouched: {g}"
+    );
+    let m = c.step("nova.pks_match", json!({"scope": target, "observation": seen, "topK": 5})).await?;
+    assert!(m["matches"].as_array().into_iter().flatten().all(|x| x["phenomenonId"] != "close_only"), "{m}");
+    Ok(())
+}

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::drift::{self, Gate};
 use super::model::{Action, ActionType, Fingerprint, Kind, MaxScope, Playbook, Signal, Verify, VerifyType};
 use super::records::{self, Outcome};
-use super::{Pks, matching, probes, scope};
+use super::{Pks, matching, probes, scope, siblings};
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply, check_range};
 use crate::observation::{ActionKind, flags};
@@ -329,12 +329,45 @@ impl PksApply<'_> {
             let msg = format!("the tab shows {}, not {scope}: open the site in it first", tab.url);
             return Ok(refusal("rejected", "pks.scope_not_open", msg, base));
         }
-        let entry = self.pks.with(|c| records::entry(c, &scope, &a.phenomenon_id))?;
+        let policy = crate::settings::Settings::load(self.data).pks_sibling_policy;
+        let (entry, inherited) = self.pks.with(|c| {
+            Ok(match records::entry(c, &scope, &a.phenomenon_id)? {
+                Some(e) => (Some(e), None),
+                None => match siblings::find(c, &scope, &a.phenomenon_id, policy)? {
+                    Some(i) => (Some(i.entry.clone()), Some(i)),
+                    None => (None, None),
+                },
+            })
+        })?;
         let Some(entry) = entry else {
-            let msg = format!("{scope} has no phenomenon `{}`", a.phenomenon_id);
+            let msg = format!("{scope} has no phenomenon `{}`, nor does a sibling site", a.phenomenon_id);
             return Ok(refusal("error", "pks.phenomenon_not_found", msg, base));
         };
         let id = entry.id.clone();
+        if let Some(i) = &inherited {
+            base["inheritedFrom"] = json!(i.source);
+            base["inheritance"] = json!({"verified": i.verified(), "failuresHere": i.standing.failures,
+                                         "suppressed": i.standing.suppressed});
+            if i.standing.suppressed {
+                let msg = format!(
+                    "{id} comes from {} and failed {} times in a row here: it is suppressed on {scope} (the source \
+                     is untouched); store an entry of this site's own",
+                    i.source,
+                    siblings::SUPPRESS_AFTER
+                );
+                return Ok(refusal("rejected", "pks.sibling_suppressed", msg, base));
+            }
+            // Its first use here (or the first since the source changed) is a live check, one per
+            // registrable domain and session.
+            if !i.verified() && !rec.session.slots.get::<siblings::Checks>().take(&scope) {
+                let msg = format!(
+                    "{id} comes from {} and is not verified on {scope}; the one live check of a sibling entry \
+                     this session has been used: store an entry of this site's own, or try in a new session",
+                    i.source
+                );
+                return Ok(refusal("rejected", "pks.sibling_check_spent", msg, base));
+            }
+        }
         base["phenomenonId"] = json!(id);
         base["phenomenonType"] = json!(entry.kind);
         let fp: Fingerprint = serde_json::from_value(entry.fingerprint.clone())
@@ -382,6 +415,10 @@ impl PksApply<'_> {
         let session = rec.session.id.clone();
         let report = |outcome: &str, features: Value| {
             let elapsed = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+            if inherited.is_some() {
+                // Outcomes of an inherited entry count here, never at the source.
+                return Ok(None);
+            }
             self.pks.with(|c| {
                 let o = Outcome {
                     outcome,
@@ -413,10 +450,13 @@ impl PksApply<'_> {
 
         // The drift gate, on what the agent saw or else on Nova's look.
         let observed = a.observation.as_ref().and_then(|o| o.signals.clone()).unwrap_or_else(|| live.clone());
+        let source = inherited.as_ref().map_or(scope.as_str(), |i| i.source.as_str());
         let debt = self.pks.with(|c| {
-            let baseline = records::baseline(c, &scope, &id)?;
+            let baseline = records::baseline(c, source, &id)?;
             let debt = drift::blend(entry.drift_debt, drift::distance(&baseline, &observed));
-            records::set_drift(c, &scope, &id, debt)?;
+            if inherited.is_none() {
+                records::set_drift(c, &scope, &id, debt)?;
+            }
             Ok(debt)
         })?;
         let gate = Gate::judge(crate::settings::Settings::load(self.data).pks_drift_gate_mode, debt);
@@ -430,6 +470,11 @@ impl PksApply<'_> {
             return Ok(refusal("blocked", "pks.drift_blocked", msg, base));
         }
 
+        if let Some(i) = inherited.as_ref().filter(|i| !i.verified()) {
+            // The live check passed: its fingerprint is on this site's page.
+            let now = crate::time::now_ms();
+            self.pks.with(|c| siblings::record(c, &scope, i, siblings::Event::Checked, now))?;
+        }
         let deadline = started + Duration::from_millis(u64::from(a.timeout_ms));
         let mut steps = Vec::new();
         let mut failed: Option<(usize, String)> = None;
@@ -461,10 +506,18 @@ impl PksApply<'_> {
             rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
         }
         let verify_ok = verified.iter().all(|v| v["ok"] == true);
-        let timed_out = Instant::now() >= deadline && (failed.is_some() || !verify_ok);
+        // Out of time is an action cut short; verify steps always give their answer.
+        let timed_out = failed.is_some() && Instant::now() >= deadline;
         let success = failed.is_none() && verify_ok;
         let mut features = features;
         features["matchedSelectors"] = json!(matched);
+        if let Some(i) = &inherited {
+            let now = crate::time::now_ms();
+            let event = if success { siblings::Event::Success } else { siblings::Event::Failure };
+            let standing = self.pks.with(|c| siblings::record(c, &scope, i, event, now))?;
+            base["inheritance"] = json!({"verified": standing.verified_rev == Some(i.source_rev),
+                                         "failuresHere": standing.failures, "suppressed": standing.suppressed});
+        }
         let (e, retired) = report(if success { "success" } else { "failure" }, features)?.unzip();
         base["telemetryReported"] = json!(true);
         base["autoDeprecated"] = json!(retired.unwrap_or(false));

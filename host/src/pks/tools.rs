@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::model::{Auth, Device, Phenomenon};
 use super::records::{self, Entry};
 use super::summary::{Detail, describe};
-use super::{MAX_PER_DOMAIN, Pks, fragile, poison, scope};
+use super::{MAX_PER_DOMAIN, Pks, fragile, poison, scope, siblings};
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
@@ -208,11 +208,13 @@ pub struct PksTools<'h> {
     pub pks: &'h Pks,
     /// The browser's tabs (a write needs its site open in one).
     pub bridge: &'h crate::bridge::Bridge,
+    /// The data dir (the sibling policy is a setting).
+    pub data: &'h crate::paths::DataDir,
 }
 
 impl<'h> From<&'h crate::hub::Hub> for PksTools<'h> {
     fn from(hub: &'h crate::hub::Hub) -> Self {
-        Self { pks: &hub.pks, bridge: &hub.bridge }
+        Self { pks: &hub.pks, bridge: &hub.bridge, data: &hub.data }
     }
 }
 
@@ -330,6 +332,23 @@ impl PksTools<'_> {
         let id = a.phenomenon.id.clone().unwrap_or_else(|| records::stable_id(&a.phenomenon));
         let now = crate::time::now_ms();
         let context = a.context.as_ref().map(|c| serde_json::to_value(c).unwrap_or(Value::Null));
+        let policy = crate::settings::Settings::load(self.data).pks_sibling_policy;
+        let inherited = self.pks.with(|c| {
+            Ok(records::entry(c, &scope, &id)?
+                .is_none()
+                .then(|| siblings::find(c, &scope, &id, policy))
+                .transpose()?
+                .flatten())
+        })?;
+        if let Some(i) = inherited {
+            // One id, one entry per site family: a local copy would split its evidence.
+            return Ok(ToolReply::ok(json!({
+                "ok": false, "status": "rejected", "reasonCode": "pks.inherited_scope", "retryable": false,
+                "scope": scope, "phenomenonId": id, "inheritedFrom": i.source,
+                "message": format!("{scope} uses `{id}` from its sibling {}: change it there (nova.pks_patch), or store \
+                                    this site's own entry under another id", i.source),
+            })));
+        }
         let done = self.pks.with(|c| {
             let tx = crate::store::write_tx(c)?;
             let exists = records::entry(&tx, &scope, &id)?.is_some();
@@ -381,9 +400,21 @@ impl PksTools<'_> {
         let now = crate::time::now_ms();
         let (domain, entries, rates) = self.load(&scope, now)?;
         let hints = self.pks.with(|c| records::hints(c, &scope))?;
+        let policy = crate::settings::Settings::load(self.data).pks_sibling_policy;
+        let inherited: Vec<Value> = self
+            .pks
+            .with(|c| siblings::inheritable(c, &scope, policy))?
+            .iter()
+            .map(|i| {
+                json!({"phenomenonId": i.entry.id, "type": i.entry.kind, "from": i.source, "verified": i.verified(),
+                       "suppressed": i.standing.suppressed, "failuresHere": i.standing.failures})
+            })
+            .collect();
         rec.executed();
         let Some(domain) = domain else {
-            return Ok(ToolReply::ok(json!({"ok": true, "status": "ok", "found": false, "scope": scope})));
+            return Ok(ToolReply::ok(
+                json!({"ok": true, "status": "ok", "found": false, "scope": scope, "inherited": inherited}),
+            ));
         };
         let asked = a.context.unwrap_or_default().asked();
         let mismatches: Vec<Value> = entries
@@ -405,6 +436,7 @@ impl PksTools<'_> {
             "totalPhenomenaCount": entries.len(),
             "deprecatedCount": entries.iter().filter(|e| e.deprecated.is_some()).count(),
             "domainHintCount": hints.len(),
+            "inherited": inherited,
             "hints": hints.iter().map(|(key, kind, text, routes)| json!({"key": key, "kind": kind, "text": text, "routes": routes})).collect::<Vec<_>>(),
         });
         if let Some(want) = &a.phenomenon_id {
@@ -449,8 +481,24 @@ impl PksTools<'_> {
         rec.executed();
         let trust = matching::trust_value(domain.as_ref().map_or("unknown", |d| d.trust.as_str()));
         let kind = a.observation.kind.map(super::model::Kind::as_str);
+        // A sibling site's active entries count too, unless suppressed here (docs/pks.md,
+        // "Sibling sites").
+        let policy = crate::settings::Settings::load(self.data).pks_sibling_policy;
+        let inherited = self.pks.with(|c| {
+            siblings::inheritable(c, &scope, policy)?
+                .into_iter()
+                .filter(|i| !i.standing.suppressed)
+                .map(|i| Ok((records::success_rate(c, &i.source, &i.entry.id, now)?, i)))
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        let candidates: Vec<(&Entry, Option<f64>, Option<&str>)> = entries
+            .iter()
+            .zip(&rates)
+            .map(|(e, (rate, _))| (e, *rate, None))
+            .chain(inherited.iter().map(|((rate, _), i)| (&i.entry, *rate, Some(i.source.as_str()))))
+            .collect();
         let (mut hits, mut misses) = (Vec::new(), Vec::new());
-        for (e, (rate, _)) in entries.iter().zip(&rates) {
+        for (e, rate, from) in candidates {
             if !e.active() || kind.is_some_and(|k| k != e.kind) {
                 continue;
             }
@@ -474,23 +522,23 @@ impl PksTools<'_> {
                     )));
                 }
                 Ok(specificity) => {
-                    let health = matching::health(*rate, e.attempts.3, e.last.1, now);
+                    let health = matching::health(rate, e.attempts.3, e.last.1, now);
                     let score = matching::score(conf, health, trust, specificity);
-                    hits.push((score, conf, e, matched.len(), fp.signals.len()));
+                    hits.push((score, conf, e, matched.len(), fp.signals.len(), from));
                 }
             }
         }
         hits.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.2.id.cmp(&y.2.id)));
-        let best = hits.first().map(|(score, conf, e, _, _)| {
+        let best = hits.first().map(|(score, conf, e, _, _, from)| {
             json!({"phenomenonId": e.id, "type": e.kind, "confidence": conf, "score": score,
-                   "learningLevel": e.level, "playbook": e.playbook})
+                   "learningLevel": e.level, "playbook": e.playbook, "inheritedFrom": from})
         });
         let matches: Vec<Value> = hits
             .iter()
             .take(a.top_k as usize)
-            .map(|(score, conf, e, seen, total)| {
+            .map(|(score, conf, e, seen, total, from)| {
                 json!({"phenomenonId": e.id, "confidence": conf, "score": score, "matchedSignals": seen,
-                       "totalSignals": total})
+                       "totalSignals": total, "inheritedFrom": from})
             })
             .collect();
         // Nothing stored fits: the consent platforms Nova knows, when the observation names one.
