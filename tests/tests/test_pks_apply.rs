@@ -28,6 +28,14 @@ fn wall(id: &str, click: &str, text: &str) -> Value {
     })
 }
 
+/// An agent ready to work with per-site knowledge.
+async fn learner(nova: &Nova, name: &'static str) -> anyhow::Result<Agent> {
+    let mut a = Agent::new(nova, name).await?;
+    a.ready().await?;
+    a.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    Ok(a)
+}
+
 /// Makes an entry active the way evidence does: successes from two sessions, then promotion.
 async fn activate(a: &mut Agent, b: &mut Agent, scope: &str, id: &str) -> anyhow::Result<()> {
     let report = json!({"scope": scope, "phenomenonId": id, "outcome": "success"});
@@ -59,11 +67,7 @@ async fn apply(a: &mut Agent, scope: &str, id: &str, extra: Value) -> anyhow::Re
 async fn an_active_playbook_declines_through_the_checked_path_and_proves_the_page_free() -> anyhow::Result<()>
 {
     let nova = Nova::start_with_default_gates().await?;
-    let (mut a, mut b) = (Agent::new(&nova, "apply-a").await?, Agent::new(&nova, "apply-b").await?);
-    for agent in [&mut a, &mut b] {
-        agent.ready().await?;
-        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
-    }
+    let (mut a, mut b) = (learner(&nova, "apply-a").await?, learner(&nova, "apply-b").await?);
     let site = nova.url("pks/banner.html");
     let scope = site.split('/').nth(2).unwrap_or_default().to_owned();
     a.visit(&site).await?;
@@ -195,11 +199,7 @@ async fn an_active_playbook_declines_through_the_checked_path_and_proves_the_pag
 async fn drift_blocks_at_its_threshold_clears_on_a_clean_look_and_revalidation_tells_what_changed()
 -> anyhow::Result<()> {
     let nova = Nova::start_with_default_gates().await?;
-    let (mut a, mut b) = (Agent::new(&nova, "drift-a").await?, Agent::new(&nova, "drift-b").await?);
-    for agent in [&mut a, &mut b] {
-        agent.ready().await?;
-        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
-    }
+    let (mut a, mut b) = (learner(&nova, "drift-a").await?, learner(&nova, "drift-b").await?);
     let site = nova.url("pks/banner.html");
     let scope = site.split('/').nth(2).unwrap_or_default().to_owned();
     a.visit(&site).await?;
@@ -274,11 +274,7 @@ async fn drift_blocks_at_its_threshold_clears_on_a_clean_look_and_revalidation_t
 async fn a_sibling_site_uses_an_entry_after_a_live_check_and_suppresses_it_after_three_failures()
 -> anyhow::Result<()> {
     let nova = Nova::start_with_default_gates().await?;
-    let (mut a, mut b) = (Agent::new(&nova, "sib-a").await?, Agent::new(&nova, "sib-b").await?);
-    for agent in [&mut a, &mut b] {
-        agent.ready().await?;
-        agent.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
-    }
+    let (mut a, mut b) = (learner(&nova, "sib-a").await?, learner(&nova, "sib-b").await?);
     let page = nova.url("pks/banner.html");
     let (www, shop) =
         (page.replace("127.0.0.1", "www.site.localhost"), page.replace("127.0.0.1", "shop.site.localhost"));
@@ -336,9 +332,7 @@ async fn a_sibling_site_uses_an_entry_after_a_live_check_and_suppresses_it_after
     );
 
     // Three failures in a row here suppress it here; the source keeps its health.
-    let mut c = Agent::new(&nova, "sib-c").await?;
-    c.ready().await?;
-    c.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    let mut c = learner(&nova, "sib-c").await?;
     c.step("nova.navigate", json!({"url": shop, "newTab": true})).await?;
     for n in 1..=3 {
         c.visit(&shop).await?;

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::drift::{self, Gate};
 use super::model::{Action, ActionType, Fingerprint, Kind, MaxScope, Playbook, Signal, Verify, VerifyType};
 use super::records::{self, Outcome};
-use super::{Pks, matching, probes, scope, siblings};
+use super::{Pks, probes, scope, siblings};
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply, check_range};
 use crate::observation::{ActionKind, flags};
@@ -399,17 +399,7 @@ impl PksApply<'_> {
             Ok(r) => r,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
-        let live: Vec<Signal> = checkable
-            .iter()
-            .zip(&seen.present)
-            .filter(|(_, there)| **there)
-            .map(|((s, _), _)| (*s).clone())
-            .collect();
-        let asked = Fingerprint {
-            signals: checkable.iter().map(|(s, _)| (*s).clone()).collect(),
-            min_confidence: fp.min_confidence,
-        };
-        let (confidence, _, missing) = matching::confidence(&asked, &live);
+        let (live, confidence, missing) = probes::measure(&fp, &seen.present);
         base["matchConfidence"] = json!((confidence * 1000.0).round() / 1000.0);
 
         let session = rec.session.id.clone();

@@ -30,6 +30,22 @@ pub fn checkable(fp: &Fingerprint) -> Vec<(&Signal, Probe)> {
     fp.signals.iter().filter_map(|s| probe(s).map(|p| (s, p))).collect()
 }
 
+/// What a look at the page found of `fp`: the checkable signals that were there, and the
+/// weighted share of the checkable ones that is (with those missing). `present` answers
+/// [`checkable`]'s questions in order.
+pub fn measure(fp: &Fingerprint, present: &[bool]) -> (Vec<Signal>, f64, Vec<Signal>) {
+    let checkable = checkable(fp);
+    let live: Vec<Signal> =
+        checkable.iter().zip(present).filter(|(_, there)| **there).map(|((s, _), _)| (*s).clone()).collect();
+    let asked = Fingerprint {
+        signals: checkable.iter().map(|(s, _)| (*s).clone()).collect(),
+        min_confidence: fp.min_confidence,
+    };
+    let (confidence, _, missing) = super::matching::confidence(&asked, &live);
+    let missing = missing.into_iter().cloned().collect();
+    (live, confidence, missing)
+}
+
 /// The surface a phenomenon's actions are held to: its first `dom` signal (the banner, the
 /// dialog).
 pub fn surface(fp: &Fingerprint) -> Option<&str> {

@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::model::{Fingerprint, Signal};
+use super::model::Fingerprint;
 use super::records::{self, Entry, Outcome};
-use super::{Pks, drift, matching, probes, scope};
+use super::{Pks, drift, probes, scope};
 use crate::bridge::DEFAULT_TIMEOUT;
 use crate::call::{CallError, CallRecord, ToolReply, check_range};
 use crate::observation::ActionKind;
@@ -155,17 +155,7 @@ impl PksRevalidate<'_> {
                     continue;
                 }
             };
-            let live: Vec<Signal> = checkable
-                .iter()
-                .zip(&seen.present)
-                .filter(|(_, there)| **there)
-                .map(|((s, _), _)| (*s).clone())
-                .collect();
-            let asked = Fingerprint {
-                signals: checkable.iter().map(|(s, _)| (*s).clone()).collect(),
-                min_confidence: fp.min_confidence,
-            };
-            let (ratio, _, missing) = matching::confidence(&asked, &live);
+            let (live, ratio, missing) = probes::measure(fp, &seen.present);
             let selector_exists = surface.as_ref().map(|_| seen.present.last() == Some(&true));
             let verdict = verdict(ratio, fp.min_confidence);
             let written = self.pks.with(|c| {
