@@ -355,5 +355,21 @@ async fn a_sibling_site_uses_an_entry_after_a_live_check_and_suppresses_it_after
     );
     let m = c.step("nova.pks_match", json!({"scope": target, "observation": seen, "topK": 5})).await?;
     assert!(m["matches"].as_array().into_iter().flatten().all(|x| x["phenomenonId"] != "close_only"), "{m}");
+
+    // What the inheriting site learned outlives a hub restart, and so does the source's drift.
+    nova.restart_hub().await?;
+    let g = c.step("nova.pks_get", json!({"scope": target})).await?;
+    let close =
+        g["inherited"].as_array().and_then(|l| l.iter().find(|i| i["phenomenonId"] == "close_only")).cloned();
+    assert_eq!(
+        close.map(|i| (i["suppressed"].clone(), i["failuresHere"].clone())),
+        Some((json!(true), json!(3))),
+        "{g}"
+    );
+    let wall = g["inherited"]
+        .as_array()
+        .and_then(|l| l.iter().find(|i| i["phenomenonId"] == "consent_wall"))
+        .cloned();
+    assert_eq!(wall.map(|i| i["verified"].clone()), Some(json!(true)), "{g}");
     Ok(())
 }
