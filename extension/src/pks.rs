@@ -21,24 +21,70 @@ const LAYER_SHARE: f64 = 0.5;
 /// `page.pksProbe`.
 pub fn probe(p: &ProbeParams) -> Result<ProbeResult, Failure> {
     let text = std::cell::OnceCell::new();
-    let present = p
+    let proposals: Vec<Option<String>> = p
         .probes
         .iter()
         .map(|probe| match probe {
+            Probe::Holder { text } => holder(text),
+            _ => None,
+        })
+        .collect();
+    let present = p
+        .probes
+        .iter()
+        .zip(&proposals)
+        .map(|(probe, proposal)| match probe {
             Probe::Dom { selector } => dom::resolve(selector).is_ok_and(|e| dom::is_visible(&e)),
             Probe::Present { selectors } => selectors.iter().any(|s| dom::count(s).is_ok_and(|n| n > 0)),
             Probe::Text { text: want } => text.get_or_init(visible_text).contains(&want.to_lowercase()),
             Probe::ScrollLocked => scroll_locked(),
             Probe::Overlay => !covering_layers().is_empty(),
+            Probe::Holder { .. } => proposal.is_some(),
         })
         .collect();
     let surface = p.surface.as_deref().and_then(|s| dom::resolve(s).ok()).filter(dom::is_visible);
     let checks = p.checks.iter().map(|c| check(c, surface.as_ref())).collect();
-    Ok(ProbeResult { present, checks, url: dom::href() })
+    Ok(ProbeResult { present, checks, proposals, url: dom::href() })
 }
 
 fn visible_text() -> String {
     dom::document().ok().and_then(|d| d.body()).map(|b| b.inner_text().to_lowercase()).unwrap_or_default()
+}
+
+/// Ancestors a proposal climbs from the element showing the text.
+const HOLDER_LEVELS: usize = 8;
+
+/// An exact selector for the closest box around visible `text` that can be named: its id, its
+/// `data-testid` or its `aria-label`.
+fn holder(text: &str) -> Option<String> {
+    let doc = dom::document().ok()?;
+    let want = text.to_lowercase();
+    let all = doc.query_selector_all("body *").ok()?;
+    // The innermost visible element whose own text holds it.
+    let inner = (0..all.length())
+        .rev()
+        .filter_map(|i| all.item(i))
+        .filter_map(|n| n.dyn_into::<Element>().ok())
+        .find(|el| {
+            el.text_content().is_some_and(|t| t.to_lowercase().contains(&want)) && dom::is_visible(el)
+        })?;
+    let quote = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"");
+    std::iter::successors(Some(inner), |e| e.parent_element()).take(HOLDER_LEVELS).find_map(|e| {
+        let tag = dom::tag(&e);
+        if tag == "body" || tag == "html" {
+            return None;
+        }
+        let id = e.id();
+        if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Some(format!("#{id}"));
+        }
+        if let Some(t) = e.get_attribute("data-testid").filter(|t| !t.is_empty()) {
+            return Some(format!("{tag}[data-testid=\"{}\"]", quote(&t)));
+        }
+        e.get_attribute("aria-label")
+            .filter(|l| !l.is_empty())
+            .map(|l| format!("{tag}[aria-label=\"{}\"]", quote(&l)))
+    })
 }
 
 fn style(el: &Element, property: &str) -> String {

@@ -242,9 +242,12 @@ async fn drift_blocks_at_its_threshold_clears_on_a_clean_look_and_revalidation_t
 
     // Revalidation never runs a playbook: healthy on the stored look, drift on a renamed banner,
     // gone where there is none.
-    for (query, verdict, exists) in
-        [("", "healthy", true), ("?id=cookie-notice", "drift", false), ("?absent", "gone", false)]
-    {
+    // A renamed banner gets a repair proposed (the box that now holds its text), never applied.
+    for (query, verdict, exists, repair) in [
+        ("", "healthy", true, Value::Null),
+        ("?id=cookie-notice", "drift", false, json!("#cookie-notice")),
+        ("?absent", "gone", false, Value::Null),
+    ] {
         a.visit(&format!("{site}{query}")).await?;
         let r = a.step("nova.revalidate", json!({"scope": scope, "limit": 1})).await?;
         let one = &r["results"][0];
@@ -254,6 +257,7 @@ async fn drift_blocks_at_its_threshold_clears_on_a_clean_look_and_revalidation_t
             "{query}: {r}"
         );
         assert_eq!(one["selectorExists"], exists, "{query}: {r}");
+        assert_eq!(one["repairCandidateSelector"], repair, "{query}: {r}");
         assert_eq!(
             (one["autoRepairSafe"].clone(), r["telemetryRecorded"].clone()),
             (json!(false), json!(1)),

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::model::Fingerprint;
+use super::model::{Fingerprint, SignalKind};
 use super::records::{self, Entry, Outcome};
 use super::{Pks, drift, probes, scope};
 use crate::bridge::DEFAULT_TIMEOUT;
@@ -137,8 +137,15 @@ impl PksRevalidate<'_> {
             let checkable = probes::checkable(fp);
             let surface = probes::surface(fp).map(str::to_owned);
             let mut asks: Vec<Probe> = checkable.iter().map(|(_, p)| p.clone()).collect();
+            let at_surface = asks.len();
             if let Some(s) = &surface {
                 asks.push(Probe::Present { selectors: vec![s.clone()] });
+            }
+            // Where the banner's text is now, for a repair proposal.
+            let text = fp.signals.iter().find(|s| s.kind == SignalKind::Text).map(|s| s.matches.clone());
+            let at_text = asks.len();
+            if let Some(text) = &text {
+                asks.push(Probe::Holder { text: text.clone() });
             }
             let p = ProbeParams {
                 target: tab.target_id.clone(),
@@ -156,7 +163,13 @@ impl PksRevalidate<'_> {
                 }
             };
             let (live, ratio, missing) = probes::measure(fp, &seen.present);
-            let selector_exists = surface.as_ref().map(|_| seen.present.last() == Some(&true));
+            let selector_exists = surface.as_ref().map(|_| seen.present.get(at_surface) == Some(&true));
+            // The surface is gone but its text is in a box that can be named: proposed, never
+            // applied (nova.pks_patch is the agent's decision).
+            let repair = text
+                .and_then(|_| seen.proposals.get(at_text).cloned().flatten())
+                .filter(|p| selector_exists == Some(false) && surface.as_deref() != Some(p.as_str()))
+                .filter(|p| super::poison::broad(p).is_none());
             let verdict = verdict(ratio, fp.min_confidence);
             let written = self.pks.with(|c| {
                 let baseline = records::baseline(c, &site, &e.id)?;
@@ -190,7 +203,7 @@ impl PksRevalidate<'_> {
                 "signalsChecked": checkable.len(), "signalsMatched": live.len(),
                 "missingSignals": missing, "driftDebt": debt, "error": null,
                 "telemetryRecorded": debt.is_some(),
-                "repairCandidateSelector": null, "autoRepairSafe": false,
+                "repairCandidateSelector": repair, "autoRepairSafe": false,
             }));
         }
         rec.executed();

@@ -30,6 +30,12 @@ pub enum Probe {
     ScrollLocked,
     /// A fixed or absolute layer covers at least half of the viewport.
     Overlay,
+    /// An element shows this text (case-insensitive); the answer proposes an exact selector for
+    /// the closest box around it that has one (an id, a `data-testid`, an `aria-label`).
+    Holder {
+        /// The text.
+        text: String,
+    },
 }
 
 /// A check after a playbook ran.
@@ -89,6 +95,9 @@ pub struct ProbeResult {
     pub present: Vec<bool>,
     /// Per check, in order.
     pub checks: Vec<CheckOutcome>,
+    /// Per probe, the selector a `holder` probe proposes (none for the other kinds).
+    #[serde(default)]
+    pub proposals: Vec<Option<String>>,
     /// The document's URL.
     pub url: String,
 }
