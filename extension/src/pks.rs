@@ -26,6 +26,7 @@ pub fn probe(p: &ProbeParams) -> Result<ProbeResult, Failure> {
         .iter()
         .map(|probe| match probe {
             Probe::Holder { text } => holder(text),
+            Probe::FrameSrc { selector, within } => frame_src(selector, within.as_deref()),
             _ => None,
         })
         .collect();
@@ -39,7 +40,7 @@ pub fn probe(p: &ProbeParams) -> Result<ProbeResult, Failure> {
             Probe::Text { text: want } => text.get_or_init(visible_text).contains(&want.to_lowercase()),
             Probe::ScrollLocked => scroll_locked(),
             Probe::Overlay => !covering_layers().is_empty(),
-            Probe::Holder { .. } => proposal.is_some(),
+            Probe::Holder { .. } | Probe::FrameSrc { .. } => proposal.is_some(),
         })
         .collect();
     let surface = p.surface.as_deref().and_then(|s| dom::resolve(s).ok()).filter(dom::is_visible);
@@ -49,6 +50,18 @@ pub fn probe(p: &ProbeParams) -> Result<ProbeResult, Failure> {
 
 fn visible_text() -> String {
     dom::document().ok().and_then(|d| d.body()).map(|b| b.inner_text().to_lowercase()).unwrap_or_default()
+}
+
+/// The address of the iframe `selector` names, when it is one (and inside `within`'s element).
+fn frame_src(selector: &str, within: Option<&str>) -> Option<String> {
+    let el = dom::resolve(selector).ok()?;
+    if let Some(w) = within {
+        let outer = dom::resolve(w).ok()?;
+        if !inside(&el, &outer) {
+            return None;
+        }
+    }
+    dom::as_iframe(&el).map(|f| f.src())
 }
 
 /// Ancestors a proposal climbs from the element showing the text.

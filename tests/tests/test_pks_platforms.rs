@@ -78,8 +78,27 @@ async fn each_platform_is_detected_declined_by_its_template_and_then_applied_and
         assert_eq!(r["applied"], 1, "{r}");
         for n in 0..4 {
             let agent = if n < 3 { &mut a } else { &mut b };
-            agent.visit(&page).await?;
-            agent.step("nova.click_selector", json!({"selector": decline})).await?;
+            let seen = agent.visit(&page).await?;
+            match decline.split_once(">>>").filter(|_| *key == "sourcepoint") {
+                // Another origin's frame: the agent works in it by its frame id.
+                Some((_, inner)) => {
+                    let frame = seen["frames"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .find(|f| f.contains("sourcepoint-message"))
+                        .and_then(|f| f.split_whitespace().nth(1))
+                        .map(str::to_owned);
+                    let frame = frame.ok_or_else(|| anyhow::anyhow!("no message frame in {seen}"))?;
+                    agent
+                        .step("nova.click_selector", json!({"selector": inner.trim(), "frameId": frame}))
+                        .await?;
+                }
+                None => {
+                    agent.step("nova.click_selector", json!({"selector": decline})).await?;
+                }
+            }
             let got = clicks(agent).await?;
             assert_eq!(got, "clicked: reject", "{key}: {got}");
             agent

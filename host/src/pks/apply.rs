@@ -8,8 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use nova_shared::protocol::pks::{Check, ProbeParams, ProbeResult, StepKind, StepParams, StepResult};
-use nova_shared::protocol::{TabInfo, method};
+use nova_shared::protocol::pks::{Check, Probe, ProbeParams, ProbeResult, StepKind, StepParams, StepResult};
+use nova_shared::protocol::{FrameInfo, FramesParams, TabInfo, method};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -174,6 +174,7 @@ fn step_params(
     }
     Ok(StepParams {
         target: target.to_owned(),
+        frame_id: None,
         kind: step,
         selectors,
         key: a.key.clone(),
@@ -211,6 +212,12 @@ impl PksApply<'_> {
         loop {
             match self.bridge.call::<StepResult>(method::PKS_STEP, params.clone(), DEFAULT_TIMEOUT).await {
                 Ok(r) => return Ok(r),
+                Err(BridgeError::Remote { code, .. })
+                    if code == nova_shared::reason::ELEMENT_NOT_FOUND
+                        && let Some(r) = self.across_frames(&params).await =>
+                {
+                    return r;
+                }
                 Err(BridgeError::Remote { code, message }) => {
                     let waiting = matches!(
                         code.as_str(),
@@ -226,6 +233,57 @@ impl PksApply<'_> {
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+
+    /// A step whose selector goes `>>>` into an iframe of another origin, which the page cannot
+    /// enter: the rest of the selector is sent to that frame itself (found by the iframe's
+    /// address among the tab's frames). The iframe must be inside the surface; all of its frame
+    /// then is. `None` when no selector leads into such a frame.
+    async fn across_frames(&self, params: &StepParams) -> Option<Result<StepResult, (String, String)>> {
+        if params.top_frame || params.frame_id.is_some() {
+            return None;
+        }
+        for selector in &params.selectors {
+            let Some((frame, rest)) = selector.split_once(">>>") else { continue };
+            let (frame, rest) = (frame.trim().to_owned(), rest.trim().to_owned());
+            let probe = ProbeParams {
+                target: params.target.clone(),
+                probes: vec![Probe::FrameSrc { selector: frame, within: params.within.clone() }],
+                surface: None,
+                checks: Vec::new(),
+            };
+            let src = self.probe(probe).await.ok()?.proposals.into_iter().next().flatten()?;
+            let frames = self
+                .bridge
+                .call::<Vec<FrameInfo>>(
+                    method::FRAMES,
+                    FramesParams { target: params.target.clone() },
+                    DEFAULT_TIMEOUT,
+                )
+                .await
+                .ok()?;
+            let bare = |u: &str| u.split('#').next().unwrap_or_default().to_owned();
+            let Some(f) = frames.iter().find(|f| f.frame_id != 0 && bare(&f.url) == bare(&src)) else {
+                continue;
+            };
+            let inner = StepParams {
+                frame_id: Some(f.frame_id),
+                selectors: vec![rest],
+                within: None,
+                same_frame: false,
+                ..params.clone()
+            };
+            let r = self.bridge.call::<StepResult>(method::PKS_STEP, inner, DEFAULT_TIMEOUT).await;
+            return Some(match r {
+                Ok(mut r) => {
+                    r.selector = selector.clone();
+                    Ok(r)
+                }
+                Err(BridgeError::Remote { code, message }) => Err((code, message)),
+                Err(e) => Err((e.reason_code().to_owned(), e.to_string())),
+            });
+        }
+        None
     }
 
     /// Runs one verify step until it holds or its time is up.

@@ -36,6 +36,15 @@ pub enum Probe {
         /// The text.
         text: String,
     },
+    /// The selector names an iframe (inside `within`'s element, when given); the answer is its
+    /// address, to find the frame when its document is another origin's.
+    FrameSrc {
+        /// The iframe.
+        selector: String,
+        /// The element it must be inside.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        within: Option<String>,
+    },
 }
 
 /// A check after a playbook ran.
@@ -95,7 +104,8 @@ pub struct ProbeResult {
     pub present: Vec<bool>,
     /// Per check, in order.
     pub checks: Vec<CheckOutcome>,
-    /// Per probe, the selector a `holder` probe proposes (none for the other kinds).
+    /// Per probe, the selector a `holder` probe proposes or the address a `frameSrc` probe
+    /// found (none for the other kinds).
     #[serde(default)]
     pub proposals: Vec<Option<String>>,
     /// The document's URL.
@@ -120,6 +130,9 @@ pub enum StepKind {
 pub struct StepParams {
     /// `active` or a target id.
     pub target: String,
+    /// The frame to act in (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<crate::FrameId>,
     /// What to do.
     pub kind: StepKind,
     /// The element, then the fallbacks in order (the first one found is used).
