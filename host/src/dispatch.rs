@@ -110,6 +110,9 @@ pub async fn call_tool(
         obs.workflow_scope_id = Some(scope);
         obs.binding_mode = Some(mode.to_owned());
     }
+    let task = rec.obs.target_id.as_deref().and_then(|t| hub.scopes.on_target(t)).and_then(|s| s.instance_id);
+    let reply = result.as_ref().ok().map(|r| &r.structured);
+    hub.lcj.ingest(crate::lcj::Call::of(&rec.obs, &gate_args, reply, task));
     crate::tuc::Coverage::from(hub).attribute_call(&rec.obs);
     crate::aag::facts::after_call(hub, session, &gate_args, &rec.obs);
     let hint = crate::tuc::Coverage::from(hub).scan_hint(&rec.obs);

@@ -29,6 +29,8 @@ pub struct Hub {
     pub ok: crate::ok::Knowledge,
     /// Per-site knowledge: phenomena, playbooks, health.
     pub pks: crate::pks::Pks,
+    /// The learning journal: tool events, candidates, observations, level transitions.
+    pub lcj: crate::lcj::Journal,
     /// TOB scopes.
     pub scopes: crate::tob::scope::Scopes,
     /// The person's controls (STOP, handover notes).
@@ -57,6 +59,7 @@ impl Hub {
             etm: crate::etm::Etm::open(&db)?,
             ok: crate::ok::Knowledge::open(&db)?,
             pks: crate::pks::Pks::open(&db)?,
+            lcj: crate::lcj::Journal::open(&db)?,
             scopes: crate::tob::scope::Scopes::open(&db)?,
             control: crate::aag::control::Control::open(&db)?,
             presence: crate::aag::presence::Presence::default(),

@@ -20,6 +20,9 @@
 //! - [`ok`]: operational knowledge: what is true right now in each tab and service (facts with
 //!   freshness and conflicts, `okHints`, `nova.ok_observe`, `nova.memory_stats`).
 //! - [`pks`]: per-site knowledge: how to operate a site (phenomena, playbooks, health).
+//! - [`lcj`]: the learning journal every call feeds (events, candidates, observations);
+//!   [`alp`]: learning from it, only through explainable gates (suggest, generate, promote,
+//!   feedback, explain).
 //! - [`lease`]: tab leases (`nova.tab_claim` / `nova.tab_release`).
 //! - [`observation`]: one call's observation row (kind, flags, outcome); [`tob`]: the Tool
 //!   Observation Bus, the rows' batched writer and scopes.
@@ -30,6 +33,7 @@
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
 //! - [`adapters`]: the site adapters in the data dir (how pages of a site are read).
 //! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
+//!   [`clock`]: the clock the memory judges time by (shiftable in tests);
 //!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB.
 //!
 //! `docs/architecture.md` follows one call through these modules and says which may import
@@ -39,9 +43,11 @@
 
 pub mod aag;
 pub mod adapters;
+pub mod alp;
 pub mod bridge;
 pub mod browse;
 pub mod call;
+pub mod clock;
 pub mod cls;
 pub mod daemon;
 pub mod dispatch;
@@ -50,6 +56,7 @@ pub mod etm;
 pub mod hub;
 pub mod install;
 pub mod ipc;
+pub mod lcj;
 pub mod lease;
 pub mod mcp;
 pub mod observation;

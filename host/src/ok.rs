@@ -10,13 +10,12 @@
 //!
 //! - [`signals`]: the signal vocabulary and key grammar; [`rules`]: confidence and
 //!   supersedence; [`service`]: which service a URL belongs to; [`secret`]: claims refused as
-//!   secrets; [`clock`]: the clock freshness is judged by.
+//!   secrets (freshness is judged by `crate::clock`).
 //! - [`facts`]: the tables (observations, facts, scopes); [`observe`]: a batch of claims applied
 //!   to them; [`hints`]: `okHints`; [`page`]: what each perceive and navigation feeds in and
-//!   gets back; [`stats`]: `nova.memory_stats`'s counts.
-//! - [`tools`]: `nova.ok_observe` and `nova.memory_stats`.
+//!   gets back; [`stats`]: OK's counts in `nova.memory_stats`.
+//! - [`tools`]: `nova.ok_observe`.
 
-pub mod clock;
 pub mod facts;
 pub mod hints;
 pub mod observe;

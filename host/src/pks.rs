@@ -4,12 +4,11 @@
 //!
 //! - [`model`]: fingerprints, playbooks, contexts; [`scope`]: which site a URL or name is;
 //!   [`poison`]: what an upsert refuses; [`fragile`]: selectors that break on a rebuild;
-//!   [`matching`]: how well a phenomenon fits the page, and its rank; [`levels`]: the rules of
-//!   moving between learning levels.
+//!   [`matching`]: how well a phenomenon fits the page, and its rank. Learning levels are
+//!   stored here and moved by `crate::alp` on the journal's evidence.
 //! - [`drift`]: how far a site moved from an entry as first stored, and the gate on it;
 //!   [`probes`]: what of a fingerprint the page can be asked about; [`platforms`]: the consent
 //!   platforms Nova knows.
-//! - [`explain`]: `nova.explain` (its PKS half);
 //! - [`edits`]: `nova.pks_patch`, `nova.pks_upsert_hint`;
 //! - [`apply`]: `nova.phenomenon_apply`; [`seeding`]: `nova.pks_platform_seed`,
 //!   `nova.pks_platform_get`, `nova.pks_platform_list`; [`revalidate`]: `nova.revalidate`.
@@ -17,16 +16,13 @@
 //! - [`summary`]: how an entry is shown; [`delivery`]: what `nova.perceive` and `nova.navigate`
 //!   carry of a site's knowledge.
 //! - [`records`]: the tables; [`tools`]: `nova.pks_upsert`, `nova.pks_get`, `nova.pks_list`,
-//!   `nova.pks_deprecate`, `nova.pks_match`; [`runtime`]: `nova.telemetry_report`,
-//!   `nova.learn_promote`.
+//!   `nova.pks_deprecate`, `nova.pks_match`; [`runtime`]: `nova.telemetry_report`.
 
 pub mod apply;
 pub mod delivery;
 pub mod drift;
 pub mod edits;
-pub mod explain;
 pub mod fragile;
-pub mod levels;
 pub mod matching;
 pub mod model;
 pub mod platforms;

@@ -21,6 +21,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0010_pks", include_str!("../migrations/0010_pks.sql")),
     ("0011_pks_hints", include_str!("../migrations/0011_pks_hints.sql")),
     ("0012_pks_inherited", include_str!("../migrations/0012_pks_inherited.sql")),
+    ("0013_lcj", include_str!("../migrations/0013_lcj.sql")),
 ];
 
 /// The schema version this build writes.

@@ -29,10 +29,10 @@ pub fn find_binary() -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The file whose number of milliseconds moves the host's OK clock forward
-/// (`nova_host::ok::clock`); every browser launch names it to its host, and the tests age facts
+/// The file whose number of milliseconds moves the host's memory clock forward
+/// (`nova_host::clock`); every browser launch names it to its host, and the tests age facts
 /// with `Nova::shift_ok_clock` instead of waiting.
-pub fn ok_clock_shift_file(data: &Path) -> PathBuf {
+pub fn clock_shift_file(data: &Path) -> PathBuf {
     data.join("ok-clock-shift-ms")
 }
 
@@ -151,7 +151,7 @@ pub fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     .arg(&o.url)
     .env("NOVA_HOME", &o.data_dir)
     .env("XDG_CONFIG_HOME", o.profile.join("xdg-config"))
-    .env(nova_host::ok::clock::SHIFT_ENV, ok_clock_shift_file(&o.data_dir))
+    .env(nova_host::clock::SHIFT_ENV, clock_shift_file(&o.data_dir))
     .stdin(Stdio::null())
     .stdout(Stdio::null())
     .stderr(log)

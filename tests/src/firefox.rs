@@ -109,7 +109,7 @@ pub async fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
         .arg(&o.url)
         .env("HOME", &home)
         .env("NOVA_HOME", &o.data_dir)
-        .env(nova_host::ok::clock::SHIFT_ENV, crate::chromium::ok_clock_shift_file(&o.data_dir))
+        .env(nova_host::clock::SHIFT_ENV, crate::chromium::clock_shift_file(&o.data_dir))
         .env("MOZ_CRASHREPORTER_DISABLE", "1")
         .env("MOZ_HEADLESS_WIDTH", "1280")
         .env("MOZ_HEADLESS_HEIGHT", "900")

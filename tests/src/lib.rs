@@ -457,9 +457,9 @@ impl Nova {
         self.fixtures.url(path)
     }
 
-    /// Moves the host's OK clock `ms` forward from now on (facts age without waiting).
+    /// Moves the host's memory clock (OK freshness, learning evidence) `ms` forward from now on (facts age without waiting).
     pub fn shift_ok_clock(&self, ms: i64) -> anyhow::Result<()> {
-        Ok(std::fs::write(chromium::ok_clock_shift_file(&self.data), ms.to_string())?)
+        Ok(std::fs::write(chromium::clock_shift_file(&self.data), ms.to_string())?)
     }
 
     /// The hub's process id.

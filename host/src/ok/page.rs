@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use super::observe::{self, Batch, Claim};
 use super::rules::{Certainty, Source};
-use super::{Knowledge, clock, hints, service};
+use super::{Knowledge, hints, service};
 use crate::call::CallError;
+use crate::clock;
 use crate::paths::DataDir;
 
 /// After a perceive of `target` at `url` that read `signals`: files them and returns `okHints`.

@@ -1,5 +1,5 @@
-//! The OK tools: `nova.ok_observe` (an agent reports what it sees of a service's state) and
-//! `nova.memory_stats` (what the memory holds). docs/ok.md is their reference.
+//! The OK tool `nova.ok_observe`: an agent reports what it sees of a service's state.
+//! docs/ok.md is its reference. (`nova.memory_stats` counts OK's tables too: `crate::lcj::stats`.)
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use super::observe::{self, Batch, Claim, Report};
 use super::rules::{Certainty, Source};
 use super::signals::{self, KeyError};
-use super::{Knowledge, Place, clock, hints, stats};
-use crate::call::{CallError, CallRecord, ToolReply, check_range};
+use super::{Knowledge, Place, hints};
+use crate::call::{CallError, CallRecord, ToolReply};
+use crate::clock;
 use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
 
@@ -21,10 +22,6 @@ pub const MAX_VALUE_CHARS: usize = 16_384;
 pub const MAX_EVIDENCE_CHARS: usize = 2_000;
 /// Longest `perceptionId`, in characters.
 pub const MAX_PERCEPTION_ID_CHARS: usize = 128;
-/// `windowHours` bounds and default.
-pub const WINDOW_HOURS: (u32, u32, u32) = (1, 720, 24);
-/// `topComponents` bounds and default.
-pub const TOP_COMPONENTS: (u32, u32, u32) = (1, 50, 5);
 
 /// Arguments of `nova.ok_observe`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -62,32 +59,6 @@ pub struct ClaimArg {
     pub evidence: Option<String>,
 }
 
-/// Arguments of `nova.memory_stats`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct StatsArgs {
-    /// Hours back to count (1 to 720, default 24).
-    #[serde(default = "window_hours")]
-    pub window_hours: u32,
-    /// How many signal keys and services to list (1 to 50, default 5).
-    #[serde(default = "top_components")]
-    pub top_components: u32,
-    /// Count only signal keys or services starting with this (`core.plan`, `acme`).
-    #[serde(default)]
-    pub component_filter: Option<String>,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
-fn window_hours() -> u32 {
-    WINDOW_HOURS.2
-}
-
-fn top_components() -> u32 {
-    TOP_COMPONENTS.2
-}
-
 /// What the OK tools reach.
 pub struct OkTools<'h> {
     /// The tab a call names.
@@ -121,22 +92,6 @@ crate::tool! {
     // Claims are kept in the OK tables, where secret-looking ones are refused; the call's row
     // keeps only their size.
     .secrets(&["claims"]);
-}
-
-crate::tool! {
-    /// `nova.memory_stats` in the tool registry.
-    pub static MEMORY_STATS = ToolDef::new(
-        "nova.memory_stats",
-        "Counts of what Nova's memory holds over the last windowHours: operational knowledge \
-         observations by source and outcome, facts by state, conflicts, the busiest signal keys \
-         and services.",
-        registry::schema::<StatsArgs>,
-        crate::handler!(OkTools::memory_stats),
-    )
-    .bundles(&[Bundle::PageReadDebug, Bundle::PksLearning])
-    .tob(ActionKind::Read, "knowledge", 0)
-    .page(PageUse::None)
-    .read_only();
 }
 
 /// Checks what refuses the whole call (nothing is written): the claim count, unknown core
@@ -227,39 +182,6 @@ impl OkTools<'_> {
         rec.obs.url_after = Some(place.url.clone());
         let facts = hints::context(self.ok, &place)?;
         Ok(ToolReply::ok(reply(&tab.target_id, &place, &report, hints::capabilities(&facts, now, window_ms))))
-    }
-
-    /// `nova.memory_stats`.
-    pub async fn memory_stats(&self, rec: &mut CallRecord, a: StatsArgs) -> Result<ToolReply, CallError> {
-        check_range("windowHours", a.window_hours, WINDOW_HOURS)?;
-        check_range("topComponents", a.top_components, TOP_COMPONENTS)?;
-        let filter = a.component_filter.as_deref().map(str::trim).filter(|f| !f.is_empty());
-        if let Some(f) = filter.filter(|f| f.chars().count() > signals::MAX_KEY_CHARS) {
-            return Err(CallError::invalid(
-                "componentFilter",
-                format!(
-                    "`componentFilter` is {} characters; at most {} are allowed",
-                    f.chars().count(),
-                    signals::MAX_KEY_CHARS
-                ),
-            ));
-        }
-        let now = clock::now_ms();
-        let since = now - i64::from(a.window_hours) * 3_600_000;
-        let q = stats::Query {
-            since,
-            now,
-            window_ms: super::window_ms(self.data),
-            top: a.top_components as usize,
-            filter,
-        };
-        let ok = stats::stats(self.ok, &q)?;
-        rec.executed();
-        Ok(ToolReply::ok(json!({
-            "ok": true, "status": "ok", "windowHours": a.window_hours, "since": crate::time::iso(since),
-            "topComponents": a.top_components, "componentFilter": filter,
-            "components": {"ok": ok},
-        })))
     }
 }
 

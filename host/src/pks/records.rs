@@ -52,6 +52,10 @@ pub struct Entry {
     pub last: (Option<String>, Option<i64>),
     /// Last change (ms).
     pub updated_at: i64,
+    /// The learning candidate it grew from (`nova.learn_generate`), when it did.
+    pub candidate_key: Option<String>,
+    /// When it was retired (ms), while it is.
+    pub deprecated_at: Option<i64>,
 }
 
 impl Entry {
@@ -117,7 +121,7 @@ pub fn touch_domain(
 
 const COLUMNS: &str = "stable_id, kind, learning_level, origin, fingerprint_json, playbook_json, context_json, \
      deprecated, deprecated_reason, drift_debt, total_attempts, success_count, failure_count, consecutive_failures, \
-     last_outcome, last_attempt_at, updated_at";
+     last_outcome, last_attempt_at, updated_at, candidate_key, deprecated_at";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
     let json = |i: usize| -> rusqlite::Result<Value> {
@@ -137,6 +141,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         attempts: (r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?),
         last: (r.get(14)?, r.get(15)?),
         updated_at: r.get(16)?,
+        candidate_key: r.get(17)?,
+        deprecated_at: r.get(18)?,
     })
 }
 
@@ -230,7 +236,7 @@ pub fn upsert(
         Some(e) => {
             c.execute(
                 "UPDATE pks_phenomena SET kind = ?3, fingerprint_json = ?4, playbook_json = ?5, context_json = ?6,
-                     deprecated = 0, deprecated_reason = NULL, updated_at = ?7
+                     deprecated = 0, deprecated_reason = NULL, deprecated_at = NULL, updated_at = ?7
                  WHERE scope = ?1 AND stable_id = ?2",
                 params![scope, e.id, p.kind.as_str(), fingerprint, playbook, context, now],
             )?;
@@ -244,7 +250,8 @@ pub fn upsert(
 /// Retires a phenomenon; false when there is none.
 pub fn deprecate(c: &Connection, scope: &str, id: &str, reason: &str, now: i64) -> rusqlite::Result<bool> {
     let n = c.execute(
-        "UPDATE pks_phenomena SET deprecated = 1, deprecated_reason = ?3, updated_at = ?4
+        "UPDATE pks_phenomena SET deprecated = 1, deprecated_reason = ?3, updated_at = ?4,
+             deprecated_at = CASE WHEN deprecated = 1 THEN deprecated_at ELSE ?4 END
          WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE",
         params![scope, id, reason, now],
     )?;
@@ -252,6 +259,15 @@ pub fn deprecate(c: &Connection, scope: &str, id: &str, reason: &str, now: i64) 
         touch_domain(c, scope, None, None, now)?;
     }
     Ok(n > 0)
+}
+
+/// Links an entry to the learning candidate it grew from.
+pub fn set_candidate_key(c: &Connection, scope: &str, id: &str, key: &str) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE pks_phenomena SET candidate_key = ?3 WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE",
+        params![scope, id, key],
+    )?;
+    Ok(())
 }
 
 /// Sets an entry's drift debt.
@@ -379,7 +395,7 @@ pub fn set_level(
         return Ok(());
     }
     c.execute(
-        "UPDATE pks_phenomena SET learning_level = ?3, deprecated = 0, deprecated_reason = NULL,
+        "UPDATE pks_phenomena SET learning_level = ?3, deprecated = 0, deprecated_reason = NULL, deprecated_at = NULL,
              consecutive_failures = CASE WHEN deprecated = 1 THEN 0 ELSE consecutive_failures END, updated_at = ?4
          WHERE scope = ?1 AND stable_id = ?2 COLLATE NOCASE",
         params![scope, id, level, now],

@@ -1,13 +1,11 @@
-//! The PKS runtime tools: what happened when knowledge was used, and what follows from it.
 //! `nova.telemetry_report`: an outcome of a phenomenon's playbook, which keeps its health (30-day
-//! success rate, failures in a row; too many retire it); `nova.learn_promote`: moving entries
-//! between learning levels when their health supports it. docs/pks.md, "Health".
+//! success rate, failures in a row; too many retire it). The learning journal takes it as
+//! evidence too (`crate::lcj`). docs/pks.md, "Health".
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::levels::{self, Transition};
 use super::records::{self, Outcome};
 use super::{Pks, scope};
 use crate::call::{CallError, CallRecord, ToolReply};
@@ -89,52 +87,16 @@ pub struct TelemetryArgs {
     pub agent_id: Option<String>,
 }
 
-/// Arguments of `nova.learn_promote`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PromoteArgs {
-    /// The site.
-    pub scope: String,
-    /// The phenomena (`["all"]` or absent: all of the site's).
-    #[serde(default)]
-    pub stable_ids: Option<Vec<String>>,
-    /// `l0_to_l1`, `l1_to_l2`, `demotion`, `deprecation`, `revive`.
-    pub transition: Transition,
-    /// Only say what would be approved (default false; otherwise the site must be open in a tab).
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Calling agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-}
-
 /// What the runtime tools reach.
 pub struct PksRuntime<'h> {
     /// The PKS tables.
     pub pks: &'h Pks,
-    /// The browser's tabs (a promotion needs its site open in one).
-    pub bridge: &'h crate::bridge::Bridge,
 }
 
 impl<'h> From<&'h crate::hub::Hub> for PksRuntime<'h> {
     fn from(hub: &'h crate::hub::Hub) -> Self {
-        Self { pks: &hub.pks, bridge: &hub.bridge }
+        Self { pks: &hub.pks }
     }
-}
-
-crate::tool! {
-    /// `nova.learn_promote` in the tool registry.
-    pub static LEARN_PROMOTE = ToolDef::new(
-        "nova.learn_promote",
-        "Move a site's phenomena between learning levels (l0_to_l1, l1_to_l2, demotion, \
-         deprecation, revive): each is approved only when its health supports it; dryRun says what \
-         would be.",
-        registry::schema::<PromoteArgs>,
-        crate::handler!(PksRuntime::learn_promote),
-    )
-    .bundles(&[Bundle::PksLearning])
-    .tob(ActionKind::Write, "knowledge", 0)
-    .page(PageUse::None);
 }
 
 crate::tool! {
@@ -195,62 +157,6 @@ fn check(a: &TelemetryArgs) -> Result<Option<u32>, CallError> {
 }
 
 impl PksRuntime<'_> {
-    /// `nova.learn_promote`.
-    pub async fn learn_promote(&self, rec: &mut CallRecord, a: PromoteArgs) -> Result<ToolReply, CallError> {
-        let scope = scope::normalize(&a.scope)?;
-        if !a.dry_run && !scope::open_in_a_tab(self.bridge, &scope) {
-            return Ok(scope::not_open(&scope));
-        }
-        let all = a.stable_ids.as_ref().is_none_or(|ids| ids.iter().any(|i| i == "all"));
-        let now = crate::time::now_ms();
-        let decisions = self.pks.with(|c| {
-            let tx = crate::store::write_tx(c)?;
-            let mut out = Vec::new();
-            for e in records::entries(&tx, &scope)? {
-                let wanted = all || a.stable_ids.iter().flatten().any(|i| i.eq_ignore_ascii_case(&e.id));
-                if !wanted {
-                    continue;
-                }
-                let from = if e.deprecated.is_some() { "deprecated".to_owned() } else { e.level.clone() };
-                let record = records::recent(&tx, &scope, &e.id, now)?;
-                let decision = levels::decide(a.transition, &e, &record);
-                let (approved, to, why) = match &decision {
-                    Ok(to) => (true, Some(*to), None),
-                    Err(why) => (false, None, Some(why.clone())),
-                };
-                let applied = match to.filter(|_| !a.dry_run) {
-                    Some(to) => records::set_level(&tx, &scope, &e.id, to, "retired by learn_promote", now).is_ok(),
-                    None => false,
-                };
-                let skipped = if a.dry_run {
-                    Some("dry_run")
-                } else if !approved {
-                    Some("not_approved")
-                } else if !applied {
-                    Some("write_failed")
-                } else {
-                    None
-                };
-                out.push(json!({
-                    "stableId": e.id, "approved": approved, "applied": applied, "skippedBecause": skipped,
-                    "writeError": null, "reasonKind": serde_json::to_value(a.transition).ok(), "fromLevel": from,
-                    "toLevel": to, "rejectionReason": why,
-                }));
-            }
-            tx.commit()?;
-            Ok(out)
-        })?;
-        rec.executed();
-        let count = |k: &str| decisions.iter().filter(|d| d[k] == true).count();
-        let write_failed = decisions.iter().filter(|d| d["skippedBecause"] == "write_failed").count();
-        Ok(ToolReply::ok(json!({
-            "ok": write_failed == 0, "status": if write_failed == 0 { "ok" } else { "error" }, "scope": scope,
-            "dryRun": a.dry_run, "approved": count("approved"), "rejected": decisions.len() - count("approved"),
-            "applied": count("applied"), "writeFailed": write_failed, "total": decisions.len(), "count": decisions.len(),
-            "decisions": decisions,
-        })))
-    }
-
     /// `nova.telemetry_report`.
     pub async fn telemetry_report(
         &self,

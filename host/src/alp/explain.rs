@@ -1,5 +1,5 @@
-//! `nova.explain`, its PKS half (docs/pks.md, "Explaining"): why a phenomenon is at its learning
-//! level, the conditions of its next transition (required against observed) with what would
+//! `nova.explain` (docs/learning.md, "Explaining"): why a phenomenon is at its learning level,
+//! the gates of its next transition (required against what the journal observed) with what would
 //! meet them, and, given the signals on a page, how well its fingerprint matches them, signal by
 //! signal.
 
@@ -7,11 +7,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::levels::{self, Transition};
-use super::model::{Fingerprint, Signal, SignalKind};
-use super::{Pks, matching, records, scope};
+use super::gates::{self, Transition};
 use crate::call::{CallError, CallRecord, ToolReply};
+use crate::lcj::{self, evidence};
 use crate::observation::ActionKind;
+use crate::pks::model::{Fingerprint, Signal, SignalKind};
+use crate::pks::{Pks, matching, records, scope};
 use crate::registry::{self, Bundle, PageUse, ToolDef};
 
 /// Most observed signals.
@@ -44,14 +45,16 @@ pub struct ExplainArgs {
 }
 
 /// What `nova.explain` reaches.
-pub struct PksExplain<'h> {
+pub struct Explainer<'h> {
     /// The PKS tables.
     pub pks: &'h Pks,
+    /// The journal (its barrier is waited on before the evidence is read).
+    pub lcj: &'h lcj::Journal,
 }
 
-impl<'h> From<&'h crate::hub::Hub> for PksExplain<'h> {
+impl<'h> From<&'h crate::hub::Hub> for Explainer<'h> {
     fn from(hub: &'h crate::hub::Hub) -> Self {
-        Self { pks: &hub.pks }
+        Self { pks: &hub.pks, lcj: &hub.lcj }
     }
 }
 
@@ -59,11 +62,11 @@ crate::tool! {
     /// `nova.explain` in the tool registry.
     pub static EXPLAIN = ToolDef::new(
         "nova.explain",
-        "Why a site's phenomenon is at its learning level: the conditions of its next transition, \
-         required against observed, and what would meet them; with observedSignals, how well its \
-         fingerprint matches the page, signal by signal.",
+        "Why a site's phenomenon is at its learning level: the gates of its next transition, \
+         required against what the learning journal observed, and what would meet them; with \
+         observedSignals, how well its fingerprint matches the page, signal by signal.",
         registry::schema::<ExplainArgs>,
-        crate::handler!(PksExplain::explain),
+        crate::handler!(Explainer::explain),
     )
     .bundles(&[Bundle::PksLearning])
     .tob(ActionKind::Read, "knowledge", 0)
@@ -100,23 +103,38 @@ fn parse_signal(s: &str) -> Vec<Signal> {
     kinds.iter().map(|(_, kind)| one(*kind, s)).collect()
 }
 
-/// What would meet a condition that fails.
+/// What would meet a gate that fails.
 fn remedy(gate: &str) -> &'static str {
     match gate {
         "level" => "it is not at the level this transition starts from",
-        "successes_30d" => {
-            "apply it with nova.phenomenon_apply, or report verified successes with nova.telemetry_report"
+        "candidate" => {
+            "a learning candidate must back it: nova.learn_generate, a knowledge write (nova.pks_upsert), or \
+             nova.memory_add_candidate; a disproven or diagnostic one never promotes"
         }
-        "success_sessions_30d" => "successes must come from at least two agent sessions",
-        "success_rate_30d" => "more successes than failures over 30 days; fix or retire a failing playbook",
-        "failures_in_a_row" => "a success must follow the last failure",
-        "last_outcome" => "a verified success (nova.telemetry_report) brings a retired entry back to shadow",
-        "retired" => "nothing: the entry's state decides this",
-        _ => "it holds: the entry is healthy",
+        "confidence" => "a verified candidate (0.75 or more) or a confident claim",
+        "support_14d" | "successes_14d" | "score" => {
+            "use it again on a later visit: clicks on its selectors, nova.dismiss_blockers, nova.telemetry_report"
+        }
+        "successes_30d" => {
+            "apply it (nova.phenomenon_apply, or its selectors with nova.click_selector) and report verified \
+             successes with nova.telemetry_report"
+        }
+        "success_sessions_30d" => {
+            "successes must come from separate activity sessions (30 minutes apart, or other agents)"
+        }
+        "failures_30d" => "fewer failures over 30 days; repair or retire a failing playbook",
+        "drift_7d" => "no drift for 7 days: nova.revalidate, then repair the fingerprint",
+        "successes_since_retired" | "sessions_since_retired" => {
+            "fresh successes after it was retired, from two activity sessions, bring it back to shadow"
+        }
+        "failures_in_a_row" | "hard_drift_24h_or_failures_in_a_row" | "retired" => {
+            "nothing to do: the entry's own record decides this"
+        }
+        _ => "it holds",
     }
 }
 
-impl PksExplain<'_> {
+impl Explainer<'_> {
     /// `nova.explain`.
     pub async fn explain(&self, rec: &mut CallRecord, a: ExplainArgs) -> Result<ToolReply, CallError> {
         let site = scope::normalize(&a.scope)?;
@@ -141,17 +159,18 @@ impl PksExplain<'_> {
                 ));
             }
         }
-        let now = crate::time::now_ms();
+        let complete = self.lcj.flush_within(lcj::FLUSH_MAX).await;
+        let now = crate::clock::now_ms();
         let found = self.pks.with(|c| {
             let Some(e) = records::entry(c, &site, &id)? else {
                 let ids: Vec<String> = records::entries(c, &site)?.into_iter().map(|e| e.id).collect();
                 return Ok(Err(ids));
             };
-            let record = records::recent(c, &site, &e.id, now)?;
-            Ok(Ok((e, record)))
+            let ev = evidence::of_entry(c, &site, &e, now)?;
+            Ok(Ok((e, ev)))
         })?;
         rec.executed();
-        let (e, record) = match found {
+        let (e, ev) = match found {
             Ok(x) => x,
             Err(ids) => {
                 return Ok(ToolReply::ok(json!({
@@ -159,8 +178,8 @@ impl PksExplain<'_> {
                 })));
             }
         };
-        let next = levels::next(&e);
-        let (gates, to) = levels::gates(next, &e, &record);
+        let next = gates::next(&e);
+        let (gates, to) = gates::gates(next, &e, &ev);
         let approved = gates.iter().all(|g| g.pass);
         let remediation: Vec<Value> = gates
             .iter()
@@ -172,19 +191,18 @@ impl PksExplain<'_> {
             (Transition::Demotion, true) => {
                 format!("{} is active but failing or drifting: demotion is approved", e.id)
             }
-            (t, true) => format!("{} may move on: {} to {to} is approved", e.id, transition_name(t)),
+            (t, true) => format!("{} may move on: {} to {to} is approved", e.id, t.name()),
             (t, false) => {
-                format!("{} stays at {}: {} to {to} is not approved yet", e.id, e.level, transition_name(t))
+                format!("{} stays at {}: {} to {to} is not approved yet", e.id, gates::shown(&e), t.name())
             }
         };
         let mut body = json!({
             "ok": true, "found": true, "scope": site, "stableId": e.id, "type": e.kind,
             "learningLevel": e.level, "active": e.active(), "deprecated": e.deprecated.is_some(),
             "deprecatedReason": e.deprecated, "driftDebt": e.drift_debt,
-            "nextTransition": transition_name(next), "toLevel": to, "approved": approved, "summary": summary,
+            "nextTransition": next.name(), "toLevel": to, "approved": approved, "summary": summary,
             "gates": gates, "remediation": remediation,
-            "record": {"successes30d": record.successes_30d, "successSessions30d": record.sessions_30d,
-                       "successRate30d": record.rate_30d, "consecutiveFailures": e.attempts.3},
+            "evidence": super::promote::evidence_json(&ev), "ingestionComplete": complete,
         });
         if let Some(observed) = observed {
             let fp: Fingerprint = serde_json::from_value(e.fingerprint.clone())
@@ -207,10 +225,6 @@ impl PksExplain<'_> {
         }
         Ok(ToolReply::ok(body))
     }
-}
-
-fn transition_name(t: Transition) -> String {
-    serde_json::to_value(t).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 #[cfg(test)]
