@@ -457,9 +457,18 @@ impl Nova {
         self.fixtures.url(path)
     }
 
-    /// Moves the host's memory clock (OK freshness, learning evidence) `ms` forward from now on (facts age without waiting).
-    pub fn shift_ok_clock(&self, ms: i64) -> anyhow::Result<()> {
+    /// Sets how far the host's memory clock (OK freshness, learning evidence) runs ahead of the
+    /// system clock, ms: facts and evidence age without waiting.
+    pub fn shift_clock(&self, ms: i64) -> anyhow::Result<()> {
         Ok(std::fs::write(chromium::clock_shift_file(&self.data), ms.to_string())?)
+    }
+
+    /// Moves the host's memory clock `ms` further ahead (30 s apart: past the journal's throttle;
+    /// 31 minutes: a new activity session).
+    pub fn advance_clock(&self, ms: i64) -> anyhow::Result<()> {
+        let file = chromium::clock_shift_file(&self.data);
+        let now: i64 = std::fs::read_to_string(&file).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+        self.shift_clock(now + ms)
     }
 
     /// The hub's process id.

@@ -236,7 +236,7 @@ async fn stale_after_the_window_a_new_url_two_tabs_and_a_restart() -> anyhow::Re
     observe(&mut a, vec![claim("core.page.type", json!("dashboard"), "certain")]).await?;
 
     // Six minutes later (the OK clock moved, no sleeping): everything is stale.
-    nova.shift_ok_clock(6 * 60_000)?;
+    nova.shift_clock(6 * 60_000)?;
     let nav = a.step("nova.navigate", json!({"url": nova.url("ok/dashboard.html")})).await?;
     let hints = &nav["okHints"];
     assert_eq!(

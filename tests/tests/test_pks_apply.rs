@@ -36,12 +36,15 @@ async fn learner(nova: &Nova, name: &'static str) -> anyhow::Result<Agent> {
     Ok(a)
 }
 
-/// Makes an entry active the way evidence does: successes from two sessions, then promotion.
-async fn activate(a: &mut Agent, b: &mut Agent, scope: &str, id: &str) -> anyhow::Result<()> {
+/// Makes an entry active the way evidence does: verified successes from separate activity
+/// sessions (31 idle minutes apart on the memory clock, and another agent), then promotion.
+async fn activate(nova: &Nova, a: &mut Agent, b: &mut Agent, scope: &str, id: &str) -> anyhow::Result<()> {
     let report = json!({"scope": scope, "phenomenonId": id, "outcome": "success"});
-    for _ in 0..3 {
+    for _ in 0..4 {
+        nova.advance_clock(31 * 60_000)?;
         a.step("nova.telemetry_report", report.clone()).await?;
     }
+    nova.advance_clock(31_000)?;
     b.step("nova.telemetry_report", report).await?;
     let r = a
         .step("nova.learn_promote", json!({"scope": scope, "stableIds": [id], "transition": "l1_to_l2"}))
@@ -91,7 +94,7 @@ async fn an_active_playbook_declines_through_the_checked_path_and_proves_the_pag
     assert!(page_text(&mut a).await?.contains("clicked: nothing"));
 
     for id in ["consent_wall", "wrong_button", "close_only"] {
-        activate(&mut a, &mut b, &scope, id).await?;
+        activate(&nova, &mut a, &mut b, &scope, id).await?;
     }
 
     // Page reads carry what is known of the site, once in full, then only that it is unchanged.
@@ -208,7 +211,7 @@ async fn drift_blocks_at_its_threshold_clears_on_a_clean_look_and_revalidation_t
         json!({"scope": scope, "phenomenon": wall("consent_wall", "#consent-reject", "Reject all")}),
     )
     .await?;
-    activate(&mut a, &mut b, &scope, "consent_wall").await?;
+    activate(&nova, &mut a, &mut b, &scope, "consent_wall").await?;
 
     // The agent sees another banner each time: 1 of 5 signals shared, distance 0.8 per look,
     // debt 0.24 then 0.408.
@@ -290,7 +293,7 @@ async fn a_sibling_site_uses_an_entry_after_a_live_check_and_suppresses_it_after
         [("consent_wall", "#consent-reject", "Reject all"), ("close_only", "#consent-close", "Close")]
     {
         a.step("nova.pks_upsert", json!({"scope": source, "phenomenon": wall(id, click, text)})).await?;
-        activate(&mut a, &mut b, &source, id).await?;
+        activate(&nova, &mut a, &mut b, &source, id).await?;
     }
 
     // The sibling sees them, not verified here yet, and may not shadow them with an entry of its own.

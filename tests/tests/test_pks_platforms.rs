@@ -71,13 +71,16 @@ async fn each_platform_is_detected_declined_by_its_template_and_then_applied_and
         assert_eq!(m["matched"], false, "{m}");
         assert_eq!(m["templateMatches"][0]["phenomenonId"], id, "{key}: {m}");
 
-        // Agents follow it three times in one session and once in another, and say how it went.
+        // A seeded template is a candidate: nothing backs it yet.
         let r = a
             .step("nova.learn_promote", json!({"scope": scope, "stableIds": [id], "transition": "l0_to_l1"}))
             .await?;
-        assert_eq!(r["applied"], 1, "{r}");
-        for n in 0..4 {
-            let agent = if n < 3 { &mut a } else { &mut b };
+        assert_eq!(r["applied"], 0, "{r}");
+        // Agents follow it on five visits in separate activity sessions (31 idle minutes apart,
+        // and another agent), and say how it went.
+        for n in 0..5 {
+            nova.advance_clock(31 * 60_000)?;
+            let agent = if n < 4 { &mut a } else { &mut b };
             let seen = agent.visit(&page).await?;
             match decline.split_once(">>>").filter(|_| *key == "sourcepoint") {
                 // Another origin's frame: the agent works in it by its frame id.
@@ -108,10 +111,15 @@ async fn each_platform_is_detected_declined_by_its_template_and_then_applied_and
                 )
                 .await?;
         }
-        let r = a
-            .step("nova.learn_promote", json!({"scope": scope, "stableIds": [id], "transition": "l1_to_l2"}))
-            .await?;
-        assert_eq!(r["decisions"][0]["toLevel"], "L2", "{key}: {r}");
+        for (transition, to) in [("l0_to_l1", 1), ("l1_to_l2", 2)] {
+            let r = a
+                .step(
+                    "nova.learn_promote",
+                    json!({"scope": scope, "stableIds": [id], "transition": transition}),
+                )
+                .await?;
+            assert_eq!(r["decisions"][0]["toLevel"], to, "{key}: {r}");
+        }
 
         // Active: Nova declines it itself, held to the banner, and proves the page is free.
         a.visit(&page).await?;

@@ -259,7 +259,9 @@ pub fn observations(call: &Call, entries: &[records::Entry]) -> Vec<Observation>
         }
         "nova.phenomenon_apply" if call.success || call.failed => {
             let done = call.success && call.reply["status"] == "ok";
-            let skipped = call.reply["preconditionFailed"] == true;
+            // Refused before anything ran (not active, drift gate, not on the page): no attempt.
+            let refused = matches!(call.reply["status"].as_str(), Some("rejected" | "blocked"));
+            let skipped = refused || call.reply["preconditionFailed"] == true;
             if !skipped {
                 out.push(Observation {
                     kind: if done { "action_success" } else { "action_failure" },
@@ -365,6 +367,10 @@ mod tests {
         let skipped =
             Call { reply: json!({"preconditionFailed": true}), ..call("nova.phenomenon_apply", true) };
         assert!(observations(&skipped, &[]).is_empty(), "a phenomenon not on the page is no attempt");
+        let refused = Call { reply: json!({"status": "rejected"}), ..call("nova.phenomenon_apply", false) };
+        assert!(observations(&refused, &[]).is_empty(), "an entry not active is no attempt");
+        let broke = Call { reply: json!({"status": "error"}), ..call("nova.phenomenon_apply", false) };
+        assert_eq!(observations(&broke, &[])[0].kind, "action_failure");
         assert!(observations(&call("nova.read_text", true), &[]).is_empty());
     }
 }
