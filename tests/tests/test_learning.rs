@@ -1,0 +1,296 @@
+//! Learning (docs/learning.md) in the real browser at the product's default gates: repeated
+//! work in the learning journal becomes an opportunity, a generated candidate, shadow and then
+//! active knowledge only through the promotion gates; one lucky run never promotes; failures
+//! demote and retire; revival needs fresh evidence; every failure row of the learning tools names
+//! its field; and the journal outlives a hub killed while it writes. The memory clock
+//! (`Nova::advance_clock`) stands in for the 30 s throttle and the 30-minute activity sessions.
+
+use nova_e2e::Nova;
+use nova_e2e::agent::Agent;
+use serde_json::{Value, json};
+
+/// Past the journal's throttle (the first observation per key in 30 s is kept).
+const APART: i64 = 31_000;
+/// Past an activity session (a new one starts after 30 idle minutes).
+const SITTING: i64 = 31 * 60_000;
+
+async fn learner(nova: &Nova, name: &'static str) -> anyhow::Result<Agent> {
+    let mut a = Agent::new(nova, name).await?;
+    a.ready().await?;
+    a.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    Ok(a)
+}
+
+/// A visit that closes the newsletter overlay with `selector`; whether the click worked.
+async fn close(nova: &Nova, a: &mut Agent, page: &str, selector: &str) -> anyhow::Result<bool> {
+    nova.advance_clock(APART)?;
+    a.visit(page).await?;
+    let (r, failed) = a.call("nova.click_selector", json!({"selector": selector})).await?;
+    anyhow::ensure!(failed != (r["ok"] == true), "a click is a success or a failure: {r}");
+    if failed {
+        eprintln!("click {selector} on {page} failed: {r}");
+    }
+    Ok(!failed)
+}
+
+fn decision<'a>(r: &'a Value, kind: &str) -> &'a Value {
+    r["decisions"].as_array().and_then(|d| d.iter().find(|x| x["reasonKind"] == kind)).unwrap_or(&Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repeated_dismissal_becomes_knowledge_only_through_the_gates() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = learner(&nova, "learner").await?;
+    let page = nova.url("learn/newsletter.html");
+    let scope = page.split('/').nth(2).unwrap_or_default().to_owned();
+
+    // One visit is no pattern.
+    assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
+    let s = a.step("nova.learn_suggest", json!({"scope": scope})).await?;
+    assert_eq!((s["count"].clone(), s["ingestionComplete"].clone()), (json!(0), json!(true)), "{s}");
+
+    // Two more in the same sitting, across two MCP sessions (the hub restarts in between): one
+    // activity session. Another overlay is closed once: a lucky run.
+    assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
+    nova.restart_hub().await?;
+    assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
+    nova.advance_clock(APART)?;
+    a.visit(&format!("{page}?promo")).await?;
+    a.step("nova.click_selector", json!({"selector": "#promo-close"})).await?;
+
+    let s = a.step("nova.learn_suggest", json!({"scope": scope, "limit": 20})).await?;
+    let ops = s["opportunities"].as_array().cloned().unwrap_or_default();
+    assert!(ops.iter().all(|o| o["selector"] != "#promo-close"), "one lucky run is no opportunity: {s}");
+    let o = ops.iter().find(|o| o["selector"] == "#newsletter-close").cloned().unwrap_or_default();
+    assert_eq!(
+        (
+            o["supportCount"].clone(),
+            o["successCount"].clone(),
+            o["failureCount"].clone(),
+            o["distinctSessions"].clone()
+        ),
+        (json!(3), json!(3), json!(0), json!(1)),
+        "{s}"
+    );
+    // log2(3) = 1.58, one session: no bonus, all successes: 2.0.
+    assert_eq!((o["score"].clone(), o["suggestion"].clone()), (json!(3.58), json!("learn_generate")), "{o}");
+    assert_eq!(o["scoreBreakdown"]["total"], o["score"], "{o}");
+
+    // Generated as a candidate (L0): review knowledge, not applied anywhere.
+    let g = a.step("nova.learn_generate", json!({"scope": scope})).await?;
+    assert_eq!(g["generated"], 1, "{g}");
+    let p = g["proposals"][0].clone();
+    assert_eq!(
+        (p["heuristic"].clone(), p["kind"].clone(), p["phenomenonType"].clone(), p["written"].clone()),
+        (json!("overlay_dismiss"), json!("phenomenon"), json!("modal"), json!(true)),
+        "{g}"
+    );
+    let id = p["targetStableId"].as_str().unwrap_or_default().to_owned();
+    assert!(id.starts_with("lcj_sid_"), "{g}");
+    let again = a.step("nova.learn_generate", json!({"scope": scope})).await?;
+    assert_eq!(
+        (again["generated"].clone(), again["proposals"][0]["dropped"].clone()),
+        (json!(0), json!("duplicate")),
+        "{again}"
+    );
+    let one = a.step("nova.pks_get", json!({"scope": scope, "phenomenonId": id})).await?;
+    assert_eq!(one["phenomenon"]["learningLevel"], "L0", "{one}");
+    let x = a.step("nova.explain", json!({"scope": scope, "stableId": id})).await?;
+    assert_eq!(
+        (x["nextTransition"].clone(), x["approved"].clone(), x["evidence"]["support14d"].clone()),
+        (json!("l0_to_l1"), json!(true), json!(3)),
+        "{x}"
+    );
+
+    // Shadow through the gates: a dry run first, then the write.
+    let promote =
+        |t: &str, dry: bool| json!({"scope": scope, "stableIds": [id], "transition": t, "dryRun": dry});
+    let r = a.step("nova.learn_promote", promote("l0_to_l1", true)).await?;
+    assert_eq!(
+        (r["approved"].clone(), r["applied"].clone(), r["decisions"][0]["skippedBecause"].clone()),
+        (json!(1), json!(0), json!("dry_run")),
+        "{r}"
+    );
+    let r = a.step("nova.learn_promote", promote("l0_to_l1", false)).await?;
+    assert_eq!(
+        (r["applied"].clone(), r["decisions"][0]["fromLevel"].clone(), r["decisions"][0]["toLevel"].clone()),
+        (json!(1), json!(0), json!(1)),
+        "{r}"
+    );
+
+    // Active only once its successes span two activity sessions.
+    let r = a.step("nova.learn_promote", json!({"scope": scope, "stableIds": [id]})).await?;
+    let up = decision(&r, "l1_to_l2");
+    assert!(up["rejectionReason"].as_str().unwrap_or_default().contains("session"), "{r}");
+    assert_eq!(decision(&r, "deprecation")["approved"], false, "{r}");
+    nova.advance_clock(SITTING)?;
+    assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
+    let r = a.step("nova.learn_promote", promote("l1_to_l2", false)).await?;
+    assert_eq!((r["applied"].clone(), r["decisions"][0]["toLevel"].clone()), (json!(1), json!(2)), "{r}");
+    let f = a.step("nova.learn_feedback", json!({"scope": scope})).await?;
+    let kinds: Vec<Value> =
+        f["events"].as_array().into_iter().flatten().map(|e| e["reasonKind"].clone()).collect();
+    assert_eq!(kinds, [json!("l1_to_l2"), json!("l0_to_l1")], "{f}");
+    assert!(f["events"][0]["reason"]["gates"].as_array().is_some_and(|g| !g.is_empty()), "{f}");
+
+    // The site changes its markup: two failures in a row demote it, a third retires it.
+    let redesigned = format!("{page}?redesign");
+    for _ in 0..2 {
+        assert!(!close(&nova, &mut a, &redesigned, "#newsletter-close").await?);
+    }
+    let r = a.step("nova.learn_promote", json!({"scope": scope, "transition": "demotion"})).await?;
+    assert_eq!((r["applied"].clone(), r["decisions"][0]["toLevel"].clone()), (json!(1), json!(1)), "{r}");
+    let r = a.step("nova.learn_promote", promote("deprecation", true)).await?;
+    assert_eq!(r["approved"], 0, "two failures do not retire a shadow entry: {r}");
+    assert!(!close(&nova, &mut a, &redesigned, "#newsletter-close").await?);
+    let r = a.step("nova.learn_promote", promote("deprecation", false)).await?;
+    assert_eq!(
+        (r["applied"].clone(), r["decisions"][0]["toState"].clone()),
+        (json!(1), json!("retired")),
+        "{r}"
+    );
+
+    // Revival needs fresh successes, from two activity sessions.
+    let r = a.step("nova.learn_promote", promote("revive", true)).await?;
+    assert!(r["decisions"][0]["rejectionReason"].as_str().unwrap_or_default().contains("fresh"), "{r}");
+    assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
+    let r = a.step("nova.learn_promote", promote("revive", true)).await?;
+    assert_eq!(r["approved"], 0, "one fresh success is not enough: {r}");
+    nova.advance_clock(SITTING)?;
+    assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
+    let r = a.step("nova.learn_promote", promote("revive", false)).await?;
+    assert_eq!((r["applied"].clone(), r["decisions"][0]["toLevel"].clone()), (json!(1), json!(1)), "{r}");
+
+    let m = a.step("nova.memory_stats", json!({"componentFilter": scope})).await?;
+    let lcj = &m["components"]["lcj"];
+    assert_eq!(lcj["candidates"]["byOrigin"]["generated"], 1, "{m}");
+    assert!(lcj["observations"]["byKind"]["action_failure"].as_i64().unwrap_or(0) >= 3, "{m}");
+    assert!(lcj["toolEvents"]["activitySessions"].as_i64().unwrap_or(0) >= 3, "{m}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_failure_row_names_its_field_and_the_journal_outlives_a_kill() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = learner(&nova, "row-a").await?;
+    let mut b = learner(&nova, "row-b").await?;
+    let page = nova.url("learn/newsletter.html");
+    let scope = page.split('/').nth(2).unwrap_or_default().to_owned();
+    let seen = a.visit(&page).await?;
+    let tab = seen["targetId"].as_str().map(str::to_owned).or_else(|| a.tab.clone()).unwrap_or_default();
+
+    let long = "x".repeat(281);
+    for (tool, args, field, bound) in [
+        ("nova.learn_suggest", json!({"bogus": 1}), "bogus", ""),
+        ("nova.learn_suggest", json!({"limit": 21}), "limit", "20"),
+        ("nova.learn_generate", json!({}), "scope", ""),
+        ("nova.learn_generate", json!({"scope": ""}), "scope", ""),
+        ("nova.learn_generate", json!({"scope": scope, "limit": 0}), "limit", "20"),
+        ("nova.learn_promote", json!({"scope": "*"}), "scope", ""),
+        ("nova.learn_promote", json!({"scope": scope, "stableIds": []}), "stableIds", ""),
+        ("nova.learn_promote", json!({"scope": scope, "stableIds": [1]}), "stableIds", ""),
+        ("nova.learn_promote", json!({"scope": scope, "transition": "sideways"}), "transition", ""),
+        ("nova.learn_promote", json!({"scope": scope, "dryRun": "true"}), "dryRun", ""),
+        ("nova.learn_feedback", json!({"limit": 101}), "limit", "100"),
+        ("nova.explain", json!({"scope": scope, "stableId": "a", "stable_id": "b"}), "stableId", ""),
+        (
+            "nova.explain",
+            json!({"scope": scope, "stableId": "a", "observedSignals": ["x"], "observed_signals": ["y"]}),
+            "observedSignals",
+            "",
+        ),
+        ("nova.revalidate", json!({"scope": scope}), "targetId", ""),
+        ("nova.revalidate", json!({"targetId": tab, "limit": 6}), "limit", "5"),
+        (
+            "nova.memory_add_candidate",
+            json!({"targetId": tab, "component": "overlay", "claim": long}),
+            "claim",
+            "280",
+        ),
+        (
+            "nova.memory_add_candidate",
+            json!({"targetId": tab, "component": "overlay", "claim": "c", "confidence": 1.5}),
+            "confidence",
+            "1",
+        ),
+    ] {
+        let mut args = args;
+        args["agentId"] = json!("row-a");
+        let e = a.client.call_err(tool, args.clone()).await?;
+        assert_eq!(e.code.0, -32602, "{tool} {args}: {e:?}");
+        assert!(e.message.contains(field) && e.message.contains(bound), "{tool} {args}: {}", e.message);
+    }
+    // Writes need the site open in a tab; a dry run does not.
+    for tool in ["nova.learn_generate", "nova.learn_promote"] {
+        let r = a.step(tool, json!({"scope": "elsewhere.example"})).await?;
+        assert_eq!(r["reasonCode"], "pks.scope_not_open", "{tool}: {r}");
+    }
+    let r = a.step("nova.learn_promote", json!({"scope": "elsewhere.example", "dryRun": true})).await?;
+    assert_eq!((r["ok"].clone(), r["total"].clone()), (json!(true), json!(0)), "{r}");
+
+    // A claim belongs to the agent holding the tab.
+    let add = json!({"targetId": tab, "component": "newsletter overlay", "claim": "appears on every visit",
+                     "confidence": 0.7});
+    let r = a.step("nova.memory_add_candidate", add.clone()).await?;
+    assert_eq!(
+        (r["created"].clone(), r["ownerAgentId"].clone(), r["status"].clone()),
+        (json!(true), json!("row-a"), json!("unverified")),
+        "{r}"
+    );
+    let r2 = a.step("nova.memory_add_candidate", add.clone()).await?;
+    assert_eq!(
+        (r2["created"].clone(), r2["candidateId"].clone()),
+        (json!(false), r["candidateId"].clone()),
+        "merged: {r2}"
+    );
+    let e = b
+        .client
+        .call_err(
+            "nova.memory_add_candidate",
+            json!({"agentId": "row-b", "targetId": tab,
+        "component": "x", "claim": "y"}),
+        )
+        .await?;
+    assert_eq!(
+        e.data.as_ref().map(|d| d["reasonCode"].clone()),
+        Some(json!("claim.owner_mismatch")),
+        "{e:?}"
+    );
+    let secret = a
+        .client
+        .call_err(
+            "nova.memory_add_candidate",
+            json!({"agentId": "row-a", "targetId": tab,
+        "component": "login", "claim": "password=hunter2 works"}),
+        )
+        .await?;
+    assert!(secret.message.contains("secret"), "{}", secret.message);
+    a.step("nova.tab_release", json!({"targetId": tab})).await?;
+    let (r, failed) = a.call("nova.memory_add_candidate", add).await?;
+    assert!(failed && r["reasonCode"] == "lcj.tab_not_claimed", "{r}");
+
+    // The journal outlives a hub killed while calls are being written.
+    let before = a.step("nova.memory_stats", json!({})).await?;
+    let n = before["components"]["lcj"]["toolEvents"]["total"].as_i64().unwrap_or(-1);
+    assert!(n > 20 && before["ingestionComplete"] == true, "{before}");
+    for i in 1..=20 {
+        a.step("nova.learn_feedback", json!({"limit": i})).await?;
+    }
+    nova.restart_hub().await?;
+    {
+        let c = rusqlite::Connection::open_with_flags(
+            nova.store_path(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )?;
+        let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        assert_eq!(ok, "ok");
+    }
+    let after = a.step("nova.memory_stats", json!({})).await?;
+    let m = after["components"]["lcj"]["toolEvents"]["total"].as_i64().unwrap_or(-1);
+    // The stats call itself at least was written before the kill; each call once at most (the
+    // feedback calls: the twenty, and one refused for its limit).
+    let feedback = after["components"]["lcj"]["toolEvents"]["byTool"]["nova.learn_feedback"].as_i64().unwrap_or(-1);
+    assert!(m > n && (1..=21).contains(&feedback), "{n} before, {m} after: {after}");
+    assert_eq!(after["ingestionComplete"], true, "{after}");
+    Ok(())
+}
