@@ -52,6 +52,9 @@ async fn a_repeated_dismissal_becomes_knowledge_only_through_the_gates() -> anyh
     // Two more in the same sitting, across two MCP sessions (the hub restarts in between): one
     // activity session. Another overlay is closed once: a lucky run.
     assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
+    // Journaling is off the hot path: what a crash would lose is only what no barrier waited
+    // for. The suggestion waits for it.
+    a.step("nova.learn_suggest", json!({"scope": scope, "limit": 1})).await?;
     nova.restart_hub().await?;
     assert!(close(&nova, &mut a, &page, "#newsletter-close").await?);
     nova.advance_clock(APART)?;
