@@ -37,7 +37,7 @@ pub struct Batch<'a> {
     pub agent_id: Option<&'a str>,
     /// Groups the claims of one perception.
     pub perception_id: Option<&'a str>,
-    /// Now (ms), by the OK clock.
+    /// Now (ms), by the memory clock.
     pub now: i64,
     /// The freshness window (ms).
     pub window_ms: i64,

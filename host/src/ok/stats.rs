@@ -14,7 +14,7 @@ use crate::call::CallError;
 pub struct Query<'a> {
     /// From when (ms).
     pub since: i64,
-    /// Now (ms), by the OK clock.
+    /// Now (ms), by the memory clock.
     pub now: i64,
     /// The freshness window (ms): facts older count as stale.
     pub window_ms: i64,
