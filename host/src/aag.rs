@@ -65,6 +65,8 @@ pub mod gate {
     pub const LOOP: &str = "loop.detected";
     /// An identity, SSO, payment or consent overlay is showing.
     pub const IDENTITY_OVERLAY: &str = "safety.identity_overlay";
+    /// A semantic learning opportunity on the site stays unresolved.
+    pub const SEMANTIC_LEARNING: &str = "pks.semantic_learning";
 }
 
 /// One row of the gate table: id, default mode, whether a force bypass exists, threshold and
@@ -177,6 +179,13 @@ pub const GATES: &[GateSpec] = &[
         clear: "`nova.perceive`, or an explicit `targetId`",
     },
     GateSpec {
+        id: gate::SEMANTIC_LEARNING,
+        default: GateMode::Warn,
+        bypass: true,
+        trigger: "a page call on a site whose semantic learning opportunity (`pksSemanticLearning`) stayed unresolved for 3 calls (`warned`; `strict` after 6)",
+        clear: "`nova.learn_resolve_opportunity` with a verdict, or a matching `nova.pks_upsert`",
+    },
+    GateSpec {
         id: gate::SCREENSHOT_BUDGET,
         default: GateMode::Block,
         bypass: true,
@@ -216,6 +225,7 @@ pub(crate) fn warning_key(id: &str) -> &'static str {
         gate::NEW_TABS => "newTabsDisabled",
         gate::CROSS_TAB => "crossTabNavigationDisabled",
         gate::DISK_SPACE_LOW => "diskSpaceLow",
+        gate::SEMANTIC_LEARNING => "semanticLearning",
         _ => "emergencyStop",
     }
 }

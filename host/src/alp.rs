@@ -8,10 +8,14 @@
 //!   `nova.learn_feedback`.
 //! - [`suggest`]: `nova.learn_suggest` (clusters, scores, drift); [`generate`]:
 //!   `nova.learn_generate` (proposals, patches, L0 candidates).
+//! - [`semantic`]: semantic learning opportunities (detectors, the `pksSemanticLearning`
+//!   prompt, escalation, domain-exit summaries); [`resolve`]: `nova.learn_resolve_opportunity`.
 
 pub mod explain;
 pub mod feedback;
 pub mod gates;
 pub mod generate;
 pub mod promote;
+pub mod resolve;
+pub mod semantic;
 pub mod suggest;

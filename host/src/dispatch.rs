@@ -111,8 +111,18 @@ pub async fn call_tool(
         obs.binding_mode = Some(mode.to_owned());
     }
     let task = rec.obs.target_id.as_deref().and_then(|t| hub.scopes.on_target(t)).and_then(|s| s.instance_id);
-    let reply = result.as_ref().ok().map(|r| &r.structured);
-    hub.lcj.ingest(crate::lcj::Call::of(&rec.obs, &gate_args, reply, task));
+    let journaled =
+        crate::lcj::Call::of(&rec.obs, &gate_args, result.as_ref().ok().map(|r| &r.structured), task);
+    let learning = match &result {
+        Ok(reply) => crate::alp::semantic::Semantic::from(hub).after_call(
+            session,
+            &journaled,
+            &gate_args,
+            &reply.structured,
+        ),
+        Err(_) => Map::new(),
+    };
+    hub.lcj.ingest(journaled);
     crate::tuc::Coverage::from(hub).attribute_call(&rec.obs);
     crate::aag::facts::after_call(hub, session, &gate_args, &rec.obs);
     let hint = crate::tuc::Coverage::from(hub).scan_hint(&rec.obs);
@@ -121,6 +131,9 @@ pub async fn call_tool(
     hub.recorder.record(rec.obs);
     let mut result = result;
     if let Ok(reply) = result.as_mut() {
+        for (k, v) in learning {
+            reply.structured[k] = v;
+        }
         if let Some(h) = hint {
             reply.structured["_aagGates"]["coverageScanRecommended"] = h;
         }

@@ -12,13 +12,15 @@
 //!   [`throttle`]: the first observation per key in 30 s; [`sessions`]: activity sessions;
 //!   [`attribution`]: which phenomenon an action's selector belongs to.
 //! - [`rows`]: the tables; [`ingest`]: from a call to its rows; [`evidence`]: what the gates
-//!   count for one phenomenon; [`stats`]: the journal's part of `nova.memory_stats`.
+//!   count for one phenomenon; [`opportunities`]: semantic learning opportunities as stored;
+//!   [`stats`]: `nova.memory_stats`.
 //! - `nova.memory_add_candidate` is in [`tools`].
 
 pub mod attribution;
 pub mod evidence;
 pub mod ingest;
 pub mod keys;
+pub mod opportunities;
 pub mod rows;
 pub mod sessions;
 pub mod stats;

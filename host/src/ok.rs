@@ -14,7 +14,7 @@
 //! - [`facts`]: the tables (observations, facts, scopes); [`observe`]: a batch of claims applied
 //!   to them; [`hints`]: `okHints`; [`page`]: what each perceive and navigation feeds in and
 //!   gets back; [`stats`]: OK's counts in `nova.memory_stats`.
-//! - [`tools`]: `nova.ok_observe`.
+//! - `nova.ok_observe` is in [`tools`].
 
 pub mod facts;
 pub mod hints;

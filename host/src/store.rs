@@ -22,6 +22,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0011_pks_hints", include_str!("../migrations/0011_pks_hints.sql")),
     ("0012_pks_inherited", include_str!("../migrations/0012_pks_inherited.sql")),
     ("0013_lcj", include_str!("../migrations/0013_lcj.sql")),
+    ("0014_lcj_semantic", include_str!("../migrations/0014_lcj_semantic.sql")),
 ];
 
 /// The schema version this build writes.

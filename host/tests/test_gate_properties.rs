@@ -153,6 +153,12 @@ impl Facts for World {
     fn has_profiles(&self) -> bool {
         false
     }
+    fn semantic(&self, _site: &str) -> Option<(String, String)> {
+        // The world has no learning opportunities: the gate only warns by default, and the
+        // tools that clear it take no tab (tests/tests/test_learning.rs drives it).
+        None
+    }
+
     fn active_instance(&self, _agent: &str) -> Option<String> {
         None
     }

@@ -292,8 +292,108 @@ async fn every_failure_row_names_its_field_and_the_journal_outlives_a_kill() -> 
     let m = after["components"]["lcj"]["toolEvents"]["total"].as_i64().unwrap_or(-1);
     // The stats call itself at least was written before the kill; each call once at most (the
     // feedback calls: the twenty, and one refused for its limit).
-    let feedback = after["components"]["lcj"]["toolEvents"]["byTool"]["nova.learn_feedback"].as_i64().unwrap_or(-1);
+    let feedback =
+        after["components"]["lcj"]["toolEvents"]["byTool"]["nova.learn_feedback"].as_i64().unwrap_or(-1);
     assert!(m > n && (1..=21).contains(&feedback), "{n} before, {m} after: {after}");
     assert_eq!(after["ingestionComplete"], true, "{after}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn semantic_opportunities_are_asked_about_escalate_and_resolve() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = learner(&nova, "semantic").await?;
+    let page = nova.url("blockers.html");
+
+    // Declining a consent request on a site Nova knows nothing of raises an opportunity.
+    a.visit(&page).await?;
+    a.step("nova.click_selector", json!({"selector": "#no"})).await?;
+    let r = a.step("nova.click_selector", json!({"selector": "#cookie-consent #reject"})).await?;
+    let p = r["pksSemanticLearning"].clone();
+    assert_eq!(
+        (p["gateId"].clone(), p["status"].clone(), p["kind"].clone(), p["skeleton"]["type"].clone()),
+        (json!("pks.semantic_learning"), json!("prompted"), json!("consent_cmp"), json!("consent_cmp")),
+        "{r}"
+    );
+    let id = p["opportunityId"].as_str().unwrap_or_default().to_owned();
+    assert!(id.starts_with("sem:consent_cmp:"), "{p}");
+    for field in ["origin", "fingerprint", "confidence", "reason", "whyAutoUpsertIsInsufficient", "resolutionTools", "evidenceJson"] {
+        assert!(!p[field].is_null(), "{field} missing: {p}");
+    }
+
+    // Unresolved, it escalates: warned after three more calls on the site, and the gate warns.
+    for n in 0..3 {
+        let r = a.step("nova.perceive", json!({"maxElements": 50 + n})).await?;
+        assert_eq!(r["pksSemanticLearning"]["opportunityId"], id.as_str(), "{r}");
+    }
+    let r = a.step("nova.perceive", json!({"maxElements": 60})).await?;
+    assert_eq!(r["pksSemanticLearning"]["status"], "warned", "{r}");
+    let g = &r["_aagGates"]["semanticLearning"];
+    assert_eq!((g["status"].clone(), g["details"]["opportunityId"].clone()), (json!("warned"), json!(id)), "{r}");
+
+    // Resolving it: every bad argument names its field; defer quiets it.
+    for (args, field) in [
+        (json!({"verdict": "defer"}), "opportunityId"),
+        (json!({"opportunityId": id, "verdict": "later"}), "verdict"),
+        (json!({"opportunityId": id, "verdict": "defer", "reason": "x".repeat(501)}), "reason"),
+        (json!({"opportunityId": id, "verdict": "defer", "colour": 1}), "colour"),
+    ] {
+        let e = a.client.call_err("nova.learn_resolve_opportunity", args).await?;
+        assert!(e.code.0 == -32602 && e.message.contains(field), "{field}: {}", e.message);
+    }
+    let (r, failed) = a.call("nova.learn_resolve_opportunity", json!({"opportunityId": "sem:nothing", "verdict": "unsafe"})).await?;
+    assert!(failed && r["reasonCode"] == "lcj.opportunity_not_found", "{r}");
+    let r = a
+        .step("nova.learn_resolve_opportunity", json!({"opportunityId": id, "verdict": "defer", "reason": "mapping it later"}))
+        .await?;
+    assert_eq!(
+        (r["priorState"].clone(), r["resolvedState"].clone(), r["verdict"].clone()),
+        (json!("warned"), json!("deferred"), json!("defer")),
+        "{r}"
+    );
+    let r = a.step("nova.perceive", json!({"maxElements": 70})).await?;
+    assert!(r["pksSemanticLearning"].is_null() && r["_aagGates"]["semanticLearning"].is_null(), "{r}");
+
+    // A sign-in wall: resolved by storing a matching entry.
+    let r = a.visit(&nova.url("login.html")).await?;
+    let p = r["pksSemanticLearning"].clone();
+    assert_eq!(p["kind"], "login_wall", "{r}");
+    let scope = page.split('/').nth(2).unwrap_or_default().to_owned();
+    let wall = json!({"id": "sign_in_wall", "type": "login_wall",
+        "fingerprint": {"signals": [{"kind": "dom", "match": "form#login"}, {"kind": "text", "match": "Sign in"}]},
+        "playbook": {"policy": "warn", "actions": [], "verify": []}, "context": {"routes": ["/login.html"]}});
+    let r = a.step("nova.pks_upsert", json!({"scope": scope, "phenomenon": wall})).await?;
+    let res = &r["pksSemanticLearningResolution"];
+    assert_eq!(
+        (res["opportunityId"].clone(), res["verdict"].clone(), res["matchSource"].clone()),
+        (p["opportunityId"].clone(), json!("upsert"), json!("pks_upsert")),
+        "{r}"
+    );
+
+    // Leaving a site with an opportunity open says so, once.
+    let other = page.replace("127.0.0.1", "www.site.localhost");
+    a.visit(&other).await?;
+    a.step("nova.click_selector", json!({"selector": "#no"})).await?;
+    let r = a.step("nova.click_selector", json!({"selector": "#cookie-consent #reject"})).await?;
+    assert_eq!(r["pksSemanticLearning"]["kind"], "consent_cmp", "{r}");
+    let r = a.step("nova.navigate", json!({"url": page})).await?;
+    let s = &r["pksSemanticLearningBatchSummary"];
+    assert_eq!(
+        (s["status"].clone(), s["entries"][0]["kind"].clone()),
+        (json!("batch_summary"), json!("consent_cmp")),
+        "{r}"
+    );
+    assert!(s["origin"].as_str().unwrap_or_default().starts_with("site.localhost"), "{r}");
+    a.visit(&other).await?;
+    let r = a.step("nova.navigate", json!({"url": page})).await?;
+    assert!(r["pksSemanticLearningBatchSummary"].is_null(), "summarised once: {r}");
+
+    // A fragile selector clicked three times in a session.
+    a.visit(&nova.url("basic.html")).await?;
+    let mut last = Value::Null;
+    for _ in 0..3 {
+        last = a.step("nova.click_selector", json!({"selector": "main button:nth-of-type(1)"})).await?;
+    }
+    assert_eq!(last["pksSemanticLearning"]["kind"], "risky_repeat", "{last}");
     Ok(())
 }

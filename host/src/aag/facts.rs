@@ -79,6 +79,16 @@ impl Facts for HubFacts<'_> {
             .unwrap_or(false)
     }
 
+    fn semantic(&self, site: &str) -> Option<(String, String)> {
+        let open = self.hub.lcj.with(|c| crate::lcj::opportunities::open_on(c, site)).ok()?;
+        let rank = |s: &str| match s {
+            "strict" => 2,
+            "warned" => 1,
+            _ => 0,
+        };
+        open.into_iter().max_by_key(|o| rank(&o.state)).map(|o| (o.id, o.state))
+    }
+
     fn active_instance(&self, agent: &str) -> Option<String> {
         let stale = now_ms() - 3_600_000;
         self.hub

@@ -95,6 +95,8 @@ pub trait Facts {
     fn has_profiles(&self) -> bool;
     /// `agent`'s active task run (activity within the last hour).
     fn active_instance(&self, agent: &str) -> Option<String>;
+    /// The most escalated open semantic learning opportunity on `site` (id, state).
+    fn semantic(&self, site: &str) -> Option<(String, String)>;
 }
 
 /// One tool call as the gates see it.
@@ -191,6 +193,7 @@ pub const PIPELINE: &[(&str, Gate)] = &[
     (gate::TASK_DISCOVERY, task_discovery),
     (gate::ACTIVE_INSTANCE, active_instance),
     (gate::TAB_AWARENESS, tab_awareness),
+    (gate::SEMANTIC_LEARNING, semantic_learning),
 ];
 
 /// Every tool name a block may name in `clearWith` (checked against the registry).
@@ -200,6 +203,7 @@ pub fn named_in_blocks() -> Vec<&'static str> {
     names.extend(BOOTSTRAP_CLEARS);
     names.extend(TASK_DISCOVERY_CLEARS);
     names.extend(ACTIVE_INSTANCE_CLEARS);
+    names.extend(SEMANTIC_LEARNING_CLEARS);
     names
 }
 
@@ -210,6 +214,8 @@ const TASK_DISCOVERY_CLEARS: &[&str] =
     &["nova.task_search", "nova.task_match", "nova.task_instance_create", "nova.task_instance_get"];
 /// What clears `etm.active_instance_context`.
 const ACTIVE_INSTANCE_CLEARS: &[&str] = &["nova.task_instance_progress", "nova.task_instance_get"];
+/// What clears `pks.semantic_learning`.
+const SEMANTIC_LEARNING_CLEARS: &[&str] = &["nova.learn_resolve_opportunity", "nova.pks_upsert"];
 
 /// Runs the gates before a call.
 pub fn preflight(facts: &dyn Facts, state: &mut SessionState, call: &Call<'_>) -> Preflight {
@@ -632,6 +638,27 @@ fn tab_awareness(r: &mut Run<'_>) -> bool {
         format!("The active tab is now {now_active}, not {seen} as when you last looked; perceive it or pass targetId."),
         None,
         json!({"lastSeenActive": seen, "activeNow": now_active, "clearWith": ["nova.perceive"]}),
+    )
+}
+
+/// A page call on a site whose semantic learning opportunity stayed unresolved (`warned` or
+/// `strict`); the tools that resolve it take no tab, so this gate never stands in their way.
+fn semantic_learning(r: &mut Run<'_>) -> bool {
+    let Some(tab) = r.call.tab(r.facts.browser()) else { return false };
+    let Ok(site) = crate::pks::scope::normalize(&tab.url) else { return false };
+    let Some((id, state)) = r.facts.semantic(&site) else { return false };
+    if state == "prompted" {
+        return false;
+    }
+    r.fire(
+        gate::SEMANTIC_LEARNING,
+        "pks.semantic_learning",
+        format!(
+            "A learning opportunity on {site} ({id}) is still open: store the situation with nova.pks_upsert, or \
+             resolve it with nova.learn_resolve_opportunity (upsert, not_applicable, unsafe, already_known, defer)."
+        ),
+        None,
+        json!({"opportunityId": id, "escalation": state, "site": site, "clearWith": SEMANTIC_LEARNING_CLEARS}),
     )
 }
 

@@ -45,6 +45,8 @@ pub struct Call {
     pub error_text: Option<String>,
     /// The page it ended on (or began on).
     pub url: Option<String>,
+    /// The page it began on.
+    pub url_before: Option<String>,
     /// Its arguments as recorded (secrets replaced).
     pub args_summary: Option<String>,
     /// The selector it used.
@@ -88,6 +90,7 @@ impl Call {
                 .then(|| obs.reason_code.clone().or_else(|| text(reply.get("message"))))
                 .flatten(),
             url: obs.url_after.clone().or_else(|| obs.url_before.clone()),
+            url_before: obs.url_before.clone(),
             args_summary: obs.args_json.clone(),
             selector: obs.selector.clone().or_else(|| text(args.get("selector"))),
             scope: text(args.get("scope")).or_else(|| text(reply.get("scope"))),
