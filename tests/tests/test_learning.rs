@@ -317,7 +317,15 @@ async fn semantic_opportunities_are_asked_about_escalate_and_resolve() -> anyhow
     );
     let id = p["opportunityId"].as_str().unwrap_or_default().to_owned();
     assert!(id.starts_with("sem:consent_cmp:"), "{p}");
-    for field in ["origin", "fingerprint", "confidence", "reason", "whyAutoUpsertIsInsufficient", "resolutionTools", "evidenceJson"] {
+    for field in [
+        "origin",
+        "fingerprint",
+        "confidence",
+        "reason",
+        "whyAutoUpsertIsInsufficient",
+        "resolutionTools",
+        "evidenceJson",
+    ] {
         assert!(!p[field].is_null(), "{field} missing: {p}");
     }
 
@@ -329,7 +337,11 @@ async fn semantic_opportunities_are_asked_about_escalate_and_resolve() -> anyhow
     let r = a.step("nova.perceive", json!({"maxElements": 60})).await?;
     assert_eq!(r["pksSemanticLearning"]["status"], "warned", "{r}");
     let g = &r["_aagGates"]["semanticLearning"];
-    assert_eq!((g["status"].clone(), g["details"]["opportunityId"].clone()), (json!("warned"), json!(id)), "{r}");
+    assert_eq!(
+        (g["status"].clone(), g["details"]["opportunityId"].clone()),
+        (json!("warned"), json!(id)),
+        "{r}"
+    );
 
     // Resolving it: every bad argument names its field; defer quiets it.
     for (args, field) in [
@@ -341,10 +353,15 @@ async fn semantic_opportunities_are_asked_about_escalate_and_resolve() -> anyhow
         let e = a.client.call_err("nova.learn_resolve_opportunity", args).await?;
         assert!(e.code.0 == -32602 && e.message.contains(field), "{field}: {}", e.message);
     }
-    let (r, failed) = a.call("nova.learn_resolve_opportunity", json!({"opportunityId": "sem:nothing", "verdict": "unsafe"})).await?;
+    let (r, failed) = a
+        .call("nova.learn_resolve_opportunity", json!({"opportunityId": "sem:nothing", "verdict": "unsafe"}))
+        .await?;
     assert!(failed && r["reasonCode"] == "lcj.opportunity_not_found", "{r}");
     let r = a
-        .step("nova.learn_resolve_opportunity", json!({"opportunityId": id, "verdict": "defer", "reason": "mapping it later"}))
+        .step(
+            "nova.learn_resolve_opportunity",
+            json!({"opportunityId": id, "verdict": "defer", "reason": "mapping it later"}),
+        )
         .await?;
     assert_eq!(
         (r["priorState"].clone(), r["resolvedState"].clone(), r["verdict"].clone()),
@@ -392,7 +409,7 @@ async fn semantic_opportunities_are_asked_about_escalate_and_resolve() -> anyhow
     a.visit(&nova.url("basic.html")).await?;
     let mut last = Value::Null;
     for _ in 0..3 {
-        last = a.step("nova.click_selector", json!({"selector": "main button:nth-of-type(1)"})).await?;
+        last = a.step("nova.click_selector", json!({"selector": "main > button:nth-of-type(1)"})).await?;
     }
     assert_eq!(last["pksSemanticLearning"]["kind"], "risky_repeat", "{last}");
     Ok(())
