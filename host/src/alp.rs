@@ -10,11 +10,13 @@
 //!   `nova.learn_generate` (proposals, patches, L0 candidates).
 //! - [`semantic`]: semantic learning opportunities (detectors, the `pksSemanticLearning`
 //!   prompt, escalation, domain-exit summaries); [`resolve`]: `nova.learn_resolve_opportunity`.
+//! - [`learn_mode`]: Learn Mode's guidance, deliverable and progress (`nova.get_instructions`).
 
 pub mod explain;
 pub mod feedback;
 pub mod gates;
 pub mod generate;
+pub mod learn_mode;
 pub mod promote;
 pub mod resolve;
 pub mod semantic;

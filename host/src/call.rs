@@ -66,6 +66,10 @@ impl std::fmt::Debug for SessionSlots {
 
 /// JSON-RPC error code for `claim.owner_mismatch`.
 pub const OWNER_MISMATCH_CODE: i32 = -32040;
+/// JSON-RPC code of a Learn Mode release below the coverage floors.
+pub const COVERAGE_NOT_MET_CODE: i32 = -32041;
+/// Its reason code.
+pub const COVERAGE_NOT_MET: &str = "learn.coverage_not_met";
 /// Reason code for a call on a tab another agent holds.
 pub const OWNER_MISMATCH: &str = "claim.owner_mismatch";
 
@@ -113,6 +117,14 @@ pub enum CallError {
     /// The store failed (-32603).
     #[error("store error: {0}")]
     Store(String),
+    /// A Learn Mode tab released below its coverage floors (-32041 `learn.coverage_not_met`).
+    #[error("{message}")]
+    Coverage {
+        /// What is missing and how to go on.
+        message: String,
+        /// The task, the floors and the counts (`required`, `current`).
+        data: Value,
+    },
 }
 
 impl CallError {
@@ -128,6 +140,7 @@ impl CallError {
             Self::Owner(_) => OWNER_MISMATCH,
             Self::NotAllowed { reason, .. } => reason,
             Self::Store(_) => "store_error",
+            Self::Coverage { .. } => COVERAGE_NOT_MET,
         }
     }
 }

@@ -89,13 +89,16 @@ pub async fn call_tool(
         }
         Err(e) => {
             obs.outcome = Some(match e {
-                CallError::Owner(_) | CallError::NotAllowed { .. } => Outcome::BlockedPreflight,
+                CallError::Owner(_) | CallError::NotAllowed { .. } | CallError::Coverage { .. } => {
+                    Outcome::BlockedPreflight
+                }
                 CallError::Store(_) => Outcome::Failed,
                 _ => Outcome::InvalidParams,
             });
             obs.block_stage = Some(match e {
                 CallError::Owner(_) => "lease".to_owned(),
                 CallError::NotAllowed { .. } => "settings".to_owned(),
+                CallError::Coverage { .. } => "learn".to_owned(),
                 CallError::Store(_) => "store".to_owned(),
                 _ => "validation".to_owned(),
             });

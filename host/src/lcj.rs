@@ -13,6 +13,7 @@
 //!   [`attribution`]: which phenomenon an action's selector belongs to.
 //! - [`rows`]: the tables; [`ingest`]: from a call to its rows; [`evidence`]: what the gates
 //!   count for one phenomenon; [`opportunities`]: semantic learning opportunities as stored;
+//!   [`learn`]: Learn Mode tasks and their coverage;
 //!   [`stats`]: `nova.memory_stats`.
 //! - `nova.memory_add_candidate` is in [`tools`].
 
@@ -20,6 +21,7 @@ pub mod attribution;
 pub mod evidence;
 pub mod ingest;
 pub mod keys;
+pub mod learn;
 pub mod opportunities;
 pub mod rows;
 pub mod sessions;

@@ -75,6 +75,13 @@ pub struct ReleaseArgs {
     /// Releasing agent; must be the owner.
     #[serde(default = "default_agent")]
     pub agent_id: String,
+    /// A Learn Mode tab below its coverage floors may be released only with this set and a
+    /// reason: further coverage is genuinely blocked (docs/learning.md, "Learn Mode").
+    #[serde(default)]
+    pub coverage_exhausted: bool,
+    /// Why coverage is exhausted (1 to 500 characters; required with `coverageExhausted`).
+    #[serde(default)]
+    pub coverage_exhausted_reason: Option<String>,
 }
 
 /// A live lease.

@@ -23,6 +23,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0012_pks_inherited", include_str!("../migrations/0012_pks_inherited.sql")),
     ("0013_lcj", include_str!("../migrations/0013_lcj.sql")),
     ("0014_lcj_semantic", include_str!("../migrations/0014_lcj_semantic.sql")),
+    ("0015_learn_mode", include_str!("../migrations/0015_learn_mode.sql")),
 ];
 
 /// The schema version this build writes.

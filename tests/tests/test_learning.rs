@@ -414,3 +414,101 @@ async fn semantic_opportunities_are_asked_about_escalate_and_resolve() -> anyhow
     assert_eq!(last["pksSemanticLearning"]["kind"], "risky_repeat", "{last}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn learn_mode_refuses_an_early_release_and_accepts_an_explained_exhaustion() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = learner(&nova, "mapper").await?;
+    a.visit(&nova.url("basic.html")).await?;
+    let tab = a.tab.clone().unwrap_or_default();
+
+    let g =
+        a.step("nova.get_instructions", json!({"mode": "learn", "taskKeywords": ["fixture site"]})).await?;
+    assert!(g["instructions"].as_str().unwrap_or_default().contains("PLATFORM_PLAYBOOK"), "{g}");
+    let lm = &g["learnMode"];
+    assert_eq!(
+        (
+            lm["deliverable"]["name"].clone(),
+            lm["progress"]["minVisitedSurfaces"].clone(),
+            lm["progress"]["minMeaningfulInteractions"].clone(),
+            lm["progress"]["allFloorsMet"].clone()
+        ),
+        (json!("PLATFORM_PLAYBOOK"), json!(5), json!(8), json!(false)),
+        "{g}"
+    );
+    let task = lm["progress"]["tasks"][0].clone();
+    assert_eq!(
+        (task["targetId"].clone(), task["learnModeActive"].clone(), task["visitedSurfaces"].clone()),
+        (json!(tab), json!(true), json!(0)),
+        "what came before the task does not count: {g}"
+    );
+    for (args, field) in [
+        (json!({"mode": "learn", "domain": "a.example", "scopeDomain": "b.example"}), "scopeDomain"),
+        (json!({"mode": "learn", "taskKeywords": [""]}), "taskKeywords[0]"),
+        (json!({"mode": "learn", "scope": "everything"}), "scope"),
+    ] {
+        let mut args = args;
+        args["agentId"] = json!("mapper");
+        let e = a.client.call_err("nova.get_instructions", args.clone()).await?;
+        assert!(e.code.0 == -32602 && e.message.contains(field), "{args}: {}", e.message);
+    }
+
+    // A shallow tour: two pages, one action. The release is refused, naming the floors.
+    a.visit(&nova.url("page2.html")).await?;
+    a.visit(&nova.url("basic.html")).await?;
+    a.step("nova.click_selector", json!({"selector": "#counter"})).await?;
+    let e = a.client.call_err("nova.tab_release", json!({"targetId": tab, "agentId": "mapper"})).await?;
+    let data = e.data.clone().unwrap_or_default();
+    assert_eq!(
+        (
+            e.code.0,
+            data["reasonCode"].clone(),
+            data["required"]["minVisitedSurfaces"].clone(),
+            data["current"]["visitedSurfaces"].clone(),
+            data["current"]["meaningfulInteractions"].clone()
+        ),
+        (-32041, json!("learn.coverage_not_met"), json!(5), json!(2), json!(1)),
+        "{e:?}"
+    );
+    let e = a
+        .client
+        .call_err(
+            "nova.tab_release",
+            json!({"targetId": tab, "agentId": "mapper", "coverageExhausted": true}),
+        )
+        .await?;
+    assert!(e.code.0 == -32602 && e.message.contains("coverageExhaustedReason"), "{}", e.message);
+    let r = a
+        .step("nova.tab_release", json!({"targetId": tab, "coverageExhausted": true,
+                                         "coverageExhaustedReason": "the rest of the site needs the person's sign-in"}))
+        .await?;
+    assert_eq!(
+        (r["released"].clone(), r["learnMode"]["ended"].clone()),
+        (json!(true), json!("coverage_exhausted")),
+        "{r}"
+    );
+
+    // A real exploration: five pages, eight actions; the release goes through.
+    let g = a.step("nova.get_instructions", json!({"mode": "learn", "detail": "compact"})).await?;
+    assert_eq!(g["learnMode"]["progress"]["tasks"][0]["visitedSurfaces"], 0, "a new task: {g}");
+    for page in ["page2.html", "blockers.html", "learn/newsletter.html", "counter.html", "basic.html"] {
+        a.visit(&nova.url(page)).await?;
+    }
+    for _ in 0..8 {
+        a.step("nova.click_selector", json!({"selector": "#counter"})).await?;
+    }
+    let g = a.step("nova.get_instructions", json!({"mode": "learn"})).await?;
+    let p = &g["learnMode"]["progress"];
+    assert_eq!(
+        (
+            p["tasks"][0]["visitedSurfaces"].clone(),
+            p["tasks"][0]["meaningfulInteractions"].clone(),
+            p["allFloorsMet"].clone()
+        ),
+        (json!(5), json!(8), json!(true)),
+        "{g}"
+    );
+    let r = a.step("nova.tab_release", json!({"targetId": tab})).await?;
+    assert_eq!(r["learnMode"]["ended"], "complete", "{r}");
+    Ok(())
+}

@@ -14,11 +14,15 @@ pub struct Setup<'h> {
     pub bridge: &'h crate::bridge::Bridge,
     /// Task memory (whether an exhaustive task is running).
     pub etm: &'h crate::etm::Etm,
+    /// The tabs and their claims (Learn Mode's tasks).
+    pub tabs: crate::tabs::Tabs<'h>,
+    /// The learning journal (Learn Mode's progress).
+    pub lcj: &'h crate::lcj::Journal,
 }
 
 impl<'h> From<&'h crate::hub::Hub> for Setup<'h> {
     fn from(hub: &'h crate::hub::Hub) -> Self {
-        Self { bridge: &hub.bridge, etm: &hub.etm }
+        Self { bridge: &hub.bridge, etm: &hub.etm, tabs: hub.tabs(), lcj: &hub.lcj }
     }
 }
 
@@ -55,6 +59,29 @@ crate::tool_args! {
         /// quickstart (default), task or learn.
         #[serde(default)]
         pub mode: InstructionsMode,
+        /// Learn Mode: the tab `targetId` names (`target`, default) or every tab the agent holds
+        /// (`allOwnerClaims`).
+        #[serde(default)]
+        pub scope: crate::alp::learn_mode::LearnScope,
+        /// Learn Mode: the tab (default: the active one).
+        #[serde(default)]
+        pub target_id: Option<String>,
+        /// full (default) or compact.
+        #[serde(default)]
+        pub detail: crate::alp::learn_mode::Detail,
+        /// Learn Mode: the platform's site (default: the tab's). `scopeDomain` and `domainScope`
+        /// are the same; all given must agree.
+        #[serde(default)]
+        pub domain: Option<String>,
+        /// Same as `domain`.
+        #[serde(default)]
+        pub scope_domain: Option<String>,
+        /// Same as `domain`.
+        #[serde(default)]
+        pub domain_scope: Option<String>,
+        /// Learn Mode: what the exploration is about (at most 20, each 1 to 100 characters).
+        #[serde(default)]
+        pub task_keywords: Vec<String>,
     }
 }
 
@@ -198,8 +225,12 @@ impl Setup<'_> {
             InstructionsMode::Quickstart => QUICKSTART.to_owned(),
             InstructionsMode::Task => format!("{QUICKSTART}\n\n{TASK}"),
             InstructionsMode::Learn => {
-                format!("{QUICKSTART}\n\nLearning tools (PKS, LCJ) are not available yet.")
+                format!("{QUICKSTART}\n\n{}", crate::alp::learn_mode::guidance(a.detail))
             }
+        };
+        let learn = match a.mode {
+            InstructionsMode::Learn => Some(self.learn_mode(&agent, &a).await?),
+            _ => None,
         };
         let exhaustive = self
             .etm
@@ -216,10 +247,63 @@ impl Setup<'_> {
             text.push_str("\n\n");
             text.push_str(COVERAGE_CONTRACT);
         }
-        Ok(ToolReply::ok(json!({
+        let mut body = json!({
             "ok": true, "status": "ok", "mode": a.mode, "instructions": text, "knownBundles": BUNDLES,
             "coverageScanContract": exhaustive,
-        }))
-        .with_text(text))
+        });
+        if let Some(learn) = learn {
+            body["deliverable"] = json!(crate::alp::learn_mode::DELIVERABLE);
+            body["learnMode"] = learn;
+        }
+        Ok(ToolReply::ok(body).with_text(text))
+    }
+
+    /// Learn Mode: the tabs it covers, each a learn task, and their progress.
+    async fn learn_mode(&self, agent: &str, a: &InstructionsArgs) -> Result<serde_json::Value, CallError> {
+        use crate::alp::learn_mode::LearnScope;
+        let mut domain = None;
+        for (name, v) in
+            [("domain", &a.domain), ("scopeDomain", &a.scope_domain), ("domainScope", &a.domain_scope)]
+        {
+            let Some(v) = v else { continue };
+            let site = crate::pks::scope::normalize(v).map_err(|_| {
+                CallError::invalid(name, format!("`{name}` must name a site (example.org), got {v:?}"))
+            })?;
+            if domain.as_ref().is_some_and(|d| *d != site) {
+                return Err(CallError::invalid(
+                    name,
+                    format!("`{name}` disagrees with the other domain argument"),
+                ));
+            }
+            domain = Some(site);
+        }
+        if a.task_keywords.len() > 20 {
+            return Err(CallError::invalid(
+                "taskKeywords",
+                format!("`taskKeywords` holds at most 20, got {}", a.task_keywords.len()),
+            ));
+        }
+        if let Some(i) = a.task_keywords.iter().position(|k| k.trim().is_empty() || k.chars().count() > 100) {
+            return Err(CallError::invalid(
+                &format!("taskKeywords[{i}]"),
+                format!("`taskKeywords[{i}]` must be 1 to 100 characters"),
+            ));
+        }
+        let ids: Vec<String> = match a.scope {
+            LearnScope::Target => vec![a.target_id.clone().unwrap_or_else(|| "active".to_owned())],
+            LearnScope::AllOwnerClaims => self.tabs.leases.held_by(agent),
+        };
+        let mut tabs = Vec::new();
+        for id in ids {
+            // A tab that is gone is skipped: its progress cannot grow.
+            if let Ok(tab) = self.tabs.resolve(&id).await {
+                let site = domain
+                    .clone()
+                    .or_else(|| crate::pks::scope::normalize(&tab.url).ok())
+                    .unwrap_or_default();
+                tabs.push((tab.target_id, site));
+            }
+        }
+        crate::alp::learn_mode::start(self.lcj, agent, &tabs, &a.task_keywords).await
     }
 }

@@ -76,6 +76,12 @@ pub fn to_error(e: &CallError) -> ErrorData {
             format!("the evidence store failed: {m}"),
             Some(json!({"reasonCode": "store_error", "retryable": true})),
         ),
+        CallError::Coverage { message, data } => {
+            let mut data = data.clone();
+            data["reasonCode"] = json!(crate::call::COVERAGE_NOT_MET);
+            data["retryable"] = json!(true);
+            ErrorData::new(ErrorCode(crate::call::COVERAGE_NOT_MET_CODE), message.clone(), Some(data))
+        }
         CallError::Owner(o) => ErrorData::new(
             ErrorCode(OWNER_MISMATCH_CODE),
             o.to_string(),
