@@ -453,8 +453,10 @@ async fn learn_mode_refuses_an_early_release_and_accepts_an_explained_exhaustion
         assert!(e.code.0 == -32602 && e.message.contains(field), "{args}: {}", e.message);
     }
 
-    // A shallow tour: two pages, one action. The release is refused, naming the floors.
+    // A shallow tour: two pages, one action. The release is refused, naming the floors. (A page
+    // read again within 30 s is one observation: the clock moves past the journal's throttle.)
     a.visit(&nova.url("page2.html")).await?;
+    nova.advance_clock(APART)?;
     a.visit(&nova.url("basic.html")).await?;
     a.step("nova.click_selector", json!({"selector": "#counter"})).await?;
     let e = a.client.call_err("nova.tab_release", json!({"targetId": tab, "agentId": "mapper"})).await?;
@@ -489,6 +491,7 @@ async fn learn_mode_refuses_an_early_release_and_accepts_an_explained_exhaustion
     );
 
     // A real exploration: five pages, eight actions; the release goes through.
+    nova.advance_clock(APART)?;
     let g = a.step("nova.get_instructions", json!({"mode": "learn", "detail": "compact"})).await?;
     assert_eq!(g["learnMode"]["progress"]["tasks"][0]["visitedSurfaces"], 0, "a new task: {g}");
     for page in ["page2.html", "blockers.html", "learn/newsletter.html", "counter.html", "basic.html"] {
