@@ -13,7 +13,8 @@
 //!   [`attribution`]: which phenomenon an action's selector belongs to.
 //! - [`rows`]: the tables; [`ingest`]: from a call to its rows; [`evidence`]: what the gates
 //!   count for one phenomenon; [`opportunities`]: semantic learning opportunities as stored;
-//!   [`learn`]: Learn Mode tasks and their coverage;
+//!   [`learn`]: Learn Mode tasks and their coverage; [`retention`]: what the journal keeps, and
+//!   for how long;
 //!   [`stats`]: `nova.memory_stats`.
 //! - `nova.memory_add_candidate` is in [`tools`].
 
@@ -23,6 +24,7 @@ pub mod ingest;
 pub mod keys;
 pub mod learn;
 pub mod opportunities;
+pub mod retention;
 pub mod rows;
 pub mod sessions;
 pub mod stats;
@@ -61,7 +63,15 @@ pub struct Journal {
 impl Journal {
     /// Opens the journal and starts its writer.
     pub fn open(db: &Path) -> Result<Self, StoreError> {
-        let writer_conn = store::open(db)?;
+        let mut writer_conn = store::open(db)?;
+        let now = crate::clock::now_ms();
+        match retention::curated_keys(&writer_conn)
+            .and_then(|keep| retention::prune(&mut writer_conn, now, &keep))
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(rows = n, "expired learning journal rows pruned"),
+            Err(e) => tracing::warn!(error = %e, "learning journal retention failed"),
+        }
         let state = ingest::State { sessions: sessions::Sessions::load(&writer_conn)?, ..Default::default() };
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
@@ -151,7 +161,7 @@ mod tests {
             url: Some("https://shop.example/".into()),
             selector: Some("#go".into()),
             error_text: (!ok).then(|| "element_not_found".to_owned()),
-            at: 1_000 + n,
+            at: crate::clock::now_ms() + n,
             ..Call::default()
         };
         j.ingest(call(1, "nova.click_selector", false));

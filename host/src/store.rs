@@ -24,6 +24,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0013_lcj", include_str!("../migrations/0013_lcj.sql")),
     ("0014_lcj_semantic", include_str!("../migrations/0014_lcj_semantic.sql")),
     ("0015_learn_mode", include_str!("../migrations/0015_learn_mode.sql")),
+    ("0016_lcj_rollups", include_str!("../migrations/0016_lcj_rollups.sql")),
 ];
 
 /// The schema version this build writes.
