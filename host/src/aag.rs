@@ -67,6 +67,8 @@ pub mod gate {
     pub const IDENTITY_OVERLAY: &str = "safety.identity_overlay";
     /// A semantic learning opportunity on the site stays unresolved.
     pub const SEMANTIC_LEARNING: &str = "pks.semantic_learning";
+    /// A hard navigation would lose a fragile single-page app's state known from PKS.
+    pub const SPA_NAVIGATION: &str = "pks.spa_navigation_block";
 }
 
 /// One row of the gate table: id, default mode, whether a force bypass exists, threshold and
@@ -186,6 +188,13 @@ pub const GATES: &[GateSpec] = &[
         clear: "`nova.learn_resolve_opportunity` with a verdict, or a matching `nova.pks_upsert`",
     },
     GateSpec {
+        id: gate::SPA_NAVIGATION,
+        default: GateMode::Block,
+        bypass: true,
+        trigger: "`nova.navigate` in the same tab away from a route PKS knows as a fragile single-page app (`context.domainCapabilities.spaNavigation`)",
+        clear: "`nova.route` (in-app navigation keeps the app's state), `nova.navigate` with `newTab: true`, or the explicit override `_meta.forceBypass: true`",
+    },
+    GateSpec {
         id: gate::SCREENSHOT_BUDGET,
         default: GateMode::Block,
         bypass: true,
@@ -226,6 +235,7 @@ pub(crate) fn warning_key(id: &str) -> &'static str {
         gate::CROSS_TAB => "crossTabNavigationDisabled",
         gate::DISK_SPACE_LOW => "diskSpaceLow",
         gate::SEMANTIC_LEARNING => "semanticLearning",
+        gate::SPA_NAVIGATION => "spaNavigationBlock",
         _ => "emergencyStop",
     }
 }

@@ -159,6 +159,11 @@ impl Facts for World {
         None
     }
 
+    fn spa_risk(&self, _site: &str, _path: &str) -> Option<String> {
+        // No site of the world is known as a fragile app (tests/tests/test_pks.rs drives it).
+        None
+    }
+
     fn active_instance(&self, _agent: &str) -> Option<String> {
         None
     }

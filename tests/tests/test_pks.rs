@@ -352,3 +352,55 @@ async fn entries_are_explained_patched_under_the_same_rules_and_sites_keep_hints
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fragile_single_page_app_is_not_left_by_a_full_navigation() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "pks-spa").await?;
+    a.ready().await?;
+    a.step("nova.tools_bundle", json!({"bundle": "pks_learning"})).await?;
+    let app = nova.url("spa.html");
+    let scope = app.split('/').nth(2).unwrap_or_default().to_owned();
+    a.visit(&app).await?;
+    let context = json!({"domainCapabilities": {"spaNavigation": {"fragile": true, "routes": ["/spa.html"],
+                         "why": "the draft lives in the page"}}});
+    a.step(
+        "nova.pks_upsert",
+        json!({"scope": scope, "context": context,
+                                     "phenomenon": phenomenon(decline())}),
+    )
+    .await?;
+
+    // A full navigation away would lose the app's state: blocked, with the ways out.
+    let tab = a.tab.clone().unwrap_or_default();
+    let r = a
+        .client
+        .call("nova.navigate", json!({"agentId": "pks-spa", "targetId": tab, "url": nova.url("page2.html")}))
+        .await?;
+    let block = r.meta.as_ref().and_then(|m| m.0.get("io.nova/aag").cloned()).unwrap_or(Value::Null);
+    assert_eq!(
+        (block["gateId"].clone(), block["reasonCode"].clone(), block["details"]["clearWith"].clone()),
+        (json!("pks.spa_navigation_block"), json!("pks.spa_navigation_block"), json!(["nova.route"])),
+        "{r:?}"
+    );
+    assert_eq!(block["details"]["why"], "the draft lives in the page", "{block}");
+
+    // The ways out pass: a new tab, and the explicit override.
+    let r = a.step("nova.navigate", json!({"url": nova.url("page2.html"), "newTab": true})).await?;
+    let other = r["targetId"].clone();
+    assert_ne!(other, json!(tab), "{r}");
+    let r = a
+        .client
+        .call(
+            "nova.navigate",
+            json!({"agentId": "pks-spa", "targetId": tab, "url": nova.url("page2.html"),
+                                      "_meta": {"forceBypass": true}}),
+        )
+        .await?;
+    let s = r.structured_content.clone().unwrap_or_default();
+    assert_eq!(s["_aagGates"]["spaNavigationBlock"]["status"], "bypassed", "{s}");
+    // Off the fragile route nothing stands in the way.
+    a.step("nova.perceive", json!({"targetId": tab})).await?;
+    a.step("nova.navigate", json!({"targetId": tab, "url": nova.url("basic.html")})).await?;
+    Ok(())
+}

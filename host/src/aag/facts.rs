@@ -89,6 +89,11 @@ impl Facts for HubFacts<'_> {
         open.into_iter().max_by_key(|o| rank(&o.state)).map(|o| (o.id, o.state))
     }
 
+    fn spa_risk(&self, site: &str, path: &str) -> Option<String> {
+        let domain = self.hub.pks.with(|c| crate::pks::records::domain(c, site)).ok()??;
+        crate::pks::model::spa_risk(&domain.context, path)
+    }
+
     fn active_instance(&self, agent: &str) -> Option<String> {
         let stale = now_ms() - 3_600_000;
         self.hub

@@ -97,6 +97,9 @@ pub trait Facts {
     fn active_instance(&self, agent: &str) -> Option<String>;
     /// The most escalated open semantic learning opportunity on `site` (id, state).
     fn semantic(&self, site: &str) -> Option<(String, String)>;
+    /// Why a hard navigation away from `path` on `site` would lose a fragile single-page app's
+    /// state, when PKS knows it would.
+    fn spa_risk(&self, site: &str, path: &str) -> Option<String>;
 }
 
 /// One tool call as the gates see it.
@@ -194,6 +197,7 @@ pub const PIPELINE: &[(&str, Gate)] = &[
     (gate::ACTIVE_INSTANCE, active_instance),
     (gate::TAB_AWARENESS, tab_awareness),
     (gate::SEMANTIC_LEARNING, semantic_learning),
+    (gate::SPA_NAVIGATION, spa_navigation),
 ];
 
 /// Every tool name a block may name in `clearWith` (checked against the registry).
@@ -204,6 +208,7 @@ pub fn named_in_blocks() -> Vec<&'static str> {
     names.extend(TASK_DISCOVERY_CLEARS);
     names.extend(ACTIVE_INSTANCE_CLEARS);
     names.extend(SEMANTIC_LEARNING_CLEARS);
+    names.extend(SPA_NAVIGATION_CLEARS);
     names
 }
 
@@ -216,6 +221,8 @@ const TASK_DISCOVERY_CLEARS: &[&str] =
 const ACTIVE_INSTANCE_CLEARS: &[&str] = &["nova.task_instance_progress", "nova.task_instance_get"];
 /// What clears `pks.semantic_learning`.
 const SEMANTIC_LEARNING_CLEARS: &[&str] = &["nova.learn_resolve_opportunity", "nova.pks_upsert"];
+/// What clears `pks.spa_navigation_block` (besides `newTab: true` and the explicit override).
+const SPA_NAVIGATION_CLEARS: &[&str] = &["nova.route"];
 
 /// Runs the gates before a call.
 pub fn preflight(facts: &dyn Facts, state: &mut SessionState, call: &Call<'_>) -> Preflight {
@@ -659,6 +666,28 @@ fn semantic_learning(r: &mut Run<'_>) -> bool {
         ),
         None,
         json!({"opportunityId": id, "escalation": state, "site": site, "clearWith": SEMANTIC_LEARNING_CLEARS}),
+    )
+}
+
+/// A same-tab `nova.navigate` away from a route PKS knows as a fragile single-page app.
+fn spa_navigation(r: &mut Run<'_>) -> bool {
+    if r.call.tool != "nova.navigate" || r.call.args.get("newTab").and_then(Value::as_bool) == Some(true) {
+        return false;
+    }
+    let Some(tab) = r.call.tab(r.facts.browser()) else { return false };
+    let Ok(site) = crate::pks::scope::normalize(&tab.url) else { return false };
+    let path = crate::url::parts(&tab.url).map_or_else(|| "/".to_owned(), |p| p.path);
+    let Some(why) = r.facts.spa_risk(&site, &path) else { return false };
+    r.fire(
+        gate::SPA_NAVIGATION,
+        "pks.spa_navigation_block",
+        format!(
+            "Leaving {path} on {site} with a full navigation would lose the app's state ({why}): move inside the app \
+             with nova.route, open the address in a new tab (newTab: true), or override with _meta.forceBypass."
+        ),
+        None,
+        json!({"site": site, "route": path, "why": why, "clearWith": SPA_NAVIGATION_CLEARS,
+               "alternatives": ["nova.navigate with newTab: true", "_meta.forceBypass: true"]}),
     )
 }
 

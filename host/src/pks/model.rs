@@ -350,3 +350,50 @@ pub struct Phenomenon {
     #[serde(default)]
     pub context: Context,
 }
+
+/// Why a full navigation away from `path` would lose a fragile single-page app's state, from a
+/// site's context (`domainCapabilities.spaNavigation`: `fragile`, `routes` as paths or `/prefix/*`
+/// patterns, default every route, and `why`); docs/pks.md, "Sites (scopes)".
+pub fn spa_risk(context: &serde_json::Value, path: &str) -> Option<String> {
+    let spa = &context["domainCapabilities"]["spaNavigation"];
+    if spa["fragile"] != true {
+        return None;
+    }
+    let on_route = match spa["routes"].as_array() {
+        None => true,
+        Some(routes) => {
+            routes.iter().filter_map(serde_json::Value::as_str).any(|r| match r.strip_suffix('*') {
+                Some(prefix) => path.starts_with(prefix),
+                None => r == path,
+            })
+        }
+    };
+    on_route.then(|| {
+        spa["why"].as_str().map_or_else(
+            || "the site is a single-page app whose state lives in the page".to_owned(),
+            str::to_owned,
+        )
+    })
+}
+
+#[cfg(test)]
+mod spa_tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_fragile_app_is_known_per_route() {
+        let ctx = json!({"domainCapabilities": {"spaNavigation": {"fragile": true, "routes": ["/app/*", "/draft"], "why": "drafts"}}});
+        assert_eq!(super::spa_risk(&ctx, "/app/inbox").as_deref(), Some("drafts"));
+        assert_eq!(super::spa_risk(&ctx, "/draft").as_deref(), Some("drafts"));
+        assert!(super::spa_risk(&ctx, "/about").is_none());
+        assert!(
+            super::spa_risk(&json!({"domainCapabilities": {"spaNavigation": {"fragile": false}}}), "/")
+                .is_none()
+        );
+        assert!(
+            super::spa_risk(&json!({"domainCapabilities": {"spaNavigation": {"fragile": true}}}), "/x")
+                .is_some()
+        );
+        assert!(super::spa_risk(&json!({}), "/").is_none());
+    }
+}
