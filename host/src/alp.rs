@@ -11,7 +11,9 @@
 //! - [`semantic`]: semantic learning opportunities (detectors, the `pksSemanticLearning`
 //!   prompt, escalation, domain-exit summaries); [`resolve`]: `nova.learn_resolve_opportunity`.
 //! - [`learn_mode`]: Learn Mode's guidance, deliverable and progress (`nova.get_instructions`).
+//! - [`autonomous`]: candidates stored without an agent asking (FR-1), under strict conditions.
 
+pub mod autonomous;
 pub mod explain;
 pub mod feedback;
 pub mod gates;

@@ -125,7 +125,12 @@ pub async fn call_tool(
         ),
         Err(_) => Map::new(),
     };
+    let click = AutoClick::of(&journaled);
     hub.lcj.ingest(journaled);
+    let autonomous = match click {
+        Some(click) => autonomous_learning(hub, click).await,
+        None => None,
+    };
     crate::tuc::Coverage::from(hub).attribute_call(&rec.obs);
     crate::aag::facts::after_call(hub, session, &gate_args, &rec.obs);
     let hint = crate::tuc::Coverage::from(hub).scan_hint(&rec.obs);
@@ -137,6 +142,9 @@ pub async fn call_tool(
         for (k, v) in learning {
             reply.structured[k] = v;
         }
+        if let Some(a) = autonomous {
+            reply.structured["pksAutonomousLearning"] = a;
+        }
         if let Some(h) = hint {
             reply.structured["_aagGates"]["coverageScanRecommended"] = h;
         }
@@ -146,6 +154,62 @@ pub async fn call_tool(
         reply.meta.extend(gates.meta);
     }
     result
+}
+
+/// A successful click on an auto-safe selector: what autonomous learning (FR-1) judges.
+struct AutoClick {
+    selector: String,
+    host: String,
+    url: String,
+    owner: String,
+}
+
+impl AutoClick {
+    fn of(call: &crate::lcj::Call) -> Option<Self> {
+        let selector = call.selector.as_deref().map(crate::lcj::keys::selector_norm)?;
+        if call.tool != "nova.click_selector"
+            || !call.success
+            || !crate::alp::autonomous::auto_safe(&selector)
+        {
+            return None;
+        }
+        Some(Self {
+            selector,
+            host: crate::lcj::ingest::host_of(call),
+            url: call.url_before.clone().or_else(|| call.url.clone())?,
+            owner: call.owner.clone(),
+        })
+    }
+}
+
+/// Autonomous learning (FR-1) after a click: the journal's barrier first (the click is in
+/// the evidence), then the conditions (`crate::alp::autonomous`).
+async fn autonomous_learning(hub: &Hub, click: AutoClick) -> Option<Value> {
+    if !hub.lcj.flush_within(crate::lcj::FLUSH_MAX).await {
+        return None;
+    }
+    let now = crate::clock::now_ms();
+    let r = hub.pks.with(|c| {
+        let tx = crate::store::write_tx(c)?;
+        let r = crate::alp::autonomous::consider(
+            &tx,
+            (&click.host, &click.url),
+            &click.selector,
+            &click.owner,
+            now,
+        );
+        if matches!(r, Ok(Some(ref v)) if v["written"] == true) {
+            tx.commit()?;
+        }
+        Ok(r)
+    });
+    match r {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) | Err(e) => {
+            tracing::warn!(error = %e, "autonomous learning skipped a click");
+            None
+        }
+    }
 }
 
 async fn run(

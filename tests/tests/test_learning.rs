@@ -515,3 +515,64 @@ async fn learn_mode_refuses_an_early_release_and_accepts_an_explained_exhaustion
     assert_eq!(r["learnMode"]["ended"], "complete", "{r}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_click_that_keeps_working_is_learned_alone_only_when_nothing_is_open() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = learner(&nova, "autonomous").await?;
+    let column = nova.url("learn/newsletter.html");
+    let archive = nova.url("learn/archive.html");
+    let scope = column.split('/').nth(2).unwrap_or_default().to_owned();
+
+    // A consent request answered on the site opens a semantic opportunity first.
+    a.visit(&nova.url("blockers.html")).await?;
+    a.step("nova.click_selector", json!({"selector": "#no"})).await?;
+    let r = a.step("nova.click_selector", json!({"selector": "#cookie-consent #reject"})).await?;
+    let opportunity = r["pksSemanticLearning"]["opportunityId"].as_str().unwrap_or_default().to_owned();
+    assert!(opportunity.starts_with("sem:consent_cmp:"), "{r}");
+
+    // Three successes in a row, on two pages and three documents: learned, but held back while
+    // the opportunity is open.
+    let mut last = Value::Null;
+    for page in [&column, &archive, &column] {
+        nova.advance_clock(APART)?;
+        a.visit(page).await?;
+        last = a.step("nova.click_selector", json!({"selector": "#newsletter-close"})).await?;
+    }
+    let auto = &last["pksAutonomousLearning"];
+    assert_eq!(
+        (auto["heldBack"].clone(), auto["opportunityId"].clone()),
+        (json!(true), json!(opportunity)),
+        "{last}"
+    );
+    a.step(
+        "nova.learn_resolve_opportunity",
+        json!({"opportunityId": opportunity, "verdict": "not_applicable",
+                                                     "reason": "a test page"}),
+    )
+    .await?;
+
+    // Resolved: the next success stores it, as a candidate nothing applies yet.
+    nova.advance_clock(APART)?;
+    a.visit(&archive).await?;
+    let r = a.step("nova.click_selector", json!({"selector": "#newsletter-close"})).await?;
+    let auto = &r["pksAutonomousLearning"];
+    let id = auto["targetStableId"].as_str().unwrap_or_default().to_owned();
+    assert!(auto["written"] == true && id.starts_with("auto_learning:"), "{r}");
+    let one = a.step("nova.pks_get", json!({"scope": scope, "phenomenonId": id})).await?;
+    assert_eq!(
+        (
+            one["phenomenon"]["learningLevel"].clone(),
+            one["phenomenon"]["origin"].clone(),
+            one["phenomenon"]["type"].clone()
+        ),
+        (json!("L0"), json!("auto_learning"), json!("modal")),
+        "{one}"
+    );
+    // Once stored, the same clicks learn nothing more.
+    nova.advance_clock(APART)?;
+    a.visit(&column).await?;
+    let r = a.step("nova.click_selector", json!({"selector": "#newsletter-close"})).await?;
+    assert!(r["pksAutonomousLearning"].is_null(), "{r}");
+    Ok(())
+}

@@ -158,7 +158,8 @@ pub struct Proposal {
     pub draft: Draft,
 }
 
-fn confidence(cl: &Cluster) -> f64 {
+/// The confidence of a cluster's proposal.
+pub fn confidence(cl: &Cluster) -> f64 {
     let decided = (cl.successes + cl.failures).max(1) as f64;
     let c = (0.55 + 0.1 * cl.successes.min(3) as f64) * (cl.successes as f64 / decided);
     (c.min(0.9) * 100.0).round() / 100.0
@@ -336,8 +337,15 @@ pub fn similarity(draft: &Value, e: &Entry) -> f64 {
         + 0.4 * jaccard(&signals_of(&draft["fingerprint"]), &signals_of(&e.fingerprint))
 }
 
-/// Writes `p` for `host`; returns what the proposal says about itself.
-fn write(c: &Connection, host: &str, p: &Proposal, owner: &str, now: i64) -> Result<Value, CallError> {
+/// Writes `p` for `host` (new entries with `origin`: `learned`, `auto_learning`); returns what
+/// the proposal says about itself.
+pub fn write(
+    c: &Connection,
+    host: &str,
+    p: &Proposal,
+    (owner, origin): (&str, &str),
+    now: i64,
+) -> Result<Value, CallError> {
     let store = |e: rusqlite::Error| CallError::Store(e.to_string());
     let entries = records::entries(c, host).map_err(store)?;
     let mut out = json!({
@@ -385,7 +393,7 @@ fn write(c: &Connection, host: &str, p: &Proposal, owner: &str, now: i64) -> Res
             poison::check(&ph)?;
             let id = ph.id.clone().unwrap_or_else(|| records::stable_id(&ph));
             let level = if target.is_some() { "L1" } else { "L0" };
-            records::upsert(c, host, &id, &ph, (level, "learned"), now).map_err(store)?;
+            records::upsert(c, host, &id, &ph, (level, origin), now).map_err(store)?;
             if target.is_some() {
                 records::set_level(c, host, &id, "L1", "patched by nova.learn_generate", now)
                     .map_err(store)?;
@@ -474,7 +482,7 @@ impl Generator<'_> {
         for p in proposals.iter().take(a.limit as usize) {
             let r = self.pks.with(|c| {
                 let tx = crate::store::write_tx(c)?;
-                let r = write(&tx, &site, p, &owner, now);
+                let r = write(&tx, &site, p, (&owner, "learned"), now);
                 if r.is_ok() {
                     tx.commit()?;
                 }

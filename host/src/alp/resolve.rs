@@ -84,6 +84,29 @@ crate::tool! {
     .page(PageUse::None);
 }
 
+/// Retires the autonomous candidates (`L0`, `auto_learning`) of the opportunity's site that
+/// the agent's own entry replaces: of its kind (a risky repeat: those holding its selector).
+fn supersede(c: &rusqlite::Connection, o: &opportunities::Opportunity, now: i64) -> rusqlite::Result<usize> {
+    let selector = o.evidence["selector"].as_str().map(crate::lcj::keys::selector_norm);
+    let mut n = 0;
+    for e in crate::pks::records::entries(c, &o.origin)? {
+        let auto = e.origin == "auto_learning" && e.level == "L0" && e.deprecated.is_none();
+        let same = match o.kind.as_str() {
+            "risky_repeat" => {
+                selector.as_ref().is_some_and(|s| crate::lcj::attribution::selectors(&e).contains(s))
+            }
+            kind => e.kind == kind,
+        };
+        if auto
+            && same
+            && crate::pks::records::deprecate(c, &o.origin, &e.id, &format!("superseded by {}", o.id), now)?
+        {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 impl Resolver<'_> {
     /// `nova.learn_resolve_opportunity`.
     pub async fn learn_resolve_opportunity(
@@ -107,11 +130,17 @@ impl Resolver<'_> {
         }
         let now = crate::clock::now_ms();
         let verdict = a.verdict.as_str();
-        let before = self.lcj.with(|c| {
+        let (before, superseded) = self.lcj.with(|c| {
             let tx = crate::store::write_tx(c)?;
             let before = opportunities::resolve(&tx, &id, verdict, reason, "learn_resolve_opportunity", now)?;
+            let superseded = match &before {
+                Some(o) if matches!(a.verdict, Verdict::Upsert | Verdict::AlreadyKnown) => {
+                    supersede(&tx, o, now)?
+                }
+                _ => 0,
+            };
             tx.commit()?;
-            Ok(before)
+            Ok((before, superseded))
         })?;
         rec.executed();
         let Some(before) = before else {
@@ -127,8 +156,57 @@ impl Resolver<'_> {
             "ok": true, "opportunityId": id, "verdict": verdict, "reason": reason,
             "priorState": before.state, "resolvedState": if verdict == "defer" { "deferred" } else { "resolved" },
             "resolvedAtUtc": crate::time::iso(now),
-            // Autonomous (FR-1) candidates of the site held back by it: none are written yet.
-            "fr1CandidatesSuperseded": 0,
+            "fr1CandidatesSuperseded": superseded,
         })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::pks::model::Phenomenon;
+
+    #[test]
+    fn the_agents_own_entry_retires_the_autonomous_candidates_of_its_kind() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let c = crate::store::open(&dir.path().join("n.db")).expect("open");
+        let ph = |kind: &str, sel: &str| -> Phenomenon {
+            serde_json::from_value(json!({"type": kind, "fingerprint": {"signals": [{"kind": "dom", "match": sel}]},
+                "playbook": {"policy": "dismiss", "actions": [{"type": "click", "selector": sel, "declaredPolarity": "reject"}]}}))
+            .expect("phenomenon")
+        };
+        let up = |id: &str, kind: &str, sel: &str, origin: &str| {
+            crate::pks::records::upsert(&c, "a.org", id, &ph(kind, sel), ("L0", origin), 1).expect("upsert");
+        };
+        up("auto_learning:1", "consent_cmp", "#cookie-no", "auto_learning");
+        up("auto_learning:2", "modal", "#close", "auto_learning");
+        up("mine", "consent_cmp", "#cookie-x", "manual");
+        let o = opportunities::Opportunity {
+            id: "sem:consent_cmp:a.org:f".into(),
+            kind: "consent_cmp".into(),
+            origin: "a.org".into(),
+            fingerprint: "f".into(),
+            state: "prompted".into(),
+            confidence: 0.7,
+            reason: "r".into(),
+            evidence: json!({}),
+            skeleton: json!({}),
+            eligible_calls: 0,
+            verdict: None,
+            verdict_reason: None,
+            match_source: None,
+            resolved_at: None,
+            summarized: false,
+        };
+        assert_eq!(supersede(&c, &o, 2).expect("supersede"), 1);
+        let retired: Vec<String> = crate::pks::records::entries(&c, "a.org")
+            .expect("entries")
+            .into_iter()
+            .filter(|e| e.deprecated.is_some())
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(retired, ["auto_learning:1"], "the agent's own entry and other kinds stay");
     }
 }

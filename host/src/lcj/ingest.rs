@@ -47,6 +47,8 @@ pub struct Call {
     pub url: Option<String>,
     /// The page it began on.
     pub url_before: Option<String>,
+    /// The navigation epoch of the document it began on (a new document is a new DOM state).
+    pub epoch: Option<u32>,
     /// Its arguments as recorded (secrets replaced).
     pub args_summary: Option<String>,
     /// The selector it used.
@@ -91,6 +93,7 @@ impl Call {
                 .flatten(),
             url: obs.url_after.clone().or_else(|| obs.url_before.clone()),
             url_before: obs.url_before.clone(),
+            epoch: obs.nav_epoch_before,
             args_summary: obs.args_json.clone(),
             selector: obs.selector.clone().or_else(|| text(args.get("selector"))),
             scope: text(args.get("scope")).or_else(|| text(reply.get("scope"))),
@@ -252,11 +255,16 @@ pub fn observations(call: &Call, entries: &[records::Entry]) -> Vec<Observation>
             let selector = call.selector.as_deref().map(keys::selector_norm);
             let target =
                 selector.as_deref().and_then(|s| attribution::attribute(entries, s)).map(|e| e.id.clone());
+            let page = call.url_before.as_deref().or(call.url.as_deref()).unwrap_or_default();
             out.push(Observation {
                 kind: if call.success { "action_success" } else { "action_failure" },
                 outcome: ok(call.success),
                 target_stable_id: target,
                 selector_norm: selector,
+                // Where it happened: autonomous learning counts pages and documents.
+                payload: Some(
+                    json!({"url": page.split(['?', '#']).next().unwrap_or_default(), "navEpoch": call.epoch}),
+                ),
                 ..Observation::default()
             });
         }
