@@ -27,9 +27,6 @@ async fn close(nova: &Nova, a: &mut Agent, page: &str, selector: &str) -> anyhow
     a.visit(page).await?;
     let (r, failed) = a.call("nova.click_selector", json!({"selector": selector})).await?;
     anyhow::ensure!(failed != (r["ok"] == true), "a click is a success or a failure: {r}");
-    if failed {
-        eprintln!("click {selector} on {page} failed: {r}");
-    }
     Ok(!failed)
 }
 
@@ -176,7 +173,7 @@ async fn a_repeated_dismissal_becomes_knowledge_only_through_the_gates() -> anyh
 async fn every_failure_row_names_its_field_and_the_journal_outlives_a_kill() -> anyhow::Result<()> {
     let nova = Nova::start_with_default_gates().await?;
     let mut a = learner(&nova, "row-a").await?;
-    let mut b = learner(&nova, "row-b").await?;
+    let b = learner(&nova, "row-b").await?;
     let page = nova.url("learn/newsletter.html");
     let scope = page.split('/').nth(2).unwrap_or_default().to_owned();
     let seen = a.visit(&page).await?;
