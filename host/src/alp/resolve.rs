@@ -183,23 +183,15 @@ mod tests {
         up("auto_learning:1", "consent_cmp", "#cookie-no", "auto_learning");
         up("auto_learning:2", "modal", "#close", "auto_learning");
         up("mine", "consent_cmp", "#cookie-x", "manual");
-        let o = opportunities::Opportunity {
-            id: "sem:consent_cmp:a.org:f".into(),
-            kind: "consent_cmp".into(),
-            origin: "a.org".into(),
-            fingerprint: "f".into(),
-            state: "prompted".into(),
-            confidence: 0.7,
-            reason: "r".into(),
-            evidence: json!({}),
-            skeleton: json!({}),
-            eligible_calls: 0,
-            verdict: None,
-            verdict_reason: None,
-            match_source: None,
-            resolved_at: None,
-            summarized: false,
-        };
+        let o = opportunities::Opportunity::new(
+            "consent_cmp",
+            "a.org",
+            "f",
+            0.7,
+            "r".into(),
+            json!({}),
+            json!({}),
+        );
         assert_eq!(supersede(&c, &o, 2).expect("supersede"), 1);
         let retired: Vec<String> = crate::pks::records::entries(&c, "a.org")
             .expect("entries")

@@ -66,24 +66,7 @@ fn opportunity(
     evidence: Value,
     skeleton: Value,
 ) -> Opportunity {
-    let fingerprint = short_hash(what);
-    Opportunity {
-        id: format!("sem:{kind}:{origin}:{fingerprint}"),
-        kind: kind.to_owned(),
-        origin: origin.to_owned(),
-        fingerprint,
-        state: "prompted".into(),
-        confidence,
-        reason,
-        evidence,
-        skeleton,
-        eligible_calls: 0,
-        verdict: None,
-        verdict_reason: None,
-        match_source: None,
-        resolved_at: None,
-        summarized: false,
-    }
+    Opportunity::new(kind, origin, &short_hash(what), confidence, reason, evidence, skeleton)
 }
 
 fn consent_skeleton(selector: Option<&str>, text: Option<&str>) -> Value {

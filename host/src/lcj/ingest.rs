@@ -117,7 +117,7 @@ const WRITES: &[&str] = &[
 ];
 
 /// Tools that act on an element the agent names by selector.
-const ACTIONS: &[&str] = &[
+pub const ACTIONS: &[&str] = &[
     "nova.click_selector",
     "nova.type_selector",
     "nova.guarded_login",

@@ -11,15 +11,9 @@ pub const MIN_VISITED_SURFACES: i64 = 5;
 /// Successful actions a learn task must take.
 pub const MIN_MEANINGFUL_INTERACTIONS: i64 = 8;
 
-/// Tools whose success is a meaningful interaction.
-pub const INTERACTIONS: &[&str] = &[
-    "nova.click_selector",
-    "nova.type_selector",
-    "nova.guarded_login",
-    "nova.guarded_send_message",
-    "nova.guarded_submit_form",
-    "nova.guarded_switch_model",
-    "nova.guarded_switch_sandbox",
+/// Tools whose success is a meaningful interaction besides the selector actions
+/// (`super::ingest::ACTIONS`).
+pub const OTHER_INTERACTIONS: &[&str] = &[
     "nova.dismiss_blockers",
     "nova.phenomenon_apply",
     "nova.file_upload",
@@ -111,7 +105,12 @@ pub fn progress(c: &Connection, t: &Task) -> rusqlite::Result<Progress> {
         params![t.tab, t.owner, t.started_at],
         |r| r.get(0),
     )?;
-    let tools = INTERACTIONS.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(", ");
+    let tools = super::ingest::ACTIONS
+        .iter()
+        .chain(OTHER_INTERACTIONS)
+        .map(|t| format!("'{t}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let meaningful_interactions = c.query_row(
         &format!(
             "SELECT COUNT(*) FROM lcj_tool_events WHERE tab_id = ?1 AND owner_id = ?2 AND created_at >= ?3

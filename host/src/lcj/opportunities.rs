@@ -48,6 +48,35 @@ pub struct Opportunity {
 }
 
 impl Opportunity {
+    /// A new opportunity of `kind` on `origin` (`fingerprint`), as raised.
+    pub fn new(
+        kind: &str,
+        origin: &str,
+        fingerprint: &str,
+        confidence: f64,
+        reason: String,
+        evidence: Value,
+        skeleton: Value,
+    ) -> Self {
+        Self {
+            id: format!("sem:{kind}:{origin}:{fingerprint}"),
+            kind: kind.to_owned(),
+            origin: origin.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            state: "prompted".into(),
+            confidence,
+            reason,
+            evidence,
+            skeleton,
+            eligible_calls: 0,
+            verdict: None,
+            verdict_reason: None,
+            match_source: None,
+            resolved_at: None,
+            summarized: false,
+        }
+    }
+
     /// Whether it still asks for a resolution.
     pub fn open(&self) -> bool {
         matches!(self.state.as_str(), "prompted" | "warned" | "strict")
@@ -180,20 +209,7 @@ mod tests {
     fn opp(id: &str) -> Opportunity {
         Opportunity {
             id: id.into(),
-            kind: "consent_cmp".into(),
-            origin: "a.org".into(),
-            fingerprint: "f".into(),
-            state: "prompted".into(),
-            confidence: 0.8,
-            reason: "r".into(),
-            evidence: json!({}),
-            skeleton: json!({}),
-            eligible_calls: 0,
-            verdict: None,
-            verdict_reason: None,
-            match_source: None,
-            resolved_at: None,
-            summarized: false,
+            ..Opportunity::new("consent_cmp", "a.org", "f", 0.8, "r".into(), json!({}), json!({}))
         }
     }
 

@@ -116,6 +116,19 @@ pub struct Candidate {
     pub updated_at: i64,
 }
 
+const CANDIDATE: &str = "candidate_id, status, confidence, origin, stable_id, updated_at";
+
+fn candidate(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
+    Ok(Candidate {
+        id: r.get(0)?,
+        status: r.get(1)?,
+        confidence: r.get(2)?,
+        origin: r.get(3)?,
+        stable_id: r.get(4)?,
+        updated_at: r.get(5)?,
+    })
+}
+
 /// Writes `n`, or merges it into the open candidate of the same owner, site and key (its
 /// status and confidence replace the stored ones; a disproven write closes it). Returns the
 /// candidate and whether it was created.
@@ -177,19 +190,9 @@ pub fn merge_candidate(c: &Connection, n: &NewCandidate<'_>) -> rusqlite::Result
         }
     };
     let cand = c.query_row(
-        "SELECT candidate_id, status, confidence, origin, stable_id, updated_at FROM lcj_candidates
-         WHERE candidate_id = ?1",
+        &format!("SELECT {CANDIDATE} FROM lcj_candidates WHERE candidate_id = ?1"),
         [id],
-        |r| {
-            Ok(Candidate {
-                id: r.get(0)?,
-                status: r.get(1)?,
-                confidence: r.get(2)?,
-                origin: r.get(3)?,
-                stable_id: r.get(4)?,
-                updated_at: r.get(5)?,
-            })
-        },
+        candidate,
     )?;
     Ok((cand, open.is_none()))
 }
@@ -217,20 +220,12 @@ pub fn verify_open(
 /// disproven one.
 pub fn best_candidate(c: &Connection, host: &str, key: &str) -> rusqlite::Result<Option<Candidate>> {
     c.query_row(
-        "SELECT candidate_id, status, confidence, origin, stable_id, updated_at FROM lcj_candidates
-         WHERE context_host = ?1 AND candidate_key = ?2
-         ORDER BY status = 'disproven', confidence DESC, updated_at DESC LIMIT 1",
+        &format!(
+            "SELECT {CANDIDATE} FROM lcj_candidates WHERE context_host = ?1 AND candidate_key = ?2
+             ORDER BY status = 'disproven', confidence DESC, updated_at DESC LIMIT 1"
+        ),
         params![host, key],
-        |r| {
-            Ok(Candidate {
-                id: r.get(0)?,
-                status: r.get(1)?,
-                confidence: r.get(2)?,
-                origin: r.get(3)?,
-                stable_id: r.get(4)?,
-                updated_at: r.get(5)?,
-            })
-        },
+        candidate,
     )
     .optional()
 }
