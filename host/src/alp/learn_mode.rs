@@ -1,7 +1,8 @@
 //! Learn Mode (docs/learning.md, "Learn Mode"): `nova.get_instructions {mode: learn}` starts a
 //! learn task on the agent's tab (or on every tab it holds), answers with the guidance and the
 //! `PLATFORM_PLAYBOOK` deliverable, and reports `learnMode.progress` against the coverage
-//! floors; `nova.tab_release` refuses to end a task below them (`crate::lease::tools`).
+//! floors; releasing the tab (`nova.tab_release`) or completing its task run
+//! (`nova.task_instance_complete`) ends the learn task, and is refused below them ([`judge`], [`finish`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -112,4 +113,77 @@ pub async fn start(
     });
     Ok(json!({"active": progress.is_some(), "version": "learn_mode_v3", "deliverable": deliverable(),
               "progress": progress, "ingestionComplete": complete}))
+}
+
+/// How a learn task may end, once judged.
+#[derive(Debug, Clone)]
+pub struct Ending {
+    task: learn::Task,
+    progress: learn::Progress,
+    how: &'static str,
+    reason: Option<String>,
+}
+
+/// Judges whether the learn task of `owner` on `tab` (if there is one) may end as the tab is
+/// released or its task run completed: at or above the floors it ends `complete`; below them
+/// only with `coverageExhausted` and a reason (`coverage_exhausted`), else the call fails with
+/// -32041 `learn.coverage_not_met` naming the floors and the counts. Nothing is written until
+/// [`finish`].
+pub async fn judge(
+    lcj: &lcj::Journal,
+    tab: &str,
+    owner: &str,
+    (exhausted, reason): (bool, Option<&str>),
+) -> Result<Option<Ending>, CallError> {
+    let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+    if let Some(n) = reason.map(|r| r.chars().count()).filter(|n| *n > 500) {
+        return Err(CallError::invalid(
+            "coverageExhaustedReason",
+            format!("`coverageExhaustedReason` is {n} characters; at most 500"),
+        ));
+    }
+    let Some(task) = lcj.with(|c| learn::active(c, tab, owner))? else { return Ok(None) };
+    let complete = lcj.flush_within(lcj::FLUSH_MAX).await;
+    let progress = lcj.with(|c| learn::progress(c, &task))?;
+    let how = match (progress.floors_met(), exhausted, reason) {
+        (true, _, _) => "complete",
+        (false, true, Some(_)) => "coverage_exhausted",
+        (false, true, None) => {
+            return Err(CallError::invalid(
+                "coverageExhaustedReason",
+                "`coverageExhaustedReason` is required with `coverageExhausted: true` below the Learn Mode floors: \
+                 say what blocks further coverage",
+            ));
+        }
+        (false, false, _) => {
+            let mut data = learn::shortfall(&progress);
+            data["taskId"] = json!(task.id);
+            data["targetId"] = json!(tab);
+            data["ingestionComplete"] = json!(complete);
+            return Err(CallError::Coverage {
+                message: format!(
+                    "Learn Mode task {} on tab {tab} is below its coverage floors ({} of {} pages read, {} of {} \
+                     actions taken): keep exploring, or finish with coverageExhausted: true and a \
+                     coverageExhaustedReason when further coverage is genuinely blocked",
+                    task.id,
+                    progress.visited_surfaces,
+                    learn::MIN_VISITED_SURFACES,
+                    progress.meaningful_interactions,
+                    learn::MIN_MEANINGFUL_INTERACTIONS
+                ),
+                data,
+            });
+        }
+    };
+    Ok(Some(Ending { task, progress, how, reason: reason.map(str::to_owned) }))
+}
+
+/// Ends a judged learn task; returns it as it ended.
+pub fn finish(lcj: &lcj::Journal, e: &Ending) -> Result<Value, CallError> {
+    let now = crate::clock::now_ms();
+    lcj.with(|c| learn::end(c, &e.task, e.how, e.reason.as_deref(), now))?;
+    let mut shown = learn::shown(&e.task, &e.progress);
+    shown["learnModeActive"] = json!(false);
+    shown["ended"] = json!(e.how);
+    Ok(shown)
 }

@@ -620,6 +620,13 @@ crate::tool_args! {
         /// Verification evidence.
         #[serde(default)]
         pub evidence_report: Vec<EvidenceEntry>,
+        /// A Learn Mode task on the run's tab below its coverage floors completes only with this
+        /// set and a reason (docs/learning.md, "Learn Mode").
+        #[serde(default)]
+        pub coverage_exhausted: bool,
+        /// Why coverage is exhausted (1 to 500 characters; required with `coverageExhausted`).
+        #[serde(default)]
+        pub coverage_exhausted_reason: Option<String>,
     }
 }
 

@@ -18,6 +18,8 @@ pub struct Tasks<'h> {
     pub leases: &'h crate::lease::Leases,
     /// Guarded transitions.
     pub cls: &'h crate::cls::Cls,
+    /// The learning journal (a Learn Mode task ends with the run on its tab).
+    pub lcj: &'h crate::lcj::Journal,
 }
 
 impl<'h> From<&'h crate::hub::Hub> for Tasks<'h> {
@@ -31,6 +33,7 @@ impl<'h> From<&'h crate::hub::Hub> for Tasks<'h> {
             recorder: &hub.recorder,
             leases: &hub.leases,
             cls: &hub.cls,
+            lcj: &hub.lcj,
         }
     }
 }

@@ -590,6 +590,14 @@ impl Tasks<'_> {
                 json!({"completed": false, "currentInstanceRev": inst.rev}),
             ));
         }
+        // A learn task on the run's tab ends with it, and not below its floors unexplained.
+        let learning = match &inst.target_id {
+            Some(tab) => {
+                let exhausted = (a.coverage_exhausted, a.coverage_exhausted_reason.as_deref());
+                crate::alp::learn_mode::judge(self.lcj, tab, &agent, exhausted).await?
+            }
+            None => None,
+        };
         // Flush barrier: the scope stops binding, every call up to the barrier is committed.
         let barrier = self.recorder.last_seq();
         if let Some(s) = &inst.scope_id {
@@ -683,9 +691,12 @@ impl Tasks<'_> {
             Ok(Ok(ok(body)))
         })?;
         match outcome {
-            Ok(reply) => {
+            Ok(mut reply) => {
                 if let Some(s) = &inst.scope_id {
                     self.scopes.begin_closing(s, complete);
+                }
+                if let Some(e) = &learning {
+                    reply.structured["learnMode"] = crate::alp::learn_mode::finish(self.lcj, e)?;
                 }
                 Ok(reply)
             }

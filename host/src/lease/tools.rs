@@ -103,8 +103,10 @@ impl LeaseTools<'_> {
         };
         rec.obs.target_id = Some(tab.target_id.clone());
         self.leases.check(&tab.target_id, &a.agent_id)?;
-        let learned = self.learn_floors(&tab.target_id, &a).await?;
+        let exhausted = (a.coverage_exhausted, a.coverage_exhausted_reason.as_deref());
+        let ending = crate::alp::learn_mode::judge(self.lcj, &tab.target_id, &a.agent_id, exhausted).await?;
         let released = self.leases.release(&tab.target_id, &a.agent_id)?;
+        let learned = ending.map(|e| crate::alp::learn_mode::finish(self.lcj, &e)).transpose()?;
         self.scopes.close_lease(&tab.target_id, &a.agent_id);
         Ok(ToolReply::ok(json!({
             "ok": true, "status": "ok", "targetId": tab.target_id,
@@ -112,58 +114,5 @@ impl LeaseTools<'_> {
             "finalized": false, "finalizeDecision": null, "finalizeReasonCode": null,
             "learnMode": learned,
         })))
-    }
-
-    /// Learn Mode: a tab whose learn task is below its floors is released only when the agent
-    /// says coverage is exhausted, and why; the task ends with the release. Returns the task as it
-    /// ended, when there was one.
-    async fn learn_floors(&self, tab: &str, a: &ReleaseArgs) -> Result<Option<serde_json::Value>, CallError> {
-        use crate::lcj::learn;
-        let reason = a.coverage_exhausted_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-        if let Some(n) = reason.map(|r| r.chars().count()).filter(|n| *n > 500) {
-            return Err(CallError::invalid(
-                "coverageExhaustedReason",
-                format!("`coverageExhaustedReason` is {n} characters; at most 500"),
-            ));
-        }
-        let Some(task) = self.lcj.with(|c| learn::active(c, tab, &a.agent_id))? else { return Ok(None) };
-        let complete = self.lcj.flush_within(crate::lcj::FLUSH_MAX).await;
-        let progress = self.lcj.with(|c| learn::progress(c, &task))?;
-        let how = match (progress.floors_met(), a.coverage_exhausted, reason) {
-            (true, _, _) => "complete",
-            (false, true, Some(_)) => "coverage_exhausted",
-            (false, true, None) => {
-                return Err(CallError::invalid(
-                    "coverageExhaustedReason",
-                    "`coverageExhaustedReason` is required with `coverageExhausted: true` below the Learn Mode floors: \
-                     say what blocks further coverage",
-                ));
-            }
-            (false, false, _) => {
-                let mut data = learn::shortfall(&progress);
-                data["taskId"] = json!(task.id);
-                data["targetId"] = json!(tab);
-                data["ingestionComplete"] = json!(complete);
-                return Err(CallError::Coverage {
-                    message: format!(
-                        "Learn Mode task {} on tab {tab} is below its coverage floors ({} of {} pages read, {} of {} \
-                         actions taken): keep exploring, or release with coverageExhausted: true and a \
-                         coverageExhaustedReason when further coverage is genuinely blocked",
-                        task.id,
-                        progress.visited_surfaces,
-                        learn::MIN_VISITED_SURFACES,
-                        progress.meaningful_interactions,
-                        learn::MIN_MEANINGFUL_INTERACTIONS
-                    ),
-                    data,
-                });
-            }
-        };
-        let now = crate::clock::now_ms();
-        self.lcj.with(|c| learn::end(c, &task, how, reason, now))?;
-        let mut shown = learn::shown(&task, &progress);
-        shown["learnModeActive"] = json!(false);
-        shown["ended"] = json!(how);
-        Ok(Some(shown))
     }
 }
