@@ -71,10 +71,10 @@ pub fn consider(
     if entries.iter().any(|e| attribution::selectors(e).iter().any(|s| s == selector)) {
         return Ok(None);
     }
-    let seen: Vec<rows::Seen> = rows::observations(c, host, now - suggest::WINDOW_MS)
+    let seen: Vec<rows::Seen> = rows::with_selector(c, host, selector, now - suggest::WINDOW_MS)
         .map_err(store)?
         .into_iter()
-        .filter(|o| o.selector.as_deref() == Some(selector) && o.kind != "perceive_signature")
+        .filter(|o| o.kind != "perceive_signature")
         .collect();
     if seen.iter().any(|o| o.outcome < 0) || seen.iter().take_while(|o| o.outcome > 0).count() < MIN_SUCCESSES
     {

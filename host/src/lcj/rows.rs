@@ -336,13 +336,22 @@ pub struct Seen {
 
 /// Observations of `host` since `since` (ms), newest first (at most 10,000).
 pub fn observations(c: &Connection, host: &str, since: i64) -> rusqlite::Result<Vec<Seen>> {
+    seen(c, host, since, None)
+}
+
+/// Observations of `host` made with `selector` since `since` (ms), newest first.
+pub fn with_selector(c: &Connection, host: &str, selector: &str, since: i64) -> rusqlite::Result<Vec<Seen>> {
+    seen(c, host, since, Some(selector))
+}
+
+fn seen(c: &Connection, host: &str, since: i64, selector: Option<&str>) -> rusqlite::Result<Vec<Seen>> {
     let mut stmt = c.prepare_cached(
         "SELECT kind, outcome, severity, activity_session_id, tool_name, target_stable_id, candidate_key,
              selector_norm, payload_json, created_at
-         FROM lcj_observations WHERE context_host = ?1 AND created_at >= ?2
+         FROM lcj_observations WHERE context_host = ?1 AND created_at >= ?2 AND (?3 IS NULL OR selector_norm = ?3)
          ORDER BY created_at DESC, observation_id DESC LIMIT 10000",
     )?;
-    stmt.query_map(params![host, since], |r| {
+    stmt.query_map(params![host, since, selector], |r| {
         Ok(Seen {
             kind: r.get(0)?,
             outcome: r.get(1)?,
