@@ -573,3 +573,72 @@ async fn a_click_that_keeps_working_is_learned_alone_only_when_nothing_is_open()
     assert!(r["pksAutonomousLearning"].is_null(), "{r}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn completing_the_task_run_of_a_learn_tab_meets_the_same_floors() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = learner(&nova, "mapper-run").await?;
+    a.step("nova.tools_bundle", json!({"bundle": "task_memory"})).await?;
+    a.visit(&nova.url("basic.html")).await?;
+    a.step("nova.get_instructions", json!({"mode": "learn"})).await?;
+    let created = a
+        .step(
+            "nova.task_instance_create",
+            json!({"adHocContext": {"taskType": "platform_map", "displayName": "Map the fixture site",
+                   "goal": "Map the fixture site's pages and controls",
+                   "completionCondition": {"coverageMode": "exploratory", "unitKind": "url", "stopMetric": "checked_units", "evidencePolicy": {"mode": "none"}}}}),
+        )
+        .await?;
+    let id = created["instanceId"].as_str().unwrap_or_default().to_owned();
+    let r = a
+        .step(
+            "nova.task_instance_progress",
+            json!({"instanceId": id, "expectedInstanceRev": created["instanceRev"],
+               "clientEventId": "p1", "discoveredUnits": [{"unitKey": "/basic.html"}]}),
+        )
+        .await?;
+    let r = a
+        .step(
+            "nova.task_instance_progress",
+            json!({"instanceId": id, "expectedInstanceRev": r["instanceRev"],
+               "clientEventId": "p2", "unitUpdates": [{"unitKey": "/basic.html", "status": "checked"}]}),
+        )
+        .await?;
+    let rev = r["instanceRev"].clone();
+    let complete = |event: &str, extra: Value| {
+        let mut args = json!({"agentId": "mapper-run", "instanceId": id, "expectedInstanceRev": rev, "clientEventId": event});
+        for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+            args[k] = v;
+        }
+        args
+    };
+    let e = a.client.call_err("nova.task_instance_complete", complete("c1", json!({}))).await?;
+    assert_eq!(e.code.0, -32041, "{e:?}");
+    let e = a
+        .client
+        .call_err("nova.task_instance_complete", complete("c2", json!({"coverageExhausted": true})))
+        .await?;
+    assert!(e.code.0 == -32602 && e.message.contains("coverageExhaustedReason"), "{}", e.message);
+    let done = a
+        .step(
+            "nova.task_instance_complete",
+            complete(
+                "c3",
+                json!({"coverageExhausted": true,
+               "coverageExhaustedReason": "one page is all the fixture has"}),
+            ),
+        )
+        .await?;
+    assert_eq!(
+        (done["completed"].clone(), done["learnMode"]["ended"].clone()),
+        (json!(true), json!("coverage_exhausted")),
+        "{done}"
+    );
+    let g = a.step("nova.get_instructions", json!({"mode": "learn", "scope": "allOwnerClaims"})).await?;
+    let open: Vec<Value> = g["learnMode"]["progress"]["tasks"].as_array().cloned().unwrap_or_default();
+    assert!(
+        open.iter().all(|t| t["taskId"] != done["learnMode"]["taskId"]),
+        "the ended task is not reported: {g}"
+    );
+    Ok(())
+}
