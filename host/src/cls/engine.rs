@@ -367,11 +367,20 @@ impl Guard<'_> {
                 return Ok(report.reply(&target));
             }
             Err(e) => {
-                // The page may or may not have been touched: in doubt.
+                // The page may or may not have been touched: in doubt. A frame the action was
+                // sent to that no longer exists went away under it (the action may remove it).
                 report.verification_status = "indeterminate";
                 report.dispatch_timed_out = matches!(e, BridgeError::Timeout { .. });
-                report.indeterminate_reason =
-                    Some(if report.dispatch_timed_out { "timeout" } else { "eval_error" });
+                let frame_gone = frame_id.unwrap_or(0) != 0
+                    && matches!(&e, BridgeError::Remote { code, message }
+                        if code == nova_shared::reason::TARGET_NOT_FOUND && message.contains("has no frame"));
+                report.indeterminate_reason = Some(if report.dispatch_timed_out {
+                    "timeout"
+                } else if frame_gone {
+                    "frame_destroyed"
+                } else {
+                    "eval_error"
+                });
                 report.reason_code =
                     Some(format!("guarded_commit.{}", report.indeterminate_reason.unwrap_or("timeout")));
                 report.retry = RetryAdvice::CheckPostconditionFirst;
