@@ -84,19 +84,35 @@ async fn each_platform_is_detected_declined_by_its_template_and_then_applied_and
             let seen = agent.visit(&page).await?;
             match decline.split_once(">>>").filter(|_| *key == "sourcepoint") {
                 // Another origin's frame: the agent works in it by its frame id.
+                // A frame that is still loading may be listed under an id its document replaces
+                // (Firefox lists the initial about:blank first): a compliant agent told
+                // "has no frame" looks again and uses the id listed now.
                 Some((_, inner)) => {
-                    let frame = seen["frames"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .find(|f| f.contains("sourcepoint-message"))
-                        .and_then(|f| f.split_whitespace().nth(1))
-                        .map(str::to_owned);
-                    let frame = frame.ok_or_else(|| anyhow::anyhow!("no message frame in {seen}"))?;
-                    agent
-                        .step("nova.click_selector", json!({"selector": inner.trim(), "frameId": frame}))
-                        .await?;
+                    let mut seen = seen;
+                    let mut tries = 0;
+                    loop {
+                        let frame = seen["frames"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_str)
+                            .find(|f| f.contains("sourcepoint-message"))
+                            .and_then(|f| f.split_whitespace().nth(1))
+                            .map(str::to_owned);
+                        let frame = frame.ok_or_else(|| anyhow::anyhow!("no message frame in {seen}"))?;
+                        let (r, failed) = agent
+                            .call("nova.click_selector", json!({"selector": inner.trim(), "frameId": frame}))
+                            .await?;
+                        let stale = r["reasonCode"] == "target_not_found"
+                            && r["message"].as_str().unwrap_or_default().contains("has no frame");
+                        if !(failed && stale && tries < 3) {
+                            anyhow::ensure!(!failed, "{key}: the click in the message frame failed: {r}");
+                            break;
+                        }
+                        tries += 1;
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                        seen = agent.step("nova.perceive", json!({"maxElements": 20})).await?;
+                    }
                 }
                 None => {
                     agent.step("nova.click_selector", json!({"selector": decline})).await?;
