@@ -301,28 +301,11 @@ pub fn shown(e: &Entry) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
-
     use super::*;
     use crate::lcj::rows::Candidate;
 
     fn entry(kind: &str, level: &str, retired: bool) -> Entry {
-        Entry {
-            id: "x".into(),
-            kind: kind.into(),
-            level: level.into(),
-            origin: "manual".into(),
-            fingerprint: Value::Null,
-            playbook: Value::Null,
-            context: Value::Null,
-            deprecated: retired.then(|| "why".to_owned()),
-            drift_debt: 0.0,
-            attempts: (0, 0, 0, 0),
-            last: (None, None),
-            updated_at: 0,
-            candidate_key: None,
-            deprecated_at: None,
-        }
+        Entry { deprecated: retired.then(|| "why".to_owned()), ..Entry::sample("x", kind, level) }
     }
 
     fn candidate(status: &str, origin: &str, confidence: f64) -> Option<Candidate> {

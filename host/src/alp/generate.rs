@@ -553,20 +553,9 @@ mod tests {
         let cl = cluster("#cookie-reject", "action_success", 2, 0, "We use cookies to improve");
         let doc = click_phenomenon("consent_cmp", &cl, "#cookie-reject", Polarity::Reject, None);
         let e = Entry {
-            id: "x".into(),
-            kind: "consent_cmp".into(),
-            level: "L1".into(),
-            origin: "manual".into(),
             fingerprint: doc["fingerprint"].clone(),
             playbook: doc["playbook"].clone(),
-            context: Value::Null,
-            deprecated: None,
-            drift_debt: 0.0,
-            attempts: (0, 0, 0, 0),
-            last: (None, None),
-            updated_at: 0,
-            candidate_key: None,
-            deprecated_at: None,
+            ..Entry::sample("x", "consent_cmp", "L1")
         };
         assert!(similarity(&doc, &e) >= DUPLICATE);
         let other = Entry { kind: "modal".into(), ..e.clone() };

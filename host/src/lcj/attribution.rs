@@ -42,22 +42,7 @@ mod tests {
     use super::*;
 
     fn entry(id: &str, playbook: Value, retired: bool) -> Entry {
-        Entry {
-            id: id.into(),
-            kind: "consent_cmp".into(),
-            level: "L1".into(),
-            origin: "manual".into(),
-            fingerprint: Value::Null,
-            playbook,
-            context: Value::Null,
-            deprecated: retired.then(String::new),
-            drift_debt: 0.0,
-            attempts: (0, 0, 0, 0),
-            last: (None, None),
-            updated_at: 0,
-            candidate_key: None,
-            deprecated_at: None,
-        }
+        Entry { playbook, deprecated: retired.then(String::new), ..Entry::sample(id, "consent_cmp", "L1") }
     }
 
     #[test]

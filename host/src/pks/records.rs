@@ -58,6 +58,29 @@ pub struct Entry {
     pub deprecated_at: Option<i64>,
 }
 
+#[cfg(test)]
+impl Entry {
+    /// A bare entry for tests: `id` of `kind` at `level`, nothing else known.
+    pub fn sample(id: &str, kind: &str, level: &str) -> Self {
+        Self {
+            id: id.into(),
+            kind: kind.into(),
+            level: level.into(),
+            origin: "manual".into(),
+            fingerprint: Value::Null,
+            playbook: Value::Null,
+            context: Value::Null,
+            deprecated: None,
+            drift_debt: 0.0,
+            attempts: (0, 0, 0, 0),
+            last: (None, None),
+            updated_at: 0,
+            candidate_key: None,
+            deprecated_at: None,
+        }
+    }
+}
+
 impl Entry {
     /// Whether agents may use it (`L2`, not deprecated): the only entries matched and applied.
     pub fn active(&self) -> bool {
