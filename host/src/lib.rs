@@ -30,6 +30,7 @@
 //!   `settings.json`.
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
+//! - [`support`]: for support staff: `nova log`, `nova report`, `nova bundle`, `nova store check`.
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
 //! - [`adapters`]: the site adapters in the data dir (how pages of a site are read).
 //! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
@@ -68,6 +69,7 @@ pub mod registry;
 pub mod replies;
 pub mod settings;
 pub mod store;
+pub mod support;
 pub mod tabs;
 pub mod time;
 pub mod tob;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use nova_host::install::{self, Browser};
 use nova_host::paths::DataDir;
-use nova_host::{daemon, doctor, mcp};
+use nova_host::{daemon, doctor, mcp, support};
 
 #[derive(Parser)]
 #[command(name = "nova", version, about = "Nova: verified browser actions for AI agents")]
@@ -68,6 +68,141 @@ enum Command {
     Stop,
     /// Release the emergency stop.
     Resume,
+    /// The calls agents made: a table, newest last (`nova log show CALL` for one in full).
+    #[command(args_conflicts_with_subcommands = true)]
+    Log {
+        #[command(subcommand)]
+        show: Option<LogCmd>,
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// How many calls (the newest); 0 for all.
+        #[arg(short = 'n', long = "lines", default_value_t = 200)]
+        lines: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = support::log::Format::Table)]
+        format: support::log::Format,
+        /// Keep printing calls as they are recorded (like `tail -f`).
+        #[arg(short, long)]
+        follow: bool,
+    },
+    /// One self-contained HTML activity report (opens from disk, makes no network request).
+    Report {
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Where to write it (default: nova-report.html in the data dir).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Inline the saved screenshots (they may show private content).
+        #[arg(long)]
+        with_screenshots: bool,
+    },
+    /// A redacted support archive (.tar.gz): report, store export, settings, doctor, versions, logs.
+    Bundle {
+        /// The report's window (the store export is always whole).
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Where to write it (default: nova-bundle-<time>.tar.gz in the current directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Inline the saved screenshots into the bundled report (they may show private content).
+        #[arg(long)]
+        with_screenshots: bool,
+    },
+    /// The store: check its health, or copy it.
+    Store {
+        #[command(subcommand)]
+        command: StoreCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum LogCmd {
+    /// Everything known about one call: arguments as stored, gates, transition, evidence, screenshot.
+    Show {
+        /// The call id (the 8-digit short form `nova log` prints is enough).
+        call: String,
+        /// Output format (table = for people).
+        #[arg(long, value_enum, default_value_t = support::log::Format::Table)]
+        format: support::log::Format,
+    },
+}
+
+#[derive(Subcommand)]
+enum StoreCmd {
+    /// integrity_check, foreign_key_check, schema version, row counts, size; exit 1 on a problem.
+    Check {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy the store into a new, compacted, checked file (`VACUUM INTO`), also while Nova runs.
+    Backup {
+        /// The new file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// The filters `nova log`, `nova report` and `nova bundle` share.
+#[derive(clap::Args)]
+struct FilterArgs {
+    /// From: a duration back (10m, 2h, 3d), a UTC date or time (2026-11-25, 2026-11-25 14:30), today.
+    #[arg(long)]
+    since: Option<String>,
+    /// Until (same forms as --since).
+    #[arg(long)]
+    until: Option<String>,
+    /// Tool (repeatable; `click_selector` or `nova.click_selector`).
+    #[arg(long)]
+    tool: Vec<String>,
+    /// Agent id (repeatable).
+    #[arg(long)]
+    agent: Vec<String>,
+    /// Tab id (repeatable).
+    #[arg(long)]
+    tab: Vec<String>,
+    /// MCP session id or its start (repeatable).
+    #[arg(long)]
+    session: Vec<String>,
+    /// Outcome (repeatable): success, failed, blocked, invalid, verified_success, verified_fail, in_doubt.
+    #[arg(long)]
+    outcome: Vec<String>,
+    /// Gate id that blocked, warned or was bypassed (repeatable), e.g. safety.perceive_first.
+    #[arg(long)]
+    gate: Vec<String>,
+}
+
+impl FilterArgs {
+    fn filter(self) -> anyhow::Result<support::calls::Filter> {
+        let now = nova_host::time::now_ms();
+        let when = |flag: &str, v: Option<String>| {
+            v.map(|v| support::when::parse(flag, &v, now)).transpose().map_err(anyhow::Error::msg)
+        };
+        let f = support::calls::Filter {
+            since_ms: when("--since", self.since)?,
+            until_ms: when("--until", self.until)?,
+            tools: self.tool,
+            agents: self.agent,
+            tabs: self.tab,
+            sessions: self.session,
+            outcomes: self.outcome,
+            gates: self.gate,
+            after_seq: None,
+        };
+        f.validate().map_err(anyhow::Error::msg)?;
+        Ok(f)
+    }
+}
+
+/// The store, read-only, or a clear error when there is none.
+fn read_store(data: &DataDir) -> anyhow::Result<rusqlite::Connection> {
+    let path = data.db();
+    anyhow::ensure!(
+        path.is_file(),
+        "no store at {}: Nova has not run with this data dir (pass --data-dir or set NOVA_HOME)",
+        path.display()
+    );
+    Ok(nova_host::store::open_read_only(&path)?)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -139,7 +274,7 @@ fn main() -> anyhow::Result<()> {
         Command::Resume => {
             data.ensure()?;
             let conn = nova_host::store::open(&data.db())?;
-            let released = nova_host::aag::control::release(&conn)?;
+            let released = nova_host::aag::control::release(&conn, "cli")?;
             let mut out = std::io::stdout();
             writeln!(
                 out,
@@ -150,6 +285,83 @@ fn main() -> anyhow::Result<()> {
                     "No emergency stop was engaged."
                 }
             )?;
+            Ok(())
+        }
+        Command::Log { show: Some(LogCmd::Show { call, format }), .. } => {
+            let conn = read_store(&data)?;
+            let record = support::show::show(&conn, &data, &call).map_err(anyhow::Error::msg)?;
+            let mut out = std::io::stdout().lock();
+            match format {
+                support::log::Format::Table => support::log::print_record(&record, &mut out)?,
+                _ => writeln!(out, "{}", serde_json::to_string_pretty(&record)?)?,
+            }
+            Ok(())
+        }
+        Command::Log { show: None, filter, lines, format, follow } => {
+            let filter = filter.filter()?;
+            let conn = read_store(&data)?;
+            let mut out = std::io::stdout().lock();
+            let last = support::log::print(&conn, &filter, (lines > 0).then_some(lines), format, &mut out)?;
+            if follow {
+                support::log::follow(&conn, &filter, last, format, &mut out)?;
+            }
+            Ok(())
+        }
+        Command::Report { filter, out, with_screenshots } => {
+            let filter = filter.filter()?;
+            let conn = read_store(&data)?;
+            let redactor = support::bundle::redactor(&data);
+            let report = support::timeline::collect(&conn, &data, &filter, &redactor, with_screenshots)?;
+            let path = out.unwrap_or_else(|| data.root().join("nova-report.html"));
+            std::fs::write(&path, support::report::render(&report))?;
+            let calls = report["calls"].as_array().map_or(0, Vec::len);
+            writeln!(
+                std::io::stdout(),
+                "Report of {calls} calls written to {}\nOpen it in a browser: file://{}",
+                path.display(),
+                std::path::absolute(&path)?.display()
+            )?;
+            Ok(())
+        }
+        Command::Bundle { filter, out, with_screenshots } => {
+            let filter = filter.filter()?;
+            let path = out.unwrap_or_else(support::bundle::default_name);
+            let entries =
+                support::bundle::write(&data, &support::bundle::Options { filter, with_screenshots }, &path)?;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "Support bundle written to {}; it holds:", path.display())?;
+            for e in entries {
+                writeln!(out, "  {:<24} {:>10} bytes  {}", e.name, e.bytes, e.about)?;
+            }
+            writeln!(
+                out,
+                "Redacted: typed text and passwords (never stored), the MCP token, cookies, Authorization headers,\n\
+                 credential-like URL parameters. Not included: the store file, the token file, screenshots{}.",
+                if with_screenshots { " (inlined into the report, as asked)" } else { "" }
+            )?;
+            Ok(())
+        }
+        Command::Store { command: StoreCmd::Check { json } } => {
+            let health = support::check::check(&data.db()).map_err(anyhow::Error::msg)?;
+            let mut out = std::io::stdout().lock();
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&health)?)?;
+            } else {
+                support::check::print(&health, &mut out)?;
+            }
+            if !health.sound() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Store { command: StoreCmd::Backup { out } } => {
+            let health = support::check::backup(&data.db(), &out).map_err(anyhow::Error::msg)?;
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "Backup written to {} ({:.1} MB)", out.display(), health.bytes as f64 / 1e6)?;
+            support::check::print(&health, &mut stdout)?;
+            if !health.sound() {
+                std::process::exit(1);
+            }
             Ok(())
         }
         Command::Doctor => {

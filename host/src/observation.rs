@@ -36,6 +36,30 @@ pub mod flags {
     pub const FULL_DOCUMENT: i64 = 1 << 13;
     /// The target tab was resolved.
     pub const TARGET_RESOLVED: i64 = 1 << 14;
+
+    /// Each flag with its name in docs/tasks.md, for people reading a call (`nova log show`).
+    pub const NAMES: &[(i64, &str)] = &[
+        (CONTENT_EXPOSED, "ContentExposed"),
+        (VISUAL_EXPOSED, "VisualExposed"),
+        (DOM_EXPOSED, "DomExposed"),
+        (SELECTOR_TOUCHED, "SelectorTouched"),
+        (NAVIGATION_INTENT, "NavigationIntent"),
+        (NAVIGATION_COMMITTED, "NavigationCommitted"),
+        (MUTATION_ATTEMPTED, "MutationAttempted"),
+        (MUTATION_COMMITTED, "MutationCommitted"),
+        (INPUT_SUPPLIED, "InputSupplied"),
+        (SEARCH_EXECUTED, "SearchExecuted"),
+        (CONSOLE_EXPOSED, "ConsoleExposed"),
+        (FILE_EXPOSED, "FileExposed"),
+        (VIEWPORT_ONLY, "ViewportOnly"),
+        (FULL_DOCUMENT, "FullDocument"),
+        (TARGET_RESOLVED, "TargetResolved"),
+    ];
+
+    /// The names of the flags set in `mask`.
+    pub fn names(mask: i64) -> Vec<&'static str> {
+        NAMES.iter().filter(|(bit, _)| mask & bit != 0).map(|(_, n)| *n).collect()
+    }
 }
 
 /// Action kind of a call (docs/tasks.md, "Evidence (TOB)").
@@ -177,18 +201,20 @@ impl Observation {
         }
     }
 
-    /// The row of a call `nova mcp` refused itself because no browser (no hub) was connected,
-    /// so that support staff see the agent tried.
-    pub fn refused_without_browser(
+    /// The row of a call `nova mcp` answered itself (`reason`: `browser_not_connected` when no
+    /// hub was there, `hub_lost_in_flight` when the hub died running it), so that support staff
+    /// see the agent tried.
+    pub fn refused_by_relay(
         seq: i64,
         tool: &str,
         class: Class,
         agent_id: &str,
         session: &str,
+        reason: &str,
     ) -> Self {
         Self {
             outcome: Some(Outcome::Failed),
-            reason_code: Some("browser_not_connected".into()),
+            reason_code: Some(reason.into()),
             block_stage: Some("relay".into()),
             ..Self::start(seq, tool, class, agent_id, session)
         }

@@ -25,6 +25,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0014_lcj_semantic", include_str!("../migrations/0014_lcj_semantic.sql")),
     ("0015_learn_mode", include_str!("../migrations/0015_learn_mode.sql")),
     ("0016_lcj_rollups", include_str!("../migrations/0016_lcj_rollups.sql")),
+    ("0017_support", include_str!("../migrations/0017_support.sql")),
 ];
 
 /// The schema version this build writes.

@@ -58,6 +58,14 @@ impl Ui {
         })
     }
 
+    /// Opens an ordinary URL (`file:`, `http:`) in a new window, straight through the driver.
+    pub async fn open_url(&self, url: &str) -> anyhow::Result<Page<'_>> {
+        Ok(match self {
+            Self::Cdp(c) => Page::Cdp(c.open(url).await?),
+            Self::Bidi(b) => Page::Bidi(b.open(url).await?),
+        })
+    }
+
     /// Waits for a window the extension opened whose URL contains `part`.
     pub async fn wait_window(&self, part: &str, timeout: Duration) -> anyhow::Result<Page<'_>> {
         Ok(match self {

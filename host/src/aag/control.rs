@@ -130,8 +130,8 @@ impl Control {
     }
 
     /// Releases the stop (the person's action only).
-    pub fn release(&self) -> rusqlite::Result<bool> {
-        self.db(release)
+    pub fn release(&self, by: &str) -> rusqlite::Result<bool> {
+        self.db(|c| release(c, by))
     }
 
     /// Leaves a note for `agent`, who just lost `target` to `by`.
@@ -225,16 +225,31 @@ pub fn engage(c: &Connection, by: &str) -> rusqlite::Result<Stop> {
         return Ok(s);
     }
     let stop = Stop { at_ms: now_ms(), by: by.to_owned() };
-    c.execute(
+    let tx = crate::store::write_tx_shared(c)?;
+    tx.execute(
         "INSERT OR REPLACE INTO user_control (key, value, updated_at_ms) VALUES ('emergency_stop', ?1, ?2)",
         params![json!(stop).to_string(), stop.at_ms],
     )?;
+    tx.execute(
+        "INSERT INTO control_events (kind, by_whom, at_ms) VALUES ('stop', ?1, ?2)",
+        params![stop.by, stop.at_ms],
+    )?;
+    tx.commit()?;
     Ok(stop)
 }
 
-/// Releases the stop in the store at `c`; whether one was engaged.
-pub fn release(c: &Connection) -> rusqlite::Result<bool> {
-    Ok(c.execute("DELETE FROM user_control WHERE key = 'emergency_stop'", [])? > 0)
+/// Releases the stop in the store at `c` (`by`: popup or cli); whether one was engaged.
+pub fn release(c: &Connection, by: &str) -> rusqlite::Result<bool> {
+    let tx = crate::store::write_tx_shared(c)?;
+    let released = tx.execute("DELETE FROM user_control WHERE key = 'emergency_stop'", [])? > 0;
+    if released {
+        tx.execute(
+            "INSERT INTO control_events (kind, by_whom, at_ms) VALUES ('resume', ?1, ?2)",
+            params![by, now_ms()],
+        )?;
+    }
+    tx.commit()?;
+    Ok(released)
 }
 
 #[cfg(test)]
@@ -252,7 +267,7 @@ mod tests {
         drop(c);
         let c = Control::open(&db).expect("reopen");
         assert_eq!(c.stop().map(|s| s.by), Some("popup".into()));
-        assert!(c.release().expect("release"));
+        assert!(c.release("popup").expect("release"));
         assert_eq!(c.stop(), None);
         c.note_reclaim("7", "alice", "bob", "urgent fix");
         assert_eq!(c.take_reclaim("7", "alice").map(|r| r.by), Some("bob".into()));

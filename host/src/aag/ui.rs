@@ -82,7 +82,7 @@ async fn ui_answer(hub: &Hub, name: &str, params: Value) -> Result<Value, WireEr
             stop_changed(hub)
         }
         method::RESUME => {
-            hub.control.release().map_err(store_err)?;
+            hub.control.release("popup").map_err(store_err)?;
             tracing::info!("emergency stop released from the browser");
             stop_changed(hub)
         }

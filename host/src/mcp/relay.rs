@@ -5,7 +5,9 @@
 //! (the catalog is compiled in), and every tool call gets a structured, retryable
 //! `browser_not_connected` result saying what to do. Each call also tries to reach a hub again;
 //! once one is up, the relay replays the agent's `initialize` to it and from then on relays.
-//! If the hub goes away mid-session, requests in flight are answered with the same error.
+//! If the hub goes away mid-session, requests in flight are answered by the relay: reads with the
+//! same retryable error, a call that may have acted with `hub_lost_in_flight` (in doubt, not
+//! retryable: it must not be repeated blindly).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,9 +19,17 @@ use tokio::sync::mpsc;
 use super::MAX_LINE_BYTES;
 use crate::bridge::NOT_CONNECTED_HELP;
 use crate::ipc::HubRecord;
-use crate::observation::Observation;
+use crate::observation::{ActionKind, Observation};
 use crate::paths::DataDir;
 use crate::tob::Recorder;
+
+/// The reason code of a call the hub died running (docs: README, "Page refusals").
+pub const HUB_LOST_IN_FLIGHT: &str = "hub_lost_in_flight";
+
+/// What an agent is told about a call the hub died running.
+const IN_FLIGHT_HELP: &str = "The Nova hub stopped while this call was running, so it may have acted. \
+     Do not repeat it blindly: once Nova is back (the browser restarts it), perceive the page and check \
+     whether it took effect (a guarded action is listed in `inDoubtTransitions`).";
 
 /// Id of the `initialize` the relay replays to a hub found mid-session.
 const REPLAY_ID: &str = "nova-relay-initialize";
@@ -318,9 +328,32 @@ impl Relay {
             .filter_map(|m| {
                 let method = m.get("method")?.as_str()?.to_owned();
                 let id = m.get("id")?.clone();
+                if method == "tools/call" {
+                    return Some(self.answer_lost_in_flight(id, &m));
+                }
                 Some(self.answer_locally(&method, id, &m))
             })
             .collect()
+    }
+
+    /// The answer to a tool call the hub was running when it went away. A read (or tool
+    /// discovery, a lease) can simply be asked again; anything else may have acted before the hub died, so it is in doubt and must
+    /// not be repeated blindly (a guarded one shows as `inDoubtTransitions` on the next perceive).
+    fn answer_lost_in_flight(&mut self, id: Value, msg: &Value) -> Value {
+        let tool = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or("");
+        if matches!(crate::registry::classify(tool).0, ActionKind::Read | ActionKind::Meta) {
+            return self.answer_locally("tools/call", id, msg);
+        }
+        self.record_refused(tool, msg.pointer("/params/arguments"), HUB_LOST_IN_FLIGHT);
+        let structured = json!({
+            "ok": false, "status": "in_doubt", "reasonCode": HUB_LOST_IN_FLIGHT,
+            "retryable": false, "retryAdvice": "check_postcondition_first",
+            "message": IN_FLIGHT_HELP,
+        });
+        json!({"jsonrpc": "2.0", "id": id, "result": {
+            "content": [{"type": "text", "text": structured.to_string()}],
+            "structuredContent": structured, "isError": true,
+        }})
     }
 
     fn answer_locally(&mut self, method: &str, id: Value, msg: &Value) -> Value {
@@ -338,7 +371,7 @@ impl Relay {
             }
             "tools/call" => {
                 let tool = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or("");
-                self.record_unconnected(tool, msg.pointer("/params/arguments"));
+                self.record_refused(tool, msg.pointer("/params/arguments"), "browser_not_connected");
                 let structured = json!({
                     "ok": false, "status": "failed", "reasonCode": "browser_not_connected",
                     "retryable": true, "retryAfterMs": 2000, "message": NOT_CONNECTED_HELP,
@@ -354,9 +387,9 @@ impl Relay {
         }
     }
 
-    /// Records the refused call so that support staff see the agent tried while no browser
-    /// was connected.
-    fn record_unconnected(&mut self, tool: &str, args: Option<&Value>) {
+    /// Records the call the relay answered itself (`reason`: no browser was connected, or the
+    /// hub went away while running it), so that support staff see the agent tried.
+    fn record_refused(&mut self, tool: &str, args: Option<&Value>, reason: &str) {
         if self.recorder.is_none() && self.data.ensure().is_ok() {
             self.recorder = Recorder::start(&self.data.db()).ok();
         }
@@ -368,12 +401,13 @@ impl Relay {
             .and_then(Value::as_str)
             .unwrap_or(crate::lease::DEFAULT_AGENT);
         let class = crate::registry::classify(tool);
-        recorder.record(Observation::refused_without_browser(
+        recorder.record(Observation::refused_by_relay(
             recorder.next_seq(),
             tool,
             class,
             agent_id,
             &self.session,
+            reason,
         ));
     }
 }
@@ -425,5 +459,37 @@ mod tests {
         let reason: String =
             conn.query_row("SELECT reason_code FROM observations", [], |r| r.get(0)).expect("row recorded");
         assert_eq!(reason, "browser_not_connected");
+    }
+
+    #[tokio::test]
+    async fn a_call_that_may_have_acted_when_the_hub_died_is_in_doubt_and_not_retryable() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let mut relay = Relay {
+            data: DataDir::at(tmp.path()),
+            browser: None,
+            init: None,
+            hub: None,
+            inflight: HashMap::new(),
+            recorder: None,
+            session: "s".into(),
+            bundles: Vec::new(),
+        };
+        let call = |id: i64, tool: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        relay.inflight.insert(id_key(&json!(1)), call(1, "nova.click_selector"));
+        relay.inflight.insert(id_key(&json!(2)), call(2, "nova.read_text"));
+        let mut out = relay.hub_lost();
+        out.sort_by_key(|m| m["id"].as_i64());
+        let click = &out[0]["result"]["structuredContent"];
+        assert_eq!(
+            (click["reasonCode"].clone(), click["retryable"].clone()),
+            (json!(HUB_LOST_IN_FLIGHT), json!(false))
+        );
+        assert_eq!(click["retryAdvice"], "check_postcondition_first");
+        let read = &out[1]["result"]["structuredContent"];
+        assert_eq!(
+            (read["reasonCode"].clone(), read["retryable"].clone()),
+            (json!("browser_not_connected"), json!(true))
+        );
+        assert!(relay.inflight.is_empty());
     }
 }
