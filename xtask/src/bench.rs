@@ -25,8 +25,8 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, browser, guarded, evidence, coverage, realapps); all by
-    /// default.
+    /// Run only these groups (host, browser, guarded, evidence, coverage, realapps, support);
+    /// all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -85,6 +85,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["firefox"]["realapps"] =
             runtime.block_on(crate::bench_realapps::verdicts(BrowserKind::Firefox, 5))?;
     }
+    if run("support") {
+        step("support: nova log and nova report for one day of a store of 1,000,000 calls");
+        report["support"] = crate::bench_support::large_store(&built.host, 5)?;
+    }
     if args.peer {
         step("peer: Playwright MCP on the same pages");
         report["peer"] = runtime.block_on(crate::peer::compare(args.iterations))?;
@@ -135,6 +139,7 @@ fn render(r: &Value) -> String {
         );
     }
     s += &line("correlation 10k units x 100k obs", &r["correlation"]["ms"], "aim <= 200 ms");
+    s += &crate::bench_support::render(&r["support"]);
     for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
         for (scan, v) in b["coverageScanMs"].as_object().into_iter().flatten() {
             let scan = scan.trim_start_matches("nova_").trim_end_matches("_v1");

@@ -13,6 +13,7 @@
 mod acceptance;
 mod bench;
 mod bench_realapps;
+mod bench_support;
 mod bench_tasks;
 mod build;
 mod cmd;

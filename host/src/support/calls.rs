@@ -66,20 +66,28 @@ pub struct CallRow {
     pub gate: Option<String>,
 }
 
-/// Every call as one relation: the observation rows with their transition, and the transitions
-/// a hub died in the middle of (marked in doubt by the next hub), which have no observation: the
-/// hub that would have written it is gone. Those have no sequence number.
-const CALLS: &str = "(SELECT o.seq AS seq, o.call_id AS call_id, o.started_at_ms AS at_ms, o.agent_id AS agent, \
+/// The calls that were recorded: the observation rows with their transition. A plain subquery
+/// SQLite flattens, so that filters and `ORDER BY at_ms` use the observations' indexes.
+const RECORDED: &str = "(SELECT o.seq AS seq, o.call_id AS call_id, o.started_at_ms AS at_ms, o.agent_id AS agent, \
         o.mcp_session AS session, o.target_id AS tab, o.tool AS tool, o.outcome_kind AS kind, \
         o.reason_code AS reason_code, o.error_code AS error_code, o.url_effective AS url, \
         o.duration_ms AS duration_ms, o.aag_gates AS aag_gates, t.transition_id AS transition_id, \
         t.state AS state, t.verification_status AS verification, t.indeterminate_reason AS indeterminate, \
         t.dispatch_status AS dispatch \
-     FROM observations o LEFT JOIN transitions t ON t.call_id = o.call_id \
-     UNION ALL \
-     SELECT NULL, t.call_id, t.started_at_ms, t.agent_id, t.mcp_session, t.target_id, t.tool, 'failed', \
-        NULL, NULL, t.url_before, 0, NULL, t.transition_id, t.state, t.verification_status, \
-        t.indeterminate_reason, t.dispatch_status \
+     FROM observations o LEFT JOIN transitions t ON t.call_id = o.call_id) c";
+
+/// [`RECORDED`] without the transitions, for counts that do not filter by outcome.
+const RECORDED_BARE: &str = "(SELECT o.seq AS seq, o.call_id AS call_id, o.started_at_ms AS at_ms, \
+        o.agent_id AS agent, o.mcp_session AS session, o.target_id AS tab, o.tool AS tool, \
+        o.error_code AS error_code, o.aag_gates AS aag_gates FROM observations o) c";
+
+/// The transitions a hub died in the middle of (marked in doubt by the next hub): their call has
+/// no observation, since the hub that would have written it is gone, and no sequence number.
+const LOST: &str = "(SELECT NULL AS seq, t.call_id AS call_id, t.started_at_ms AS at_ms, t.agent_id AS agent, \
+        t.mcp_session AS session, t.target_id AS tab, t.tool AS tool, 'failed' AS kind, \
+        NULL AS reason_code, NULL AS error_code, t.url_before AS url, 0 AS duration_ms, NULL AS aag_gates, \
+        t.transition_id AS transition_id, t.state AS state, t.verification_status AS verification, \
+        t.indeterminate_reason AS indeterminate, t.dispatch_status AS dispatch \
      FROM transitions t WHERE t.state = 'in_doubt' \
         AND NOT EXISTS (SELECT 1 FROM observations o2 WHERE o2.call_id = t.call_id)) c";
 
@@ -211,11 +219,22 @@ fn like_escape(s: &str) -> String {
 /// The last `limit` calls matching `filter` (all when `None`), oldest first.
 pub fn query(conn: &Connection, filter: &Filter, limit: Option<usize>) -> rusqlite::Result<Vec<CallRow>> {
     let (clause, params) = filter.clause();
-    let limit = limit.map_or(String::new(), |n| format!("LIMIT {n}"));
-    let sql = format!("SELECT {COLUMNS} FROM {CALLS} {clause} ORDER BY c.at_ms DESC, c.seq DESC {limit}");
-    let mut stmt = conn.prepare(&sql)?;
-    let mut rows: Vec<CallRow> =
-        stmt.query_map(rusqlite::params_from_iter(params), row)?.collect::<rusqlite::Result<_>>()?;
+    let limit_sql = limit.map_or(String::new(), |n| format!("LIMIT {n}"));
+    let mut rows = Vec::new();
+    // Lost calls have no sequence number: `--follow` (after a sequence number) never lists them.
+    let relations: &[&str] = if filter.after_seq.is_some() { &[RECORDED] } else { &[RECORDED, LOST] };
+    for relation in relations {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM {relation} {clause} ORDER BY c.at_ms DESC, c.seq DESC {limit_sql}"
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let found = stmt.query_map(rusqlite::params_from_iter(params.iter()), row)?;
+        rows.extend(found.collect::<rusqlite::Result<Vec<_>>>()?);
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse((r.at_ms, r.seq)));
+    if let Some(n) = limit {
+        rows.truncate(n);
+    }
     rows.reverse();
     Ok(rows)
 }
@@ -223,8 +242,13 @@ pub fn query(conn: &Connection, filter: &Filter, limit: Option<usize>) -> rusqli
 /// How many calls match `filter`.
 pub fn count(conn: &Connection, filter: &Filter) -> rusqlite::Result<i64> {
     let (clause, params) = filter.clause();
-    let sql = format!("SELECT COUNT(*) FROM {CALLS} {clause}");
-    conn.query_row(&sql, rusqlite::params_from_iter(params), |r| r.get(0))
+    let recorded = if filter.outcomes.is_empty() { RECORDED_BARE } else { RECORDED };
+    let mut total = 0;
+    for relation in [recorded, LOST] {
+        let sql = format!("SELECT COUNT(*) FROM {relation} {clause}");
+        total += conn.query_row(&sql, rusqlite::params_from_iter(params.iter()), |r| r.get::<_, i64>(0))?;
+    }
+    Ok(total)
 }
 
 /// The call whose id is `id`, or starts with it (the 8-digit short id of the hub's log lines).
@@ -232,11 +256,16 @@ pub fn find(conn: &Connection, id: &str) -> Result<CallRow, String> {
     if id.len() < 4 || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
         return Err(format!("`{id}` is not a call id (at least 4 hex digits, as `nova log` prints them)"));
     }
-    let sql = format!("SELECT {COLUMNS} FROM {CALLS} WHERE c.call_id LIKE ? ORDER BY c.at_ms LIMIT 2");
-    let found: Vec<CallRow> = conn
-        .prepare(&sql)
-        .and_then(|mut s| s.query_map([format!("{}%", id.to_ascii_lowercase())], row)?.collect())
-        .map_err(|e| format!("the store could not be read: {e}"))?;
+    // GLOB, unlike LIKE, is case-sensitive and so walks the call id's index (ids are lowercase).
+    let pattern = format!("{}*", id.to_ascii_lowercase());
+    let mut found: Vec<CallRow> = Vec::new();
+    for relation in [RECORDED, LOST] {
+        let sql =
+            format!("SELECT {COLUMNS} FROM {relation} WHERE c.call_id GLOB ?1 ORDER BY c.at_ms LIMIT 2");
+        let rows: rusqlite::Result<Vec<CallRow>> =
+            conn.prepare(&sql).and_then(|mut s| s.query_map([&pattern], row)?.collect());
+        found.extend(rows.map_err(|e| format!("the store could not be read: {e}"))?);
+    }
     match found.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(format!("no call `{id}` in this store (see `nova log`)")),
