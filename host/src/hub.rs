@@ -41,6 +41,8 @@ pub struct Hub {
     pub prompts: crate::aag::prompt::Prompts,
     /// Sessions' gate state kept across hub restarts.
     pub resumes: crate::aag::resume::Resumes,
+    /// Pages waiting to be fetched once over HTTP (the activity report).
+    pub pages: crate::pages::OneTimePages,
 }
 
 impl Hub {
@@ -65,6 +67,7 @@ impl Hub {
             presence: crate::aag::presence::Presence::default(),
             prompts: crate::aag::prompt::Prompts::default(),
             resumes: crate::aag::resume::Resumes::open(&db)?,
+            pages: crate::pages::OneTimePages::default(),
             data,
             bridge,
         })

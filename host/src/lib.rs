@@ -33,6 +33,7 @@
 //! - [`support`]: for support staff: `nova log`, `nova report`, `nova bundle`, `nova store check`.
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
 //! - [`adapters`]: the site adapters in the data dir (how pages of a site are read).
+//! - [`pages`]: pages the hub serves once over HTTP (the activity report), by ticket.
 //! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
 //!   [`clock`]: the clock the memory judges time by (shiftable in tests);
 //!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB.
@@ -62,6 +63,7 @@ pub mod lease;
 pub mod mcp;
 pub mod observation;
 pub mod ok;
+pub mod pages;
 pub mod pagetools;
 pub mod paths;
 pub mod pks;

@@ -309,12 +309,9 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Report { filter, out, with_screenshots } => {
             let filter = filter.filter()?;
-            let conn = read_store(&data)?;
-            let redactor = support::bundle::redactor(&data);
-            let report = support::timeline::collect(&conn, &data, &filter, &redactor, with_screenshots)?;
+            let (html, calls) = support::report::of_store(&data, &filter, with_screenshots)?;
             let path = out.unwrap_or_else(|| data.root().join("nova-report.html"));
-            std::fs::write(&path, support::report::render(&report))?;
-            let calls = report["calls"].as_array().map_or(0, Vec::len);
+            std::fs::write(&path, html)?;
             writeln!(
                 std::io::stdout(),
                 "Report of {calls} calls written to {}\nOpen it in a browser: file://{}",

@@ -24,6 +24,9 @@ pub mod method {
     pub const APPROVALS: &str = "ui.approvals";
     /// Request: the person's answer to a prompt ([`super::Answer`] -> [`super::Prompt`]).
     pub const ANSWER: &str = "ui.prompt.answer";
+    /// Request: an activity report of the last days (`{days?: 1..=90, default 7}` ->
+    /// `{url, calls}`, a one-time loopback URL the browser opens).
+    pub const REPORT: &str = "ui.report";
     /// Event: an agent asks the person ([`super::Prompt`]).
     pub const PROMPT_OPEN: &str = "ui.prompt.open";
     /// Event: a prompt was answered or timed out (`{promptId, decision}`).

@@ -370,6 +370,29 @@ async fn support_sees_what_happened_and_nothing_secret_leaves() -> anyhow::Resul
     .await?;
     page.screenshot(&nova.artifact("report-dark")).await?;
 
+    // The settings page opens the same report through the hub, once, at a loopback URL.
+    let options = ui.open(&nova.extension_page("options.html")).await?;
+    options.wait_for("document.body.dataset.loaded === 'true'", Duration::from_secs(15)).await?;
+    options.click("#open-report").await?;
+    let opened = ui.wait_window("/page/", Duration::from_secs(20)).await?;
+    opened.wait_for("document.body.dataset.rendered === 'true'", Duration::from_secs(15)).await?;
+    let rows = opened.eval("document.querySelectorAll('#timeline-body tr.call').length").await?;
+    assert!(rows.as_i64().is_some_and(|r| r >= calls_now - 1), "{rows}");
+    let url = opened.eval("location.href").await?;
+    let url = url.as_str().unwrap_or_default().to_owned();
+    let note = options
+        .wait_for(
+            "document.getElementById('report-note').textContent.includes('Opened')",
+            Duration::from_secs(10),
+        )
+        .await;
+    assert!(note.is_ok(), "{note:?}");
+    // The link serves once; a foreign Host is refused.
+    let again = reqwest::get(&url).await?;
+    assert_eq!(again.status(), 404, "a report link serves once");
+    let foreign = reqwest::Client::new().get(&url).header("Host", "evil.test").send().await?;
+    assert_eq!(foreign.status(), 403);
+
     // The bundle: what it holds, and no planted secret in any byte.
     let archive = out.path().join("bundle.tar.gz");
     let said = ok_stdout(&nova, &["bundle", "--out", archive.to_str().expect("utf8")])?;

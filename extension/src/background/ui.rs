@@ -231,6 +231,15 @@ async fn answer(op: &str, params: Value) -> Result<Value, Failure> {
         "settings" => hub_request(method::SETTINGS, json!({})).await,
         "settingsSet" => hub_request(method::SETTINGS_SET, params).await,
         "approvals" => hub_request(method::APPROVALS, json!({})).await,
+        "report" => {
+            // The hub makes the report and offers it once at a loopback URL; a tab opens it.
+            let v = hub_request(method::REPORT, params).await?;
+            let url = v["url"].as_str().unwrap_or_default();
+            bindings::tabs_create(&obj(&[("url", url.into()), ("active", true.into())]))
+                .await
+                .map_err(|e| fail("tab_not_opened", format!("the report tab could not open: {e:?}")))?;
+            Ok(v)
+        }
         "answer" => {
             let v = hub_request(method::ANSWER, params).await?;
             spawn_local(refresh_badge());

@@ -1,5 +1,5 @@
 //! The options page: domain policy (allow / block per domain and action group), the agents' tab
-//! rules, gate modes, and the history of permission prompts. Every change is saved at once
+//! rules, gate modes, the history of permission prompts, and the activity report. Every change is saved at once
 //! through the hub, which checks it whole (a wrong part changes nothing and is shown).
 
 use std::cell::RefCell;
@@ -56,6 +56,21 @@ pub(super) fn start() {
         let Some(el) = e.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
         let Some(gate) = el.get_attribute("data-gate") else { return };
         save(json!({"gateModes": {gate: value(&el)}}));
+    });
+    on(&by_id("open-report"), "click", |_| {
+        let note_el = by_id("report-note");
+        note_el.set_text_content(Some("Making the report…"));
+        note_el.set_class_name("note ok");
+        spawn_local(async move {
+            match call("report", json!({"days": 7})).await {
+                Ok(r) => note_el
+                    .set_text_content(Some(&format!("Opened in a new tab ({} calls).", n(&r, "calls")))),
+                Err(e) => {
+                    note_el.set_text_content(Some(&format!("No report: {e}")));
+                    note_el.set_class_name("note bad");
+                }
+            }
+        });
     });
     spawn_local(load());
 }

@@ -73,6 +73,34 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, WireError> {
     serde_json::to_value(v).map_err(|e| wire(nova_shared::reason::INTERNAL, e.to_string()))
 }
 
+/// The settings page's "Open activity report": a report of the last `days` (default 7), offered
+/// once at a loopback URL the browser opens.
+async fn report(hub: &Hub, params: Value) -> Result<Value, WireError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Params {
+        days: Option<i64>,
+    }
+    let p: Params = serde_json::from_value(params).map_err(|e| bad(format!("report: {e}")))?;
+    let days = p.days.unwrap_or(7);
+    if !(1..=90).contains(&days) {
+        return Err(bad(format!("`days` must be 1 to 90, not {days}")));
+    }
+    let now = crate::time::now_ms();
+    let filter =
+        crate::support::calls::Filter { since_ms: Some(now - days * 86_400_000), ..Default::default() };
+    let data = hub.data.clone();
+    let made = tokio::task::spawn_blocking(move || crate::support::report::of_store(&data, &filter, false))
+        .await
+        .map_err(|e| wire(nova_shared::reason::INTERNAL, e.to_string()))?;
+    let (html, calls) =
+        made.map_err(|e| wire(nova_shared::reason::INTERNAL, format!("the report failed: {e}")))?;
+    let url = hub.pages.offer(html, now).ok_or_else(|| {
+        wire(nova_shared::reason::INTERNAL, "the hub's HTTP endpoint is not up yet; try again")
+    })?;
+    Ok(json!({"url": url, "calls": calls}))
+}
+
 async fn ui_answer(hub: &Hub, name: &str, params: Value) -> Result<Value, WireError> {
     match name {
         method::STATUS => to_value(&ui_status(hub)),
@@ -98,6 +126,7 @@ async fn ui_answer(hub: &Hub, name: &str, params: Value) -> Result<Value, WireEr
             to_value(&settings_view(&hub.data))
         }
         method::APPROVALS => to_value(&hub.control.approvals(200).map_err(store_err)?),
+        method::REPORT => report(hub, params).await,
         method::ANSWER => {
             let a: Answer = serde_json::from_value(params).map_err(|e| bad(format!("answer: {e}")))?;
             if !matches!(a.decision.as_str(), "approved" | "denied") {

@@ -1,7 +1,8 @@
 //! Streamable HTTP on 127.0.0.1 only. Every request must carry `Authorization: Bearer <token>`
 //! (the token lives in the data dir, mode 0600) and a `Host` naming this loopback endpoint;
 //! a present `Origin` must be this endpoint too. Foreign Host or Origin: 403 (DNS rebinding,
-//! drive-by pages). Missing or wrong token: 401.
+//! drive-by pages). Missing or wrong token: 401. One exception: `/page/<ticket>`, a page the
+//! person's browser opens once ([`crate::pages`]), where the ticket stands for the token.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -56,16 +57,60 @@ pub async fn serve(hub: Arc<Hub>, listener: tokio::net::TcpListener, token: Stri
     let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
     let mut config = StreamableHttpServerConfig::default();
     config.allowed_hosts = hosts.clone();
+    let for_sessions = hub.clone();
     let service = StreamableHttpService::new(
-        move || Ok(NovaServer::new(hub.clone())),
+        move || Ok(NovaServer::new(for_sessions.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    hub.pages.set_base(format!("http://127.0.0.1:{port}"));
     let guard = Arc::new(Guard { token, hosts, origins });
+    // One-time pages (the activity report) are opened by the person's browser, which cannot send
+    // the token: their ticket stands for it; Host and Origin are checked all the same.
+    let pages = axum::Router::new()
+        .route(&format!("{}{{ticket}}", crate::pages::PATH), axum::routing::get(page))
+        .with_state(hub.clone())
+        .layer(axum::middleware::from_fn_with_state(guard.clone(), check_host));
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
-        .layer(axum::middleware::from_fn_with_state(guard, check));
+        .layer(axum::middleware::from_fn_with_state(guard, check))
+        .merge(pages);
     axum::serve(listener, app).await
+}
+
+async fn check_host(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    match admit_host(&g, request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err((status, code, message)) => refuse(status, code, message),
+    }
+}
+
+/// A one-time page: served once, never cached, under the report's own policy (no requests).
+async fn page(
+    State(hub): State<Arc<Hub>>,
+    axum::extract::Path(ticket): axum::extract::Path<String>,
+) -> Response {
+    match hub.pages.take(&ticket, crate::time::now_ms()) {
+        Some(html) => (
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-store"),
+                (header::REFERRER_POLICY, "no-referrer"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (
+                    header::CONTENT_SECURITY_POLICY,
+                    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'",
+                ),
+            ],
+            html,
+        )
+            .into_response(),
+        None => refuse(
+            StatusCode::NOT_FOUND,
+            "page_gone",
+            "this link was used or is over a minute old; open the activity report again from Nova's settings",
+        ),
+    }
 }
 
 async fn check(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {
@@ -82,7 +127,7 @@ async fn check(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Res
 /// Why a request is refused: status, error code, message.
 type Refusal = (StatusCode, &'static str, &'static str);
 
-fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Refusal> {
+fn admit_host(g: &Guard, headers: &HeaderMap) -> Result<(), Refusal> {
     let header_str = |name| headers.get(name).and_then(|v: &header::HeaderValue| v.to_str().ok());
     let host = header_str(header::HOST).unwrap_or("");
     if !g.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
@@ -93,6 +138,12 @@ fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Refusal> {
     {
         return Err((StatusCode::FORBIDDEN, "forbidden_origin", "cross-origin requests are refused"));
     }
+    Ok(())
+}
+
+fn admit(g: &Guard, headers: &HeaderMap) -> Result<(), Refusal> {
+    admit_host(g, headers)?;
+    let header_str = |name| headers.get(name).and_then(|v: &header::HeaderValue| v.to_str().ok());
     let presented = header_str(header::AUTHORIZATION).and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
     if !constant_time_eq(presented.trim().as_bytes(), g.token.as_bytes()) {
         return Err((

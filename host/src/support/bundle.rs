@@ -51,11 +51,10 @@ pub fn write(data: &DataDir, opts: &Options, out: &Path) -> anyhow::Result<Vec<E
     let conn = if store.is_file() { Some(crate::store::open_read_only(&store)?) } else { None };
 
     if let Some(conn) = &conn {
-        let report = super::timeline::collect(conn, data, &opts.filter, &redactor, opts.with_screenshots)?;
-        let calls = report["calls"].as_array().map_or(0, Vec::len);
+        let (html, calls) = super::report::of_store(data, &opts.filter, opts.with_screenshots)?;
         files.push((
             "report.html".into(),
-            super::report::render(&report).into_bytes(),
+            html.into_bytes(),
             format!(
                 "the activity report ({calls} calls{})",
                 if opts.with_screenshots { ", screenshots inline" } else { ", no screenshots" }

@@ -4,9 +4,28 @@
 
 use serde_json::Value;
 
+use super::calls::Filter;
+use crate::paths::DataDir;
+
 /// The page, with a placeholder where the data goes.
 const TEMPLATE: &str = include_str!("../../assets/report.html");
 const PLACEHOLDER: &str = "/*NOVA_DATA*/";
+
+/// The report of the store in `dir` for `filter`, and how many calls it shows (`nova report`, and
+/// the settings page's "Open activity report").
+pub fn of_store(dir: &DataDir, filter: &Filter, with_screenshots: bool) -> anyhow::Result<(String, usize)> {
+    let path = dir.db();
+    anyhow::ensure!(
+        path.is_file(),
+        "no store at {}: Nova has not run with this data dir (pass --data-dir or set NOVA_HOME)",
+        path.display()
+    );
+    let conn = crate::store::open_read_only(&path)?;
+    let redactor = super::bundle::redactor(dir);
+    let data = super::timeline::collect(&conn, dir, filter, &redactor, with_screenshots)?;
+    let calls = data["calls"].as_array().map_or(0, Vec::len);
+    Ok((render(&data), calls))
+}
 
 /// The report page for `data`.
 pub fn render(data: &Value) -> String {
