@@ -90,6 +90,35 @@ async fn make_history(nova: &Nova) -> anyhow::Result<Agent> {
     a.step("nova.type_selector", json!({"selector": "#plain", "text": TYPED})).await?;
     a.step("nova.capture_screenshot", json!({})).await?;
 
+    // A task run over three pages, two of them read: one gap.
+    let units: Vec<String> =
+        ["page2.html", "thanks.html", "order.html"].iter().map(|p| nova.url(p)).collect();
+    let created = a
+        .step(
+            "nova.task_instance_create",
+            json!({
+                "adHocContext": {
+                    "taskType": "page_review", "displayName": "Review three pages",
+                    "goal": "Read each page",
+                    "completionCondition": {"coverageMode": "exhaustive", "unitKind": "url",
+                        "stopMetric": "all_units_processed", "evidencePolicy": {"mode": "require_observed", "maxGapPercent": 0.0}}
+                },
+                "unitSource": {"kind": "explicit", "explicitUrls": units, "freezeAfterPopulate": true},
+                "declaredTaskKind": "exploratory"
+            }),
+        )
+        .await?;
+    let task = created["instanceId"].as_str().unwrap_or_default().to_owned();
+    for u in &units[..2] {
+        a.visit(u).await?;
+    }
+    let updates: Vec<Value> = units[..2].iter().map(|u| json!({"unitKey": u, "status": "checked"})).collect();
+    a.step(
+        "nova.task_instance_progress",
+        json!({"instanceId": task, "expectedInstanceRev": 0, "clientEventId": "two", "unitUpdates": updates}),
+    )
+    .await?;
+
     // A send the page answers with an error banner: verified_fail.
     let query: Vec<String> = URL_SECRETS.iter().map(|(k, v)| format!("{k}={v}")).collect();
     a.visit(&nova.url(&format!("chat.html?mode=error&{}", query.join("&")))).await?;
@@ -336,6 +365,12 @@ async fn support_sees_what_happened_and_nothing_secret_leaves() -> anyhow::Resul
         "{seen}"
     );
     assert_eq!((seen["shots"].clone(), seen["resources"].clone()), (json!(1), json!(0)), "{seen}");
+    let tasks = page.eval("document.querySelector('#tasks-body').textContent").await?;
+    let tasks = tasks.as_str().unwrap_or_default();
+    assert!(
+        tasks.contains("Review three pages") && tasks.contains("2 / 3") && tasks.contains("order.html"),
+        "the task run, its units and its gap: {tasks}"
+    );
     // The page's policy forbids requests: a probe to the fixture server never arrives.
     let probe = serde_json::to_string(&nova.url("submit?key=report-probe"))?;
     let outcome = page

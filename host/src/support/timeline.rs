@@ -57,6 +57,7 @@ pub fn collect(
         "transitions": rows(conn, TRANSITIONS, params![from, to], transition)?,
         "tasks": rows(conn, TASKS, params![from, to], task)?,
         "okFacts": rows(conn, OK_FACTS, params![from, to], ok_fact)?,
+        "pksEntries": rows(conn, PKS_ENTRIES, params![from, to], pks_entry)?,
         "learning": rows(conn, LEARNING, params![from, to], learning)?,
         "opportunities": rows(conn, OPPORTUNITIES, params![from, to], opportunity)?,
         "control": rows(conn, CONTROL, params![from, to], control)?,
@@ -105,10 +106,10 @@ fn transition(r: &Row<'_>) -> rusqlite::Result<Value> {
 }
 
 const TASKS: &str = "SELECT i.instance_id, i.effective_task_kind, i.status, i.agent_id, i.target_url, i.started_at_ms, \
-     i.completed_at_ms, i.evidence_snapshot, p.display_name, \
+     i.completed_at_ms, i.evidence_snapshot, COALESCE(p.display_name, json_extract(i.effective_context_json, '$.displayName')), \
      (SELECT COUNT(*) FROM task_units u WHERE u.instance_id = i.instance_id), \
      (SELECT COUNT(*) FROM task_units u WHERE u.instance_id = i.instance_id AND u.status = 'checked'), \
-     (SELECT json_group_array(u.unit_key) FROM (SELECT unit_key FROM task_units u WHERE u.instance_id = i.instance_id \
+     (SELECT json_group_array(u.label) FROM (SELECT COALESCE(url, unit_key) AS label FROM task_units u WHERE u.instance_id = i.instance_id \
         AND u.status IN ('discovered', 'blocked', 'failed') ORDER BY position LIMIT 50) u) \
      FROM task_instances i LEFT JOIN task_profiles p ON p.profile_id = i.profile_id \
      WHERE i.last_activity_at_ms >= ?1 AND i.started_at_ms < ?2 ORDER BY i.started_at_ms DESC LIMIT 500";
@@ -133,6 +134,23 @@ fn ok_fact(r: &Row<'_>) -> rusqlite::Result<Value> {
         "state": r.get::<_, String>(3)?, "certainty": r.get::<_, String>(4)?, "confidence": r.get::<_, f64>(5)?,
         "tab": r.get::<_, String>(6)?, "url": r.get::<_, Option<String>>(7)?,
         "at": crate::time::iso(r.get(8)?), "contradictions": r.get::<_, i64>(9)?,
+    }))
+}
+
+const PKS_ENTRIES: &str = "SELECT scope, stable_id, kind, learning_level, origin, success_count, failure_count, \
+     deprecated, deprecated_reason, created_at, updated_at FROM pks_phenomena \
+     WHERE updated_at >= ?1 AND created_at < ?2 ORDER BY updated_at DESC LIMIT 1000";
+
+fn pks_entry(r: &Row<'_>) -> rusqlite::Result<Value> {
+    let created: i64 = r.get(9)?;
+    let updated: i64 = r.get(10)?;
+    Ok(json!({
+        "site": r.get::<_, String>(0)?, "entry": r.get::<_, String>(1)?, "kind": r.get::<_, String>(2)?,
+        "level": r.get::<_, String>(3)?, "origin": r.get::<_, String>(4)?,
+        "successes": r.get::<_, i64>(5)?, "failures": r.get::<_, i64>(6)?,
+        "retired": r.get::<_, bool>(7)?, "retiredWhy": r.get::<_, Option<String>>(8)?,
+        "change": if created == updated { "created" } else { "updated" },
+        "at": crate::time::iso(updated),
     }))
 }
 
