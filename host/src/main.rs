@@ -88,25 +88,19 @@ enum Command {
     /// One self-contained HTML activity report (opens from disk, makes no network request).
     Report {
         #[command(flatten)]
-        filter: FilterArgs,
+        report: ReportArgs,
         /// Where to write it (default: nova-report.html in the data dir).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Inline the saved screenshots (they may show private content).
-        #[arg(long)]
-        with_screenshots: bool,
     },
     /// A redacted support archive (.tar.gz): report, store export, settings, doctor, versions, logs.
     Bundle {
-        /// The report's window (the store export is always whole).
+        /// The report's window and screenshots (the store export is always whole).
         #[command(flatten)]
-        filter: FilterArgs,
+        report: ReportArgs,
         /// Where to write it (default: nova-bundle-<time>.tar.gz in the current directory).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Inline the saved screenshots into the bundled report (they may show private content).
-        #[arg(long)]
-        with_screenshots: bool,
     },
     /// The store: check its health, or copy it.
     Store {
@@ -141,6 +135,16 @@ enum StoreCmd {
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+/// What `nova report` and `nova bundle` put in the report.
+#[derive(clap::Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Inline the saved screenshots (they may show private content).
+    #[arg(long)]
+    with_screenshots: bool,
 }
 
 /// The filters `nova log`, `nova report` and `nova bundle` share.
@@ -307,7 +311,7 @@ fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Report { filter, out, with_screenshots } => {
+        Command::Report { report: ReportArgs { filter, with_screenshots }, out } => {
             let filter = filter.filter()?;
             let (html, calls) = support::report::of_store(&data, &filter, with_screenshots)?;
             let path = out.unwrap_or_else(|| data.root().join("nova-report.html"));
@@ -320,7 +324,7 @@ fn main() -> anyhow::Result<()> {
             )?;
             Ok(())
         }
-        Command::Bundle { filter, out, with_screenshots } => {
+        Command::Bundle { report: ReportArgs { filter, with_screenshots }, out } => {
             let filter = filter.filter()?;
             let path = out.unwrap_or_else(support::bundle::default_name);
             let entries =

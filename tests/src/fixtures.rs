@@ -132,3 +132,17 @@ async fn serve(State(app): State<AppState>, UrlPath(path): UrlPath<String>) -> R
     }
     response
 }
+
+/// The contract of a send on `chat.html`: success when the assistant answers, forbidden when the
+/// error banner shows.
+pub fn send_contract(window_ms: u32, hold_ms: u32) -> serde_json::Value {
+    serde_json::json!({
+        "actionKind": "send_message",
+        "postconditions": {
+            "success": {"all": [{"factKey": "dom.exists(.msg.assistant)", "operator": "eq", "expected": true}]},
+            "forbidden": {"any": [{"factKey": "dom.visible(.error-banner)", "operator": "eq", "expected": true}]}
+        },
+        "stabilityWindowMs": window_ms,
+        "stabilityMs": hold_ms
+    })
+}

@@ -1,20 +1,9 @@
 //! Guarded transitions (CLS) in real Chromium: preconditions, journal, dispatch, the
 //! event-driven postcondition watch, verdicts and retry advice.
 
+use nova_e2e::fixtures::send_contract;
 use nova_e2e::{Client, Nova};
 use serde_json::{Value, json};
-
-fn send_contract(window_ms: u32, hold_ms: u32) -> Value {
-    json!({
-        "actionKind": "send_message",
-        "postconditions": {
-            "success": {"all": [{"factKey": "dom.exists(.msg.assistant)", "operator": "eq", "expected": true}]},
-            "forbidden": {"any": [{"factKey": "dom.visible(.error-banner)", "operator": "eq", "expected": true}]}
-        },
-        "stabilityWindowMs": window_ms,
-        "stabilityMs": hold_ms
-    })
-}
 
 async fn open_chat(nova: &Nova, c: &Client, mode: &str) -> anyhow::Result<()> {
     c.structured("nova.navigate", json!({"url": nova.url(&format!("chat.html?mode={mode}"))})).await?;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use nova_e2e::Nova;
 use nova_e2e::agent::Agent;
+use nova_e2e::fixtures::send_contract;
 use nova_host::support::calls::CallRow;
 use serde_json::{Value, json};
 
@@ -61,18 +62,6 @@ fn log_rows(nova: &Nova, args: &[&str]) -> anyhow::Result<Vec<CallRow>> {
             Ok(row)
         })
         .collect()
-}
-
-fn send_contract(window_ms: u32, hold_ms: u32) -> Value {
-    json!({
-        "actionKind": "send_message",
-        "postconditions": {
-            "success": {"all": [{"factKey": "dom.exists(.msg.assistant)", "operator": "eq", "expected": true}]},
-            "forbidden": {"any": [{"factKey": "dom.visible(.error-banner)", "operator": "eq", "expected": true}]}
-        },
-        "stabilityWindowMs": window_ms,
-        "stabilityMs": hold_ms
-    })
 }
 
 fn store_count(nova: &Nova, sql: &str) -> anyhow::Result<i64> {

@@ -431,11 +431,9 @@ mod tests {
         assert_eq!(read_line_bounded(&mut r, 10).await.expect("5"), Line::Eof);
     }
 
-    #[tokio::test]
-    async fn without_hub_tool_calls_get_a_structured_retryable_error() {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let mut relay = Relay {
-            data: DataDir::at(tmp.path()),
+    fn relay_without_hub(dir: &std::path::Path) -> Relay {
+        Relay {
+            data: DataDir::at(dir),
             browser: None,
             init: None,
             hub: None,
@@ -443,7 +441,13 @@ mod tests {
             recorder: None,
             session: "s".into(),
             bundles: Vec::new(),
-        };
+        }
+    }
+
+    #[tokio::test]
+    async fn without_hub_tool_calls_get_a_structured_retryable_error() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let mut relay = relay_without_hub(tmp.path());
         let out = relay
             .on_agent_message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                "params": {"name": "nova.perceive", "arguments": {}}}))
@@ -464,16 +468,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_that_may_have_acted_when_the_hub_died_is_in_doubt_and_not_retryable() {
         let tmp = tempfile::tempdir().expect("tmp");
-        let mut relay = Relay {
-            data: DataDir::at(tmp.path()),
-            browser: None,
-            init: None,
-            hub: None,
-            inflight: HashMap::new(),
-            recorder: None,
-            session: "s".into(),
-            bundles: Vec::new(),
-        };
+        let mut relay = relay_without_hub(tmp.path());
         let call = |id: i64, tool: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
         relay.inflight.insert(id_key(&json!(1)), call(1, "nova.click_selector"));
         relay.inflight.insert(id_key(&json!(2)), call(2, "nova.read_text"));
