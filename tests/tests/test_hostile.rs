@@ -1,0 +1,58 @@
+//! Hostile pages: nothing a page does reaches the extension as an order. The fixture forges
+//! Nova-like requests every few milliseconds (postMessage, custom and message events, DOM
+//! attributes, `chrome.runtime` / `browser.runtime` calls, traps on the page's own prototypes)
+//! while a compliant agent works on it at default settings; the page's own counters prove that
+//! only the agent's calls acted, and the page's world sees nothing of Nova.
+
+use std::time::Duration;
+
+use nova_e2e::Nova;
+use nova_e2e::agent::Agent;
+use serde_json::{Value, json};
+
+async fn text(a: &mut Agent, selector: &str) -> anyhow::Result<String> {
+    let r = a.step("nova.read_text", json!({"selector": selector})).await?;
+    Ok(r["text"].as_str().unwrap_or_default().trim().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forged_requests_from_a_page_are_never_dispatched() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "careful").await?;
+    a.ready().await?;
+    a.visit(&nova.url("hostile.html")).await?;
+    a.step("nova.type_selector", json!({"selector": "#note", "text": "only this"})).await?;
+    for n in 1..=3 {
+        a.step("nova.click_selector", json!({"selector": "#safe"})).await?;
+        assert_eq!(text(&mut a, "#safe-count").await?, n.to_string());
+    }
+    // Let the page forge for a while longer with Nova loaded in it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let forged: u64 = text(&mut a, "#forged").await?.parse()?;
+    assert!(forged > 50, "the page forged only {forged} rounds: the test proved nothing");
+    assert_eq!(text(&mut a, "#danger-count").await?, "0", "a forged request acted on the page");
+    let page = a.step("nova.perceive", json!({})).await?;
+    let note = page["elements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|l| l.contains("Note"));
+    assert!(note.is_some_and(|l| l.contains("only this")), "the agent's own typing is there: {page}");
+    // The page's own world sees nothing of Nova.
+    let world: Value = serde_json::from_str(&text(&mut a, "#world").await?)?;
+    assert_eq!(
+        world,
+        json!({"chromeRuntime": "undefined", "browserRuntime": "undefined", "novaContent": "false"}),
+        "the page's world reaches Nova"
+    );
+    // The counters are live: the agent's own typing in the secret field counts.
+    a.step("nova.type_selector", json!({"selector": "#secret", "text": "mine"})).await?;
+    assert_eq!(text(&mut a, "#danger-count").await?, "1", "the input event of the agent's own typing");
+    // Every call in the store is the agent's: nothing else was dispatched.
+    let calls = i64::try_from(a.calls)?;
+    let mine = nova.count_until("SELECT COUNT(*) FROM observations WHERE agent_id = 'careful'", calls)?;
+    let all = nova.count_until("SELECT COUNT(*) FROM observations", calls)?;
+    assert_eq!((mine, all), (calls, calls), "calls in the store that the agent did not make");
+    Ok(())
+}
