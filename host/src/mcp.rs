@@ -14,3 +14,6 @@ pub mod server;
 /// Most bytes in one JSON-RPC line from an agent (stdio relay and unix socket): tool arguments
 /// are small; anything bigger is a broken or hostile client.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Most bytes in one HTTP request body (`POST /mcp`); the same bound as a line.
+pub const MAX_BODY_BYTES: usize = MAX_LINE_BYTES;

@@ -57,6 +57,9 @@ pub async fn serve(hub: Arc<Hub>, listener: tokio::net::TcpListener, token: Stri
     let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
     let mut config = StreamableHttpServerConfig::default();
     config.allowed_hosts = hosts.clone();
+    // Counted while the body streams in (a lying or missing Content-Length changes nothing): a
+    // larger body gets 413 and is never held whole.
+    config.max_request_body_bytes = super::MAX_BODY_BYTES;
     let for_sessions = hub.clone();
     let service = StreamableHttpService::new(
         move || Ok(NovaServer::new(for_sessions.clone())),
