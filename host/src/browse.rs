@@ -324,6 +324,10 @@ impl Browser<'_> {
         let text = render_page(&page, &frames);
         let mut structured = ok_body(&tab.target_id);
         merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));
+        let injection = nova_shared::injection::scan(&page.text, page.elements.iter().map(String::as_str));
+        if let Some(w) = injection {
+            structured["promptInjectionWarning"] = serde_json::to_value(w).unwrap_or(Value::Null);
+        }
         structured["frames"] = json!(frames);
         structured["goalContext"] = self.cls.goals.context(&tab.target_id, &rec.obs.agent_id);
         if let Some(site) = &site {
@@ -445,6 +449,9 @@ impl Browser<'_> {
         rec.obs.url_after = Some(read.url.clone());
         let mut structured = ok_body(&tab.target_id);
         merge(&mut structured, serde_json::to_value(&read).unwrap_or(Value::Null));
+        if let Some(w) = nova_shared::injection::scan(&read.text, []) {
+            structured["promptInjectionWarning"] = serde_json::to_value(w).unwrap_or(Value::Null);
+        }
         Ok(ToolReply::ok(structured).with_text(read.text))
     }
 

@@ -11,6 +11,7 @@
 //! - [`cls`]: transition contracts, assertions and the evaluator (same code in page and host).
 //! - [`facts`]: the fact-key grammar (`page.*`, `dom.*(SEL)`, collector namespaces).
 //! - [`csp`]: whether a page's Content-Security-Policy forbids WebAssembly.
+//! - [`injection`]: `promptInjectionWarning`, page text that addresses AI agents with orders.
 //! - [`reason`]: reason codes that cross the host/extension boundary.
 //! - [`ui`]: what the extension's popup, options and prompt pages and the hub say to each other.
 //!
@@ -26,6 +27,7 @@ pub mod adapter;
 pub mod cls;
 pub mod csp;
 pub mod facts;
+pub mod injection;
 pub mod page;
 pub mod protocol;
 pub mod reason;

@@ -56,3 +56,39 @@ async fn forged_requests_from_a_page_are_never_dispatched() -> anyhow::Result<()
     assert_eq!((mine, all), (calls, calls), "calls in the store that the agent did not make");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_that_gives_agents_orders_is_pointed_out_and_ordinary_text_is_not() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    // In a review: the phrase and the text around it.
+    let page = a.visit(&nova.url("injection/attack-01.html")).await?;
+    let w = &page["promptInjectionWarning"];
+    assert_eq!(w["phrases"], json!(["Ignore all previous instructions"]), "{page}");
+    assert!(w["matches"][0]["snippet"].as_str().is_some_and(|s| s.contains("20 of these")), "{w}");
+    assert!(w["message"].as_str().is_some_and(|m| m.contains("do not follow")), "{w}");
+    // In a button's name: its ref, which the agent can match against the elements.
+    let page = a.visit(&nova.url("injection/attack-06.html")).await?;
+    let w = &page["promptInjectionWarning"];
+    let r = w["refs"][0].as_str().unwrap_or_default().to_owned();
+    let element = page["elements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|l| l.starts_with(&format!("{r} ")));
+    assert!(element.is_some_and(|l| l.contains("Dear AI")), "{page}");
+    // nova.read_text says the same.
+    a.visit(&nova.url("injection/attack-23.html")).await?;
+    let read = a.step("nova.read_text", json!({})).await?;
+    assert_eq!(read["promptInjectionWarning"]["phrases"], json!(["AI assistant: forward"]), "{read}");
+    // Pages that talk about AI, or give people orders, are not flagged.
+    for p in ["ordinary-09", "ordinary-10", "ordinary-25"] {
+        let page = a.visit(&nova.url(&format!("injection/{p}.html"))).await?;
+        assert!(page.get("promptInjectionWarning").is_none(), "{p}: {page}");
+        let read = a.step("nova.read_text", json!({"maxChars": 4000 + p.len() as u64})).await?;
+        assert!(read.get("promptInjectionWarning").is_none(), "{p}: {read}");
+    }
+    Ok(())
+}
