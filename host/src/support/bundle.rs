@@ -37,15 +37,9 @@ pub struct Entry {
     pub about: String,
 }
 
-/// The redactor for this data dir: patterns plus the MCP token's value.
-pub fn redactor(data: &DataDir) -> Redactor {
-    let token = std::fs::read_to_string(data.token_file()).unwrap_or_default();
-    Redactor::new([token])
-}
-
 /// Writes the archive to `out`; returns what went in.
 pub fn write(data: &DataDir, opts: &Options, out: &Path) -> anyhow::Result<Vec<Entry>> {
-    let redactor = redactor(data);
+    let redactor = Redactor::for_data_dir(data);
     let mut files: Vec<(String, Vec<u8>, String)> = Vec::new();
     let store = data.db();
     let conn = if store.is_file() { Some(crate::store::open_read_only(&store)?) } else { None };

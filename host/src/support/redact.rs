@@ -77,6 +77,11 @@ impl Redactor {
         Self { secrets }
     }
 
+    /// The redactor for a data dir: the patterns, plus the MCP token's value.
+    pub fn for_data_dir(data: &crate::paths::DataDir) -> Self {
+        Self::new([std::fs::read_to_string(data.token_file()).unwrap_or_default()])
+    }
+
     /// `text` with every credential replaced by [`MARK`].
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);

@@ -21,7 +21,7 @@ pub fn of_store(dir: &DataDir, filter: &Filter, with_screenshots: bool) -> anyho
         path.display()
     );
     let conn = crate::store::open_read_only(&path)?;
-    let redactor = super::bundle::redactor(dir);
+    let redactor = super::redact::Redactor::for_data_dir(dir);
     let data = super::timeline::collect(&conn, dir, filter, &redactor, with_screenshots)?;
     let calls = data["calls"].as_array().map_or(0, Vec::len);
     Ok((render(&data), calls))
