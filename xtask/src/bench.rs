@@ -25,8 +25,8 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, browser, guarded, evidence, coverage, realapps, support);
-    /// all by default.
+    /// Run only these groups (host, browser, guarded, evidence, coverage, realapps, support,
+    /// injection); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -38,7 +38,7 @@ fn ms(d: Duration) -> f64 {
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
-    if ["browser", "guarded", "coverage", "realapps"].into_iter().any(run) || args.peer {
+    if ["browser", "guarded", "coverage", "realapps", "injection"].into_iter().any(run) || args.peer {
         crate::ensure::ensure_chromium()?;
         crate::ensure::ensure_firefox()?;
     }
@@ -84,6 +84,13 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         step("real applications: the same in Firefox");
         report["firefox"]["realapps"] =
             runtime.block_on(crate::bench_realapps::verdicts(BrowserKind::Firefox, 5))?;
+    }
+    if run("injection") {
+        step("injection: promptInjectionWarning on 30 attack and 30 ordinary pages (Chromium)");
+        report["injection"] = runtime.block_on(crate::bench_injection::detection(BrowserKind::Chromium))?;
+        step("injection: the same in Firefox");
+        report["firefox"]["injection"] =
+            runtime.block_on(crate::bench_injection::detection(BrowserKind::Firefox))?;
     }
     if run("support") {
         step("support: nova log and nova report for one day of a store of 1,000,000 calls");
@@ -140,6 +147,9 @@ fn render(r: &Value) -> String {
     }
     s += &line("correlation 10k units x 100k obs", &r["correlation"]["ms"], "aim <= 200 ms");
     s += &crate::bench_support::render(&r["support"]);
+    for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
+        s += &crate::bench_injection::render(&b["injection"], label);
+    }
     for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
         for (scan, v) in b["coverageScanMs"].as_object().into_iter().flatten() {
             let scan = scan.trim_start_matches("nova_").trim_end_matches("_v1");

@@ -12,6 +12,7 @@
 
 mod acceptance;
 mod bench;
+mod bench_injection;
 mod bench_realapps;
 mod bench_support;
 mod bench_tasks;
