@@ -42,25 +42,52 @@ pub fn write(data: &DataDir, opts: &Options, out: &Path) -> anyhow::Result<Vec<E
     let redactor = Redactor::for_data_dir(data);
     let mut files: Vec<(String, Vec<u8>, String)> = Vec::new();
     let store = data.db();
-    let conn = if store.is_file() { Some(crate::store::open_read_only(&store)?) } else { None };
-
-    if let Some(conn) = &conn {
-        let (html, calls) = super::report::of_store(data, &opts.filter, opts.with_screenshots)?;
+    // A damaged store is when a bundle matters most: what cannot be read is said, the rest goes in.
+    let conn = store.is_file().then(|| crate::store::open_read_only(&store));
+    let mut unreadable: Vec<String> = Vec::new();
+    match &conn {
+        Some(Ok(conn)) => {
+            match super::report::of_store(data, &opts.filter, opts.with_screenshots) {
+                Ok((html, calls)) => files.push((
+                    "report.html".into(),
+                    html.into_bytes(),
+                    format!(
+                        "the activity report ({calls} calls{})",
+                        if opts.with_screenshots { ", screenshots inline" } else { ", no screenshots" }
+                    ),
+                )),
+                Err(e) => unreadable.push(format!("report.html: the report could not be made: {e}")),
+            }
+            let mut jsonl = Vec::new();
+            match super::export::write_jsonl(conn, &redactor, &mut jsonl) {
+                Ok(counts) => {
+                    let rows: u64 = counts.iter().map(|(_, n)| n).sum();
+                    files.push((
+                        "store.jsonl".into(),
+                        jsonl,
+                        format!("the store, redacted: {rows} rows of {} tables", counts.len()),
+                    ));
+                }
+                Err(e) => {
+                    let rows = jsonl.iter().filter(|b| **b == b'\n').count();
+                    files.push((
+                        "store.jsonl".into(),
+                        jsonl,
+                        format!("the store, redacted, cut short after {rows} rows (see unreadable.txt)"),
+                    ));
+                    unreadable.push(format!("store.jsonl: the export stopped: {e}"));
+                }
+            }
+        }
+        Some(Err(e)) => unreadable.push(format!("the store could not be opened: {e}")),
+        None => unreadable.push(format!("no store at {}", store.display())),
+    }
+    if !unreadable.is_empty() {
+        let text = unreadable.join("\n") + "\n";
         files.push((
-            "report.html".into(),
-            html.into_bytes(),
-            format!(
-                "the activity report ({calls} calls{})",
-                if opts.with_screenshots { ", screenshots inline" } else { ", no screenshots" }
-            ),
-        ));
-        let mut jsonl = Vec::new();
-        let counts = super::export::write_jsonl(conn, &redactor, &mut jsonl)?;
-        let rows: u64 = counts.iter().map(|(_, n)| n).sum();
-        files.push((
-            "store.jsonl".into(),
-            jsonl,
-            format!("the store, redacted: {rows} rows of {} tables", counts.len()),
+            "unreadable.txt".into(),
+            redactor.text(&text).into_owned().into_bytes(),
+            "what could not be read".into(),
         ));
     }
     let mut check = Vec::new();
@@ -98,7 +125,7 @@ pub fn write(data: &DataDir, opts: &Options, out: &Path) -> anyhow::Result<Vec<E
     let versions = json!({
         "nova": env!("CARGO_PKG_VERSION"),
         "schemaVersion": crate::store::SCHEMA_VERSION,
-        "storeSchemaVersion": conn.as_ref().and_then(|c| crate::store::schema_version(c).ok()),
+        "storeSchemaVersion": conn.as_ref().and_then(|c| c.as_ref().ok()).and_then(|c| crate::store::schema_version(c).ok()),
         "os": std::env::consts::OS, "arch": std::env::consts::ARCH,
         "hubs": hubs,
         "bundledAt": crate::time::iso(crate::time::now_ms()),
@@ -177,4 +204,41 @@ pub fn default_name() -> PathBuf {
         .map(|c| if c == ':' { '-' } else { c })
         .collect();
     PathBuf::from(format!("nova-bundle-{stamp}.tar.gz"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_damaged_store_still_gives_a_bundle_that_says_what_could_not_be_read() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let data = DataDir::at(dir.path());
+        data.ensure().expect("dirs");
+        let conn = crate::store::open(&data.db()).expect("store");
+        for i in 0..300 {
+            conn.execute(
+                "INSERT INTO approvals (prompt_id, agent_id, question, decision, asked_at_ms) VALUES (?1, 'a', ?2, 'pending', 1)",
+                rusqlite::params![format!("p{i}"), "x".repeat(300)],
+            )
+            .expect("row");
+        }
+        let root: i64 = conn
+            .query_row("SELECT rootpage FROM sqlite_master WHERE name = 'approvals'", [], |r| r.get(0))
+            .expect("root");
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").expect("checkpoint");
+        drop(conn);
+        let mut bytes = std::fs::read(data.db()).expect("read");
+        let at = usize::try_from((root - 1) * 4096).expect("offset");
+        bytes[at + 8..at + 4096].fill(0x5a);
+        std::fs::write(data.db(), &bytes).expect("write");
+
+        let out = dir.path().join("b.tar.gz");
+        let entries = write(&data, &Options::default(), &out).expect("a bundle all the same");
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        for n in ["store-check.txt", "doctor.txt", "versions.json", "unreadable.txt"] {
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+        assert!(out.is_file());
+    }
 }
