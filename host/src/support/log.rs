@@ -54,25 +54,37 @@ pub fn print(
     Ok(last)
 }
 
+/// How far back (in sequence numbers) `--follow` looks again: a call's number is taken when it
+/// starts and its row is written when it ends, so a slow call lands after quicker later ones.
+const FOLLOW_LOOKBACK: i64 = 2000;
+
 /// Prints calls as they are recorded, after `last` (the newest already printed), until killed.
 pub fn follow(
     conn: &Connection,
     filter: &Filter,
-    mut last: Option<i64>,
+    last: Option<i64>,
     format: Format,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    if last.is_none() {
-        last = Some(conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM observations", [], |r| r.get(0))?);
-    }
+    let mut newest = match last {
+        Some(n) => n,
+        None => conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM observations", [], |r| r.get(0))?,
+    };
+    // Sequence numbers printed (or already there at the start) within the lookback.
+    let mut printed: std::collections::BTreeSet<i64> = std::collections::BTreeSet::new();
+    let start = Filter { after_seq: Some(newest - FOLLOW_LOOKBACK), ..Filter::default() };
+    printed.extend(calls::query(conn, &start, None)?.iter().filter_map(|r| r.seq));
     loop {
         out.flush()?;
         std::thread::sleep(FOLLOW_POLL);
-        let f = Filter { after_seq: last, ..filter.clone() };
-        let rows = calls::query(conn, &f, Some(1000))?;
-        if let Some(seq) = rows.iter().filter_map(|r| r.seq).max() {
-            last = Some(seq);
-        }
+        let f = Filter { after_seq: Some(newest - FOLLOW_LOOKBACK), ..filter.clone() };
+        let rows: Vec<CallRow> = calls::query(conn, &f, None)?
+            .into_iter()
+            .filter(|r| r.seq.is_some_and(|s| !printed.contains(&s)))
+            .collect();
+        printed.extend(rows.iter().filter_map(|r| r.seq));
+        newest = newest.max(printed.last().copied().unwrap_or(newest));
+        printed = printed.split_off(&(newest - FOLLOW_LOOKBACK));
         match format {
             Format::Table => table(&rows, false, out)?,
             Format::Json | Format::Jsonl => jsonl(&rows, out)?,
