@@ -86,7 +86,8 @@ async fn each_platform_is_detected_declined_by_its_template_and_then_applied_and
                 // Another origin's frame: the agent works in it by its frame id.
                 // A frame that is still loading may be listed under an id its document replaces
                 // (Firefox lists the initial about:blank first): a compliant agent told
-                // "has no frame" looks again and uses the id listed now.
+                // "has no frame" looks again and uses the id listed now, unless the frame is
+                // gone because the click already closed it.
                 Some((_, inner)) => {
                     let mut seen = seen;
                     let mut tries = 0;
@@ -99,7 +100,19 @@ async fn each_platform_is_detected_declined_by_its_template_and_then_applied_and
                             .find(|f| f.contains("sourcepoint-message"))
                             .and_then(|f| f.split_whitespace().nth(1))
                             .map(str::to_owned);
-                        let frame = frame.ok_or_else(|| anyhow::anyhow!("no message frame in {seen}"))?;
+                        let Some(frame) = frame else {
+                            // Not listed after a click was answered "has no frame": either that
+                            // click closed it (the message frame removes itself) or it is
+                            // loading again. A compliant agent reads the page before clicking.
+                            anyhow::ensure!(tries > 0 && tries < 4, "no message frame in {seen}");
+                            if clicks(agent).await? == "clicked: reject" {
+                                break;
+                            }
+                            tries += 1;
+                            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                            seen = agent.step("nova.perceive", json!({"maxElements": 20})).await?;
+                            continue;
+                        };
                         let (r, failed) = agent
                             .call("nova.click_selector", json!({"selector": inner.trim(), "frameId": frame}))
                             .await?;
