@@ -324,10 +324,7 @@ impl Browser<'_> {
         let text = render_page(&page, &frames);
         let mut structured = ok_body(&tab.target_id);
         merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));
-        let injection = nova_shared::injection::scan(&page.text, page.elements.iter().map(String::as_str));
-        if let Some(w) = injection {
-            structured["promptInjectionWarning"] = serde_json::to_value(w).unwrap_or(Value::Null);
-        }
+        note_injection(&mut structured, &page.text, page.elements.iter().map(String::as_str));
         structured["frames"] = json!(frames);
         structured["goalContext"] = self.cls.goals.context(&tab.target_id, &rec.obs.agent_id);
         if let Some(site) = &site {
@@ -449,9 +446,7 @@ impl Browser<'_> {
         rec.obs.url_after = Some(read.url.clone());
         let mut structured = ok_body(&tab.target_id);
         merge(&mut structured, serde_json::to_value(&read).unwrap_or(Value::Null));
-        if let Some(w) = nova_shared::injection::scan(&read.text, []) {
-            structured["promptInjectionWarning"] = serde_json::to_value(w).unwrap_or(Value::Null);
-        }
+        note_injection(&mut structured, &read.text, []);
         Ok(ToolReply::ok(structured).with_text(read.text))
     }
 
@@ -697,6 +692,13 @@ fn render_page(p: &PageModel, frames: &[String]) -> String {
         ));
     }
     out
+}
+
+/// Adds `promptInjectionWarning` when the text the agent gets addresses AI agents with orders.
+fn note_injection<'a>(structured: &mut Value, text: &str, elements: impl IntoIterator<Item = &'a str>) {
+    if let Some(w) = nova_shared::injection::scan(text, elements) {
+        structured["promptInjectionWarning"] = serde_json::to_value(w).unwrap_or(Value::Null);
+    }
 }
 
 #[cfg(test)]

@@ -198,17 +198,6 @@ impl FilterArgs {
     }
 }
 
-/// The store, read-only, or a clear error when there is none.
-fn read_store(data: &DataDir) -> anyhow::Result<rusqlite::Connection> {
-    let path = data.db();
-    anyhow::ensure!(
-        path.is_file(),
-        "no store at {}: Nova has not run with this data dir (pass --data-dir or set NOVA_HOME)",
-        path.display()
-    );
-    Ok(nova_host::store::open_read_only(&path)?)
-}
-
 fn main() -> anyhow::Result<()> {
     // Browsers start the host as `nova chrome-extension://<id>/` or `nova <manifest> <addon-id>`.
     let mut args: Vec<String> = std::env::args().collect();
@@ -292,7 +281,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Log { show: Some(LogCmd::Show { call, format }), .. } => {
-            let conn = read_store(&data)?;
+            let conn = nova_host::store::open_existing(&data.db())?;
             let record = support::show::show(&conn, &data, &call).map_err(anyhow::Error::msg)?;
             let mut out = std::io::stdout().lock();
             match format {
@@ -303,7 +292,7 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Log { show: None, filter, lines, format, follow } => {
             let filter = filter.filter()?;
-            let conn = read_store(&data)?;
+            let conn = nova_host::store::open_existing(&data.db())?;
             let mut out = std::io::stdout().lock();
             let last = support::log::print(&conn, &filter, (lines > 0).then_some(lines), format, &mut out)?;
             if follow {

@@ -70,6 +70,17 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// Opens an existing store read-only for the support commands; no store is an error that says
+/// how to point at one.
+pub fn open_existing(path: &Path) -> anyhow::Result<Connection> {
+    anyhow::ensure!(
+        path.is_file(),
+        "no store at {}: Nova has not run with this data dir (pass --data-dir or set NOVA_HOME)",
+        path.display()
+    );
+    Ok(open_read_only(path)?)
+}
+
 /// `PRAGMA quick_check`: cheap enough for every open, catches torn pages and broken indexes.
 pub fn check_integrity(conn: &Connection) -> Result<(), StoreError> {
     let verdict: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;

@@ -235,9 +235,6 @@ pub fn ingest(c: &Connection, state: &mut State, call: &Call) -> rusqlite::Resul
     Ok(())
 }
 
-/// The reason code of an action whose tab or frame was gone.
-const TARGET_GONE: &str = "target_not_found";
-
 /// The observations `call` makes (before the throttle).
 pub fn observations(call: &Call, entries: &[records::Entry]) -> Vec<Observation> {
     let ok = |b: bool| if b { 1 } else { -1 };
@@ -256,7 +253,9 @@ pub fn observations(call: &Call, entries: &[records::Entry]) -> Vec<Observation>
         }
         // A tab or frame that is gone (`target_not_found`; a frame may close itself on the very
         // click) says nothing about the selector: no evidence either way.
-        t if ACTIONS.contains(&t) && call.failed && call.error_text.as_deref() == Some(TARGET_GONE) => {}
+        t if ACTIONS.contains(&t)
+            && call.failed
+            && call.error_text.as_deref() == Some(nova_shared::reason::TARGET_NOT_FOUND) => {}
         t if ACTIONS.contains(&t) && (call.success || call.failed) => {
             let selector = call.selector.as_deref().map(keys::selector_norm);
             let target =
@@ -389,7 +388,10 @@ mod tests {
         let broke = Call { reply: json!({"status": "error"}), ..call("nova.phenomenon_apply", false) };
         assert_eq!(observations(&broke, &[])[0].kind, "action_failure");
         assert!(observations(&call("nova.read_text", true), &[]).is_empty());
-        let gone = Call { error_text: Some(TARGET_GONE.into()), ..call("nova.click_selector", false) };
+        let gone = Call {
+            error_text: Some(nova_shared::reason::TARGET_NOT_FOUND.into()),
+            ..call("nova.click_selector", false)
+        };
         assert!(observations(&gone, &[]).is_empty(), "a frame that closed itself is no evidence");
     }
 }

@@ -350,10 +350,7 @@ impl Relay {
             "retryable": false, "retryAdvice": "check_postcondition_first",
             "message": IN_FLIGHT_HELP,
         });
-        json!({"jsonrpc": "2.0", "id": id, "result": {
-            "content": [{"type": "text", "text": structured.to_string()}],
-            "structuredContent": structured, "isError": true,
-        }})
+        tool_error(id, structured)
     }
 
     fn answer_locally(&mut self, method: &str, id: Value, msg: &Value) -> Value {
@@ -376,10 +373,7 @@ impl Relay {
                     "ok": false, "status": "failed", "reasonCode": "browser_not_connected",
                     "retryable": true, "retryAfterMs": 2000, "message": NOT_CONNECTED_HELP,
                 });
-                json!({"jsonrpc": "2.0", "id": id, "result": {
-                    "content": [{"type": "text", "text": structured.to_string()}],
-                    "structuredContent": structured, "isError": true,
-                }})
+                tool_error(id, structured)
             }
             other => {
                 error_response(id, -32601, &format!("method `{other}` is not available without a browser"))
@@ -410,6 +404,14 @@ impl Relay {
             reason,
         ));
     }
+}
+
+/// A tool call's failed result, answered by the relay itself.
+fn tool_error(id: Value, structured: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {
+        "content": [{"type": "text", "text": structured.to_string()}],
+        "structuredContent": structured, "isError": true,
+    }})
 }
 
 fn error_response(id: Value, code: i32, message: &str) -> Value {

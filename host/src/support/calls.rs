@@ -105,20 +105,12 @@ const OUTCOME_SQL: &str = "CASE \
      WHEN c.verification = 'verified_fail' THEN 'verified_fail' \
      WHEN c.kind = 'success' THEN 'success' ELSE 'failed' END";
 
-/// Reads one row selected with [`COLUMNS`].
+/// Reads one row selected with [`COLUMNS`] and then [`OUTCOME_SQL`].
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<CallRow> {
-    let kind: String = r.get(7)?;
+    // The outcome is decided once, in SQL (`OUTCOME_SQL`), where `--outcome` filters by it too.
+    let outcome: String = r.get(17)?;
+    let outcome = outcome.as_str();
     let state: Option<String> = r.get(13)?;
-    let verification: Option<String> = r.get(14)?;
-    let outcome = match (kind.as_str(), state.as_deref(), verification.as_deref()) {
-        ("blocked_preflight", ..) => "blocked",
-        ("invalid_params", ..) => "invalid",
-        (_, Some("in_doubt"), _) | (_, _, Some("indeterminate")) => "in_doubt",
-        (_, _, Some("verified_success")) => "verified_success",
-        (_, _, Some("verified_fail")) => "verified_fail",
-        ("success", ..) => "success",
-        _ => "failed",
-    };
     let reason_code: Option<String> = r.get(8)?;
     let error_code: Option<String> = r.get(9)?;
     let indeterminate: Option<String> = r.get(15)?;
@@ -225,7 +217,7 @@ pub fn query(conn: &Connection, filter: &Filter, limit: Option<usize>) -> rusqli
     let relations: &[&str] = if filter.after_seq.is_some() { &[RECORDED] } else { &[RECORDED, LOST] };
     for relation in relations {
         let sql = format!(
-            "SELECT {COLUMNS} FROM {relation} {clause} ORDER BY c.at_ms DESC, c.seq DESC {limit_sql}"
+            "SELECT {COLUMNS}, {OUTCOME_SQL} FROM {relation} {clause} ORDER BY c.at_ms DESC, c.seq DESC {limit_sql}"
         );
         let mut stmt = conn.prepare(&sql)?;
         let found = stmt.query_map(rusqlite::params_from_iter(params.iter()), row)?;
@@ -260,8 +252,9 @@ pub fn find(conn: &Connection, id: &str) -> Result<CallRow, String> {
     let pattern = format!("{}*", id.to_ascii_lowercase());
     let mut found: Vec<CallRow> = Vec::new();
     for relation in [RECORDED, LOST] {
-        let sql =
-            format!("SELECT {COLUMNS} FROM {relation} WHERE c.call_id GLOB ?1 ORDER BY c.at_ms LIMIT 2");
+        let sql = format!(
+            "SELECT {COLUMNS}, {OUTCOME_SQL} FROM {relation} WHERE c.call_id GLOB ?1 ORDER BY c.at_ms LIMIT 2"
+        );
         let rows: rusqlite::Result<Vec<CallRow>> =
             conn.prepare(&sql).and_then(|mut s| s.query_map([&pattern], row)?.collect());
         found.extend(rows.map_err(|e| format!("the store could not be read: {e}"))?);

@@ -14,13 +14,7 @@ const PLACEHOLDER: &str = "/*NOVA_DATA*/";
 /// The report of the store in `dir` for `filter`, and how many calls it shows (`nova report`, and
 /// the settings page's "Open activity report").
 pub fn of_store(dir: &DataDir, filter: &Filter, with_screenshots: bool) -> anyhow::Result<(String, usize)> {
-    let path = dir.db();
-    anyhow::ensure!(
-        path.is_file(),
-        "no store at {}: Nova has not run with this data dir (pass --data-dir or set NOVA_HOME)",
-        path.display()
-    );
-    let conn = crate::store::open_read_only(&path)?;
+    let conn = crate::store::open_existing(&dir.db())?;
     let redactor = super::redact::Redactor::for_data_dir(dir);
     let data = super::timeline::collect(&conn, dir, filter, &redactor, with_screenshots)?;
     let calls = data["calls"].as_array().map_or(0, Vec::len);

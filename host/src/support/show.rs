@@ -88,7 +88,8 @@ pub fn show(conn: &Connection, data: &DataDir, id: &str) -> Result<Value, String
     }))
 }
 
-fn parse(s: Option<String>) -> Value {
+/// JSON kept as text in a column, as JSON (the text itself when it is not JSON).
+pub(crate) fn parse(s: Option<String>) -> Value {
     s.map_or(Value::Null, |s| serde_json::from_str(&s).unwrap_or(Value::String(s)))
 }
 

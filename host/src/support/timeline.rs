@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::calls::{self, Filter};
 use super::redact::Redactor;
+use super::show::parse;
 use crate::paths::DataDir;
 
 /// At most this many calls go into one report (the newest); the report says when more matched.
@@ -80,10 +81,6 @@ fn rows(
         Err(e) => return Err(e),
     };
     stmt.query_map(p, f)?.collect()
-}
-
-fn parse(s: Option<String>) -> Value {
-    s.map_or(Value::Null, |s| serde_json::from_str(&s).unwrap_or(Value::String(s)))
 }
 
 const TRANSITIONS: &str = "SELECT transition_id, call_id, tool, agent_id, target_id, url_before, state, dispatch_status, \
