@@ -668,53 +668,96 @@ fn not_listening(error: &str) -> bool {
     error.contains("Receiving end does not exist") || error.contains("Could not establish connection")
 }
 
-async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
-    let frame = params.get("frameId").and_then(Value::as_i64).unwrap_or(0);
-    if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {
-        return Err(fail(reason::TARGET_NOT_FOUND, format!("tab {tab} has no frame {frame}")));
-    }
-    let strict_csp = STATE.with(|s| s.borrow().strict_csp.get(&(tab, frame)).copied().unwrap_or(false));
-    let message = to_js(&serde_json::json!({
-        "nova": protocol::PROTOCOL_VERSION, "method": name, "params": params, "strictCsp": strict_csp,
-    }));
-    let reply = match bindings::tabs_send_message(tab, &message, frame).await {
-        Ok(r) => r,
+/// Page methods that act on the page. Each is delivered at most once: a failure after the send
+/// cannot tell "never received" from "received, acted, and the frame went away" (Firefox reports
+/// both as "Receiving end does not exist"), so it is answered [`reason::GONE_AFTER_DISPATCH`].
+const ACTING: &[&str] =
+    &[method::CLICK, method::TYPE, method::ACT, method::UPLOAD, method::DISMISS, method::PKS_STEP];
+
+async fn has_frame(tab: i32, frame: i64) -> Result<bool, Failure> {
+    Ok(frame == 0 || frames(tab).await?.iter().any(|f| f.frame_id == frame))
+}
+
+fn no_frame(tab: i32, frame: i64) -> Failure {
+    fail(reason::TARGET_NOT_FOUND, format!("tab {tab} has no frame {frame}"))
+}
+
+/// Sends `message` to the page script of a frame, injecting the script into a page that was
+/// open before the extension loaded. Only for messages that cannot act twice: a send that found
+/// no listener is sent again.
+async fn deliver(tab: i32, frame: i64, message: &JsValue) -> Result<JsValue, Failure> {
+    match bindings::tabs_send_message(tab, message, frame).await {
+        Ok(r) => return Ok(r),
         Err(e) => {
             let text = bindings::error_text(&e);
             if !not_listening(&text) {
                 return Err(fail(reason::INTERNAL, text));
             }
-            bindings::inject_files(tab, &["content.js"]).await.map_err(|e| {
-                fail(
-                    reason::PAGE_NOT_SCRIPTABLE,
-                    format!("cannot script this page: {}", bindings::error_text(&e)),
-                )
-            })?;
-            // A frame that just appeared may not have its script listening yet (its document
-            // is still loading): nobody received the message, so sending it again cannot act
-            // twice. A few short tries, then the error.
-            let mut attempt = 0;
-            loop {
-                match bindings::tabs_send_message(tab, &message, frame).await {
-                    Ok(r) => break r,
-                    Err(e) if attempt < NOT_LISTENING_RETRIES && not_listening(&bindings::error_text(&e)) => {
-                        if frame != 0 && !frames(tab).await?.iter().any(|f| f.frame_id == frame) {
-                            return Err(fail(
-                                reason::TARGET_NOT_FOUND,
-                                format!("tab {tab} has no frame {frame}"),
-                            ));
-                        }
-                        attempt += 1;
-                        sleep_ms(100).await;
-                    }
-                    Err(e) => return Err(js_err(reason::INTERNAL)(e)),
-                }
-            }
         }
+    }
+    bindings::inject_files(tab, &["content.js"]).await.map_err(|e| {
+        fail(reason::PAGE_NOT_SCRIPTABLE, format!("cannot script this page: {}", bindings::error_text(&e)))
+    })?;
+    // A frame that just appeared may not have its script listening yet (its document is still
+    // loading): nobody received the message. A few short tries, then the error.
+    let mut attempt = 0;
+    loop {
+        match bindings::tabs_send_message(tab, message, frame).await {
+            Ok(r) => return Ok(r),
+            Err(e) if attempt < NOT_LISTENING_RETRIES && not_listening(&bindings::error_text(&e)) => {
+                if !has_frame(tab, frame).await? {
+                    return Err(no_frame(tab, frame));
+                }
+                attempt += 1;
+                sleep_ms(100).await;
+            }
+            Err(e) => return Err(js_err(reason::INTERNAL)(e)),
+        }
+    }
+}
+
+/// The answer to an action whose frame or document did not answer after taking it.
+async fn gone_after_dispatch(tab: i32, frame: i64, name: &str, detail: &str) -> Failure {
+    let place = match has_frame(tab, frame).await {
+        Ok(false) => format!("frame {frame} of tab {tab} went away"),
+        _ => format!("the document of frame {frame} in tab {tab} did not answer ({detail})"),
+    };
+    fail(
+        reason::GONE_AFTER_DISPATCH,
+        format!("`{name}` was delivered and {place}: it may have acted; read the page before trying again"),
+    )
+}
+
+async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
+    let frame = params.get("frameId").and_then(Value::as_i64).unwrap_or(0);
+    if !has_frame(tab, frame).await? {
+        return Err(no_frame(tab, frame));
+    }
+    let strict_csp = STATE.with(|s| s.borrow().strict_csp.get(&(tab, frame)).copied().unwrap_or(false));
+    let envelope = |name: &str, params: Value| {
+        to_js(&serde_json::json!({
+            "nova": protocol::PROTOCOL_VERSION, "method": name, "params": params, "strictCsp": strict_csp,
+        }))
+    };
+    let acting = ACTING.contains(&name);
+    let reply = if acting {
+        // A harmless question first makes sure a script listens (injecting it if need be), so
+        // the action itself goes out once.
+        let ask = serde_json::json!({"target": params.get("target").cloned().unwrap_or_default(), "frameId": frame});
+        deliver(tab, frame, &envelope(method::REV, ask)).await?;
+        match bindings::tabs_send_message(tab, &envelope(name, params), frame).await {
+            Ok(r) => r,
+            Err(e) => return Err(gone_after_dispatch(tab, frame, name, &bindings::error_text(&e)).await),
+        }
+    } else {
+        deliver(tab, frame, &envelope(name, params)).await?
     };
     if reply.is_undefined() || reply.is_null() {
         // The receiving document went away after taking the message (frame removed, page
         // unloaded): the channel closed without an answer.
+        if acting {
+            return Err(gone_after_dispatch(tab, frame, name, "the channel closed without an answer").await);
+        }
         return Err(fail(reason::INTERNAL, "the page closed the message channel without an answer"));
     }
     let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;

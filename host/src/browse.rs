@@ -619,8 +619,13 @@ impl Browser<'_> {
             Err(e) => {
                 let mut reply = ToolReply::bridge_failure(&e);
                 // Page-side refusals (not visible, covered, disabled) happen before any event is
-                // dispatched; timeouts and disconnects leave the question open.
-                let dispatched = match e {
+                // dispatched; timeouts, disconnects and a frame gone after taking the action
+                // leave the question open.
+                let dispatched = match &e {
+                    BridgeError::Remote { code, .. } if code == nova_shared::reason::GONE_AFTER_DISPATCH => {
+                        reply.structured["retryAdvice"] = json!("check_postcondition_first");
+                        Value::Null
+                    }
                     BridgeError::Remote { .. } => json!(false),
                     _ => Value::Null,
                 };

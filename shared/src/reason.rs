@@ -36,6 +36,10 @@ pub const CAPTURE_FAILED: &str = "capture_failed";
 pub const MISSING_CONTRACT: &str = "guarded_commit.missing_contract";
 /// The document or frame being watched went away without a navigation to follow.
 pub const FRAME_DESTROYED: &str = "frame_destroyed";
+/// An action was handed to the page script of a frame and that frame or its document went away
+/// before answering (an action may close its own frame: a consent dialog on "Reject"). The action
+/// may have run: the page, not a resend, says whether it did. Never sent twice.
+pub const GONE_AFTER_DISPATCH: &str = "page_gone_after_dispatch";
 /// A click on a file input (or its label) was refused before dispatch: it would open a native
 /// file chooser outside MCP visibility; `nova.file_upload` puts the files in instead.
 pub const FILE_INPUT_CLICK: &str = "file_input_click";

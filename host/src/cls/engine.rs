@@ -151,6 +151,8 @@ impl Report {
 /// Page refusals that happen before any event reaches the page.
 fn refused_before_dispatch(code: &str) -> bool {
     code.starts_with("element_")
+        // The tab or frame was not there to send the action to.
+        || code == nova_shared::reason::TARGET_NOT_FOUND
         || code == nova_shared::reason::INVALID_SELECTOR
         || code == nova_shared::reason::FILE_INPUT_CLICK
         || code == reason::MISSING_CONTRACT
@@ -371,9 +373,7 @@ impl Guard<'_> {
                 // sent to that no longer exists went away under it (the action may remove it).
                 report.verification_status = "indeterminate";
                 report.dispatch_timed_out = matches!(e, BridgeError::Timeout { .. });
-                let frame_gone = frame_id.unwrap_or(0) != 0
-                    && matches!(&e, BridgeError::Remote { code, message }
-                        if code == nova_shared::reason::TARGET_NOT_FOUND && message.contains("has no frame"));
+                let frame_gone = matches!(&e, BridgeError::Remote { code, .. } if code == nova_shared::reason::GONE_AFTER_DISPATCH);
                 report.indeterminate_reason = Some(if report.dispatch_timed_out {
                     "timeout"
                 } else if frame_gone {

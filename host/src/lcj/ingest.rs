@@ -251,11 +251,14 @@ pub fn observations(call: &Call, entries: &[records::Entry]) -> Vec<Observation>
                 ..Observation::default()
             });
         }
-        // A tab or frame that is gone (`target_not_found`; a frame may close itself on the very
-        // click) says nothing about the selector: no evidence either way.
+        // A tab or frame that is gone (`target_not_found`, or `page_gone_after_dispatch`: a frame
+        // may close itself on the very click) says nothing about the selector: no evidence
+        // either way.
         t if ACTIONS.contains(&t)
             && call.failed
-            && call.error_text.as_deref() == Some(nova_shared::reason::TARGET_NOT_FOUND) => {}
+            && call.error_text.as_deref().is_some_and(|e| {
+                e == nova_shared::reason::TARGET_NOT_FOUND || e == nova_shared::reason::GONE_AFTER_DISPATCH
+            }) => {}
         t if ACTIONS.contains(&t) && (call.success || call.failed) => {
             let selector = call.selector.as_deref().map(keys::selector_norm);
             let target =

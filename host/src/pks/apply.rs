@@ -648,6 +648,14 @@ impl PksApply<'_> {
                 ok: true,
                 dispatched: true,
             },
+            // The frame took the action and went away (a consent frame closing itself on
+            // "Reject"): the verify steps say whether the page is free.
+            Err((code, message)) if code == nova_shared::reason::GONE_AFTER_DISPATCH => Stepped {
+                json: json!({"index": i, "action": name, "selector": action.selector, "ok": true,
+                             "frameGone": true, "message": message, "elapsedMs": elapsed(started)}),
+                ok: true,
+                dispatched: true,
+            },
             Err((code, message)) => Stepped {
                 json: json!({"index": i, "action": name, "selector": action.selector, "ok": false,
                              "elapsedMs": elapsed(started), "reasonCode": code, "message": message}),
