@@ -45,6 +45,8 @@ pub mod gate {
     pub const EMERGENCY_STOP: &str = "safety.emergency_stop";
     /// Little free disk.
     pub const DISK_SPACE_LOW: &str = "safety.disk_space_low";
+    /// The evidence store refuses writes (disk full, read-only, I/O error).
+    pub const STORE_UNWRITABLE: &str = "safety.store_unwritable";
     /// Screenshot size budget.
     pub const SCREENSHOT_BUDGET: &str = "aag.screenshot_budget";
     /// Look for a matching task before starting work.
@@ -100,8 +102,15 @@ pub const GATES: &[GateSpec] = &[
         id: gate::DISK_SPACE_LOW,
         default: GateMode::Block,
         bypass: false,
-        trigger: "500 MB or less free at the data dir (`diskSpaceLowMb`)",
+        trigger: "less than 500 MB free at the data dir (`diskSpaceLowMb`; 0 turns it off)",
         clear: "free space above the threshold",
+    },
+    GateSpec {
+        id: gate::STORE_UNWRITABLE,
+        default: GateMode::Block,
+        bypass: false,
+        trigger: "the evidence store refused a write (disk full, read-only, I/O error)",
+        clear: "the store takes writes again: Nova writes the kept rows every second by itself",
     },
     GateSpec {
         id: gate::BOOTSTRAP,
@@ -234,6 +243,7 @@ pub(crate) fn warning_key(id: &str) -> &'static str {
         gate::NEW_TABS => "newTabsDisabled",
         gate::CROSS_TAB => "crossTabNavigationDisabled",
         gate::DISK_SPACE_LOW => "diskSpaceLow",
+        gate::STORE_UNWRITABLE => "storeUnwritable",
         gate::SEMANTIC_LEARNING => "semanticLearning",
         gate::SPA_NAVIGATION => "spaNavigationBlock",
         _ => "emergencyStop",

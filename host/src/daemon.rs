@@ -28,6 +28,11 @@ pub fn browser_from_caller(caller: &str) -> &'static str {
 
 /// Runs the hub until the browser disconnects or a termination signal arrives.
 pub async fn run(data: DataDir, caller: String) -> anyhow::Result<()> {
+    // A data dir that cannot be written or a damaged store: refuse with the fix, touch nothing.
+    if let Err(refusal) = crate::preflight::check(&data) {
+        tracing::error!(code = refusal.code, "{}", refusal.message);
+        anyhow::bail!("{refusal}");
+    }
     data.ensure()?;
     let browser = browser_from_caller(&caller).to_owned();
     let (bridge, browser_done) = Bridge::start(tokio::io::stdin(), tokio::io::stdout());

@@ -44,6 +44,12 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
             (None, None) => Err(("no hub registered".into(), "see `hub running`".into())),
         },
     });
+    checks.push(Check {
+        name: "data dir and store usable".into(),
+        result: crate::preflight::check(data)
+            .map(|()| format!("{} writable", data.root().display()))
+            .map_err(|r| (r.code.to_owned(), r.message)),
+    });
     checks.push(Check { name: "store integrity".into(), result: store_check(data) });
     checks.push(Check { name: "free disk".into(), result: disk_check(data) });
     checks.push(Check { name: "adapters".into(), result: adapter_check(data) });

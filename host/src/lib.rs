@@ -27,7 +27,7 @@
 //! - [`observation`]: one call's observation row (kind, flags, outcome); [`tob`]: the Tool
 //!   Observation Bus, the rows' batched writer and scopes.
 //! - [`store`]: the SQLite store, migrations and integrity checks; [`settings`]: the person's
-//!   `settings.json`.
+//!   `settings.json`; [`preflight`]: a data dir or store Nova cannot use, refused with the fix.
 //! - [`mcp`]: MCP server (rmcp), HTTP endpoint, stdio relay; translation only.
 //! - [`install`], [`doctor`]: native-host manifests per browser and OS; health checks.
 //! - [`support`]: for support staff: `nova log`, `nova report`, `nova bundle`, `nova store check`.
@@ -67,6 +67,7 @@ pub mod pages;
 pub mod pagetools;
 pub mod paths;
 pub mod pks;
+pub mod preflight;
 pub mod registry;
 pub mod replies;
 pub mod settings;

@@ -209,9 +209,11 @@ fn main() -> anyhow::Result<()> {
     let runtime = || tokio::runtime::Builder::new_multi_thread().enable_all().build();
     match cli.command {
         Command::Native { caller, rest: _ } => {
-            data.ensure()?;
             let caller = caller.unwrap_or_default();
-            init_logging(Some((&data, daemon::browser_from_caller(&caller))));
+            // A data dir that cannot be written still gets its refusal, on stderr (the browser's
+            // log); `daemon::run` says what to do about it.
+            let writable = data.ensure().is_ok();
+            init_logging(writable.then(|| (&data, daemon::browser_from_caller(&caller))));
             runtime()?.block_on(daemon::run(data, caller))
         }
         Command::Mcp { print_config, .. } if print_config => print_config_json(&data),

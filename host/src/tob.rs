@@ -4,20 +4,27 @@
 //! Rows are written off the hot path: [`Recorder::record`] hands the row to a writer thread that
 //! batches inserts into one transaction; [`Recorder::flush`] is the barrier that waits until
 //! everything recorded before it is committed (used before any decision that reads evidence).
+//! A batch the disk refuses (full, read-only, I/O error) is kept and written again every second;
+//! meanwhile [`health`] says so and the `safety.store_unwritable` gate refuses work.
+//!
+//! - Evidence grades of a call are in [`evidence`]; row expiry in [`retention`]; scopes (the
+//!   flush barriers of a task) in [`scope`]; the write health in [`health`].
 
 pub mod evidence;
+pub mod health;
 pub mod retention;
 pub mod scope;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
 use crate::observation::{Observation, Outcome};
 use crate::store::{self, StoreError};
+use health::Health;
 
 /// Longest wait of a flush barrier before correlation (docs/tasks.md, "Completion").
 pub const FLUSH_MAX: std::time::Duration = std::time::Duration::from_millis(5000);
@@ -25,15 +32,23 @@ pub const FLUSH_MAX: std::time::Duration = std::time::Duration::from_millis(5000
 /// Most rows inserted in one transaction.
 const MAX_BATCH: usize = 1024;
 
+/// Most rows kept in memory while the store cannot be written; older ones are given up (and
+/// counted) beyond it.
+pub const MAX_KEPT: usize = 20_000;
+
+/// How often kept rows are tried again while the store cannot be written.
+const RETRY_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 enum Msg {
     Row(Box<Observation>),
-    Flush(oneshot::Sender<()>),
+    Flush(oneshot::Sender<bool>),
 }
 
 /// Records observations through a background writer thread.
 pub struct Recorder {
     tx: mpsc::Sender<Msg>,
     seq: AtomicI64,
+    health: Arc<Health>,
 }
 
 impl Recorder {
@@ -42,11 +57,18 @@ impl Recorder {
         let conn = store::open(db)?;
         let last: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM observations", [], |r| r.get(0))?;
         let (tx, rx) = mpsc::channel();
+        let health = Arc::new(Health::default());
+        let shared = health.clone();
         std::thread::Builder::new()
             .name("tob-writer".into())
-            .spawn(move || writer(conn, rx))
+            .spawn(move || writer(conn, rx, &shared))
             .map_err(|e| StoreError::Corrupt(format!("cannot start the writer thread: {e}")))?;
-        Ok(Self { tx, seq: AtomicI64::new(last) })
+        Ok(Self { tx, seq: AtomicI64::new(last), health })
+    }
+
+    /// Whether the store takes writes: the trouble while it does not.
+    pub fn trouble(&self) -> Option<health::Trouble> {
+        self.health.trouble()
     }
 
     /// The next dispatch sequence number.
@@ -69,41 +91,99 @@ impl Recorder {
     /// [`Recorder::flush`] bounded by `max` (TOB flushes wait at most 5 s); returns whether
     /// everything recorded before the call is committed (`ingestionComplete`).
     pub async fn flush_within(&self, max: std::time::Duration) -> bool {
-        tokio::time::timeout(max, self.flush()).await.is_ok()
+        tokio::time::timeout(max, self.flush()).await.unwrap_or(false)
     }
 
-    /// Waits until every row recorded before this call is committed.
-    pub async fn flush(&self) {
+    /// Waits until the writer has tried every row recorded before this call; returns whether
+    /// all of them are committed (false while the store cannot be written).
+    pub async fn flush(&self) -> bool {
         let (tx, rx) = oneshot::channel();
-        if self.tx.send(Msg::Flush(tx)).is_ok() {
-            let _ = rx.await;
+        if self.tx.send(Msg::Flush(tx)).is_ok() { rx.await.unwrap_or(false) } else { false }
+    }
+}
+
+fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>, health: &Health) {
+    // Rows the disk refused, oldest first, written before any newer row.
+    let mut kept: std::collections::VecDeque<Box<Observation>> = std::collections::VecDeque::new();
+    let mut dropped = 0u64;
+    loop {
+        let first = if kept.is_empty() {
+            match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => return,
+            }
+        } else {
+            match rx.recv_timeout(RETRY_EVERY) {
+                Ok(m) => Some(m),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    write_kept(&mut conn, &mut kept, &mut dropped, health);
+                    return;
+                }
+            }
+        };
+        let mut waiters = Vec::new();
+        let mut next = first;
+        let mut fresh = 0;
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Row(r) => {
+                    kept.push_back(r);
+                    fresh += 1;
+                }
+                Msg::Flush(w) => waiters.push(w),
+            }
+            if fresh < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        let committed = write_kept(&mut conn, &mut kept, &mut dropped, health);
+        for w in waiters {
+            let _ = w.send(committed);
         }
     }
 }
 
-fn writer(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
-    while let Ok(first) = rx.recv() {
-        let mut rows = Vec::new();
-        let mut waiters = Vec::new();
-        let mut next = Some(first);
-        while let Some(msg) = next.take() {
-            match msg {
-                Msg::Row(r) => rows.push(r),
-                Msg::Flush(w) => waiters.push(w),
+/// Writes the kept rows in batches; returns whether none is left. Rows the disk refuses stay
+/// (bounded by [`MAX_KEPT`]) and mark the store unwritable; rows refused for their own sake are
+/// logged and given up.
+fn write_kept(
+    conn: &mut Connection,
+    kept: &mut std::collections::VecDeque<Box<Observation>>,
+    dropped: &mut u64,
+    health: &Health,
+) -> bool {
+    while !kept.is_empty() {
+        let n = kept.len().min(MAX_BATCH);
+        let batch: Vec<Box<Observation>> = kept.drain(..n).collect();
+        match insert_batch(conn, &batch) {
+            Ok(()) => {}
+            Err(e) if health::disk_fault(&e) => {
+                for row in batch.into_iter().rev() {
+                    kept.push_front(row);
+                }
+                while kept.len() > MAX_KEPT {
+                    kept.pop_front();
+                    *dropped += 1;
+                }
+                if health.trouble().is_none() {
+                    tracing::error!(error = %e, waiting = kept.len(), "the store refuses writes; rows kept");
+                }
+                health.failed(e.to_string(), kept.len(), *dropped, crate::time::now_ms());
+                return false;
             }
-            if rows.len() < MAX_BATCH {
-                next = rx.try_recv().ok();
-            }
-        }
-        if !rows.is_empty()
-            && let Err(e) = insert_batch(&mut conn, &rows)
-        {
-            tracing::error!(error = %e, rows = rows.len(), "cannot write observations");
-        }
-        for w in waiters {
-            let _ = w.send(());
+            Err(e) => tracing::error!(error = %e, rows = batch.len(), "cannot write observations"),
         }
     }
+    if let Some(t) = health.recovered() {
+        tracing::info!(
+            since_ms = t.since_ms,
+            dropped = t.dropped,
+            "the store takes writes again; kept rows written"
+        );
+        *dropped = 0;
+    }
+    true
 }
 
 fn insert_batch(conn: &mut Connection, rows: &[Box<Observation>]) -> rusqlite::Result<()> {

@@ -138,6 +138,9 @@ impl Facts for World {
     fn disk_low(&self) -> Option<(u64, u64, String)> {
         None
     }
+    fn store_trouble(&self) -> Option<nova_host::tob::health::Trouble> {
+        None
+    }
     fn browser(&self) -> &BrowserState {
         &self.browser
     }

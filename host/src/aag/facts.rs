@@ -49,7 +49,11 @@ impl Facts for HubFacts<'_> {
         let min = self.settings().disk_space_low_mb.saturating_mul(1_048_576);
         let root = self.hub.data.root();
         let free = fs4::available_space(root).ok()?;
-        (free <= min).then(|| (free, min, root.display().to_string()))
+        (free < min).then(|| (free, min, root.display().to_string()))
+    }
+
+    fn store_trouble(&self) -> Option<crate::tob::health::Trouble> {
+        self.hub.recorder.trouble()
     }
 
     fn browser(&self) -> &BrowserState {

@@ -79,9 +79,11 @@ pub trait Facts {
     fn now_ms(&self) -> i64;
     /// The person's STOP, when engaged.
     fn stop(&self) -> Option<Stop>;
-    /// (free bytes, threshold bytes, the data dir) when free space there is at or below the
+    /// (free bytes, threshold bytes, the data dir) when free space there is below the
     /// threshold.
     fn disk_low(&self) -> Option<(u64, u64, String)>;
+    /// Why the evidence store refuses writes, while it does.
+    fn store_trouble(&self) -> Option<crate::tob::health::Trouble>;
     /// Tabs and the documents' stamps, as the hub last heard them.
     fn browser(&self) -> &BrowserState;
     /// Tabs `agent` holds a live lease on.
@@ -185,6 +187,7 @@ type Gate = fn(&mut Run<'_>) -> bool;
 pub const PIPELINE: &[(&str, Gate)] = &[
     (gate::EMERGENCY_STOP, emergency_stop),
     (gate::DISK_SPACE_LOW, disk_space_low),
+    (gate::STORE_UNWRITABLE, store_unwritable),
     (gate::BOOTSTRAP, bootstrap),
     (gate::DOMAIN_POLICY, domain_policy),
     (gate::NEW_TABS, new_tabs),
@@ -373,6 +376,24 @@ fn disk_space_low(r: &mut Run<'_>) -> bool {
         ),
         None,
         json!({"freeBytes": free, "thresholdBytes": min, "path": path}),
+    )
+}
+
+/// The evidence store refuses writes: nothing is done that could not be proved afterwards; no
+/// bypass.
+fn store_unwritable(r: &mut Run<'_>) -> bool {
+    let Some(t) = r.facts.store_trouble() else { return false };
+    r.fire(
+        gate::STORE_UNWRITABLE,
+        "safety.store_unwritable",
+        format!(
+            "Nova cannot write its evidence store ({}); nothing is done meanwhile. The person frees \
+             space at the Nova data dir (or makes it writable); Nova notices by itself within a second. \
+             Retry then.",
+            t.error
+        ),
+        Some(2_000),
+        json!({"sinceMs": t.since_ms, "error": t.error, "rowsWaiting": t.waiting, "rowsDropped": t.dropped}),
     )
 }
 

@@ -367,6 +367,15 @@ impl Relay {
                 json!({"jsonrpc": "2.0", "id": id, "result": {"tools": super::catalog::tools()}})
             }
             "tools/call" => {
+                // A hub cannot start on an unwritable data dir or a damaged store: say so and
+                // how to fix it, not "connect the browser".
+                if let Err(r) = crate::preflight::check(&self.data) {
+                    let structured = json!({
+                        "ok": false, "status": "failed", "reasonCode": r.code, "retryable": false,
+                        "message": r.message,
+                    });
+                    return tool_error(id, structured);
+                }
                 let tool = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or("");
                 self.record_refused(tool, msg.pointer("/params/arguments"), "browser_not_connected");
                 let structured = json!({
@@ -465,6 +474,28 @@ mod tests {
         let reason: String =
             conn.query_row("SELECT reason_code FROM observations", [], |r| r.get(0)).expect("row recorded");
         assert_eq!(reason, "browser_not_connected");
+    }
+
+    #[tokio::test]
+    async fn without_hub_a_damaged_store_is_named_with_its_fix_and_left_alone() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let db = DataDir::at(tmp.path()).db();
+        let mut bytes = b"SQLite format 3\0".to_vec();
+        bytes.extend(std::iter::repeat_n(7u8, 4096));
+        std::fs::write(&db, &bytes).expect("write");
+        let mut relay = relay_without_hub(tmp.path());
+        let out = relay
+            .on_agent_message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                               "params": {"name": "nova.click", "arguments": {"ref": "e1"}}}))
+            .await;
+        let s = &out[0]["result"]["structuredContent"];
+        assert_eq!(
+            (s["reasonCode"].clone(), s["retryable"].clone()),
+            (json!("store_damaged"), json!(false)),
+            "{s}"
+        );
+        assert!(s["message"].as_str().is_some_and(|m| m.contains("move it aside")), "{s}");
+        assert_eq!(std::fs::read(&db).expect("read"), bytes, "the store file is left as it was");
     }
 
     #[tokio::test]
