@@ -20,19 +20,27 @@ pub struct Agent {
     per_tool: std::collections::HashMap<String, usize>,
     /// The tools whose arguments take a `targetId` (it passes its tab to those).
     tools_taking_a_tab: Option<std::collections::HashSet<String>>,
+    /// How long each call took, from the request to the answer, per tool.
+    pub durations: std::collections::BTreeMap<String, Vec<std::time::Duration>>,
 }
 
 impl Agent {
     /// A new agent with its own MCP client.
     pub async fn new(nova: &Nova, name: &'static str) -> anyhow::Result<Self> {
-        Ok(Self {
-            client: nova.client().await?,
+        Ok(Self::with_client(nova.client().await?, name))
+    }
+
+    /// An agent on a client made elsewhere (over HTTP, for example).
+    pub fn with_client(client: Client, name: &'static str) -> Self {
+        Self {
+            client,
             name,
             tab: None,
             calls: 0,
             per_tool: Default::default(),
             tools_taking_a_tab: None,
-        })
+            durations: Default::default(),
+        }
     }
 
     /// Loads the browser-automation bundle, as a compliant agent does first.
@@ -63,7 +71,9 @@ impl Agent {
         }
         self.calls += 1;
         *self.per_tool.entry(tool.to_owned()).or_default() += 1;
+        let started = std::time::Instant::now();
         let r = self.client.call(tool, args.clone()).await?;
+        self.durations.entry(tool.to_owned()).or_default().push(started.elapsed());
         let s = r.structured_content.clone().unwrap_or_default();
         if let Some(block) = r.meta.as_ref().and_then(|m| m.0.get("io.nova/aag")) {
             anyhow::bail!(

@@ -8,7 +8,9 @@
 //!   client); [`ui`] drives pages through whichever the browser speaks.
 //! - [`fixtures`]: the fixture web server (`tests/fixtures/`); [`site`]: its generated
 //!   multi-page site.
-//! - [`agent`]: a scripted compliant agent that fails the test on any gate block.
+//! - [`agent`]: a scripted compliant agent that fails the test on any gate block; [`journey`]:
+//!   the journey pages as such an agent works them; [`load`]: eight such agents at once, over
+//!   stdio and HTTP.
 //! - [`realapps`]: real web applications from the package registries (the Django admin,
 //!   MediaWiki, Jingo), for judging verdicts against their own databases.
 //! - [`sight`]: what a person sees of a page, by the browser's own measures, to hold Nova's reads
@@ -25,6 +27,8 @@ pub mod cdp;
 pub mod chromium;
 pub mod firefox;
 pub mod fixtures;
+pub mod journey;
+pub mod load;
 pub mod realapps;
 pub mod sight;
 pub mod site;
@@ -192,6 +196,20 @@ impl Client {
         let mut cmd = tokio::process::Command::new(host);
         cmd.arg("mcp").arg("--data-dir").arg(data).env("NOVA_LOG", "warn");
         let service = ().serve(TokioChildProcess::new(cmd)?).await.context("MCP handshake with nova mcp")?;
+        Ok(Self { service })
+    }
+
+    /// Connects to the hub's HTTP endpoint (`url` from its registration) with the bearer token
+    /// of the data dir, as an agent configured for HTTP does.
+    pub async fn http(url: &str, data: &Path) -> anyhow::Result<Self> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let token = std::fs::read_to_string(data.join("mcp-token")).context("reading the MCP token")?;
+        let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token.trim());
+        let service =
+            ().serve(StreamableHttpClientTransport::from_config(config))
+                .await
+                .context("MCP handshake over HTTP")?;
         Ok(Self { service })
     }
 

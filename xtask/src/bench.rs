@@ -26,7 +26,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 30)]
     iterations: usize,
     /// Run only these groups (host, browser, guarded, evidence, coverage, realapps, support,
-    /// injection); all by default.
+    /// injection, load); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -38,7 +38,7 @@ fn ms(d: Duration) -> f64 {
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
-    if ["browser", "guarded", "coverage", "realapps", "injection"].into_iter().any(run) || args.peer {
+    if ["browser", "guarded", "coverage", "realapps", "injection", "load"].into_iter().any(run) || args.peer {
         crate::ensure::ensure_chromium()?;
         crate::ensure::ensure_firefox()?;
     }
@@ -91,6 +91,13 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         step("injection: the same in Firefox");
         report["firefox"]["injection"] =
             runtime.block_on(crate::bench_injection::detection(BrowserKind::Firefox))?;
+    }
+    if run("load") {
+        step("load: 8 agents (4 stdio, 4 HTTP) x 500 calls on 8 tabs (Chromium)");
+        report["load"] = runtime.block_on(nova_e2e::load::run(BrowserKind::Chromium, 500))?.to_json();
+        step("load: the same in Firefox");
+        report["firefox"]["load"] =
+            runtime.block_on(nova_e2e::load::run(BrowserKind::Firefox, 500))?.to_json();
     }
     if run("support") {
         step("support: nova log and nova report for one day of a store of 1,000,000 calls");
@@ -149,6 +156,9 @@ fn render(r: &Value) -> String {
     s += &crate::bench_support::render(&r["support"]);
     for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
         s += &crate::bench_injection::render(&b["injection"], label);
+    }
+    for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
+        s += &nova_e2e::load::render(&b["load"], label);
     }
     for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
         for (scan, v) in b["coverageScanMs"].as_object().into_iter().flatten() {
