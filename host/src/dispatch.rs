@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::call::{CallError, CallRecord, Session, ToolReply};
 use crate::hub::Hub;
-use crate::observation::{Observation, Outcome};
+use crate::observation::{ActionKind, Observation, Outcome};
 
 /// Arguments as recorded: the arguments the tool declares secret (typed text, passwords, OK
 /// claims) are replaced by their length (of their JSON, when not text), so that no secret is
@@ -66,7 +66,11 @@ pub async fn call_tool(
         }
         tracing::info!(gate = ?gates.blocked_by, "blocked by a gate");
         hub.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, None));
+        let durable = durable(&rec.obs);
         hub.recorder.record(rec.obs);
+        if durable {
+            hub.recorder.flush().await;
+        }
         block.meta.extend(gates.meta);
         if !gates.warnings.is_empty() {
             block.structured["_aagGates"] = Value::Object(gates.warnings);
@@ -136,7 +140,11 @@ pub async fn call_tool(
     let hint = crate::tuc::Coverage::from(hub).scan_hint(&rec.obs);
     let structured = result.as_ref().ok().map(|r| &r.structured);
     hub.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, structured));
+    let durable = durable(&rec.obs);
     hub.recorder.record(rec.obs);
+    if durable {
+        hub.recorder.flush().await;
+    }
     let mut result = result;
     if let Ok(reply) = result.as_mut() {
         for (k, v) in learning {
@@ -210,6 +218,13 @@ async fn autonomous_learning(hub: &Hub, click: AutoClick) -> Option<Value> {
             None
         }
     }
+}
+
+/// Whether a call is answered only once its row is committed: every call but a read, so that a
+/// hub killed right after answering still holds the record of what it did or refused (reads stay
+/// off the disk's path).
+fn durable(obs: &Observation) -> bool {
+    obs.action_kind != ActionKind::Read
 }
 
 async fn run(

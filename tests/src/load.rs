@@ -101,7 +101,8 @@ pub async fn run(kind: BrowserKind, calls_per_agent: usize) -> anyhow::Result<Re
         let base = 1000 * (i as u32 + 1);
         a.ready().await?;
         a.open(&nova, base, i > 0).await?;
-        a.step("nova.tab_claim", json!({})).await?;
+        // Long enough for the longest run (500 calls each); the claim does not renew by use.
+        a.step("nova.tab_claim", json!({"ttlMs": 1_800_000})).await?;
         a.work(base).await?;
     }
     let tabs: Vec<String> = agents.iter().filter_map(|a| a.tab.clone()).collect();
