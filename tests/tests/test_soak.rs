@@ -1,14 +1,14 @@
 //! Crashes at every write, with the real browser, extension and hub at the product's default
 //! gates: the hub is killed (SIGKILL) at a random moment while an agent calls one mutating tool
 //! after another (a guarded click, a navigation, typing, a file upload, a task write, a guarded
-//! send, a tab claim). After each kill the browser brings a new hub up by itself, and:
+//! send, a tab claim, an OK observation, a PKS entry, a learning report). After each kill the browser brings a new hub up by itself, and:
 //! - every call was either answered and recorded with its outcome, reported in doubt
 //!   (`hub_lost_in_flight`), or refused before reaching a hub (`browser_not_connected`);
 //! - nothing happened twice (the fixture server's and the chat page's own counters), and what was
 //!   answered as done happened once;
 //! - no transition is left unresolved, and at the end the store passes `nova store check`.
 //!
-//! `NOVA_SOAK_ROUNDS` sets the number of kills (default 14 in `cargo xtask test`; `cargo xtask
+//! `NOVA_SOAK_ROUNDS` sets the number of kills (default 20 in `cargo xtask test`; `cargo xtask
 //! soak --all-tools` runs 200); `NOVA_SOAK_SEED` replays a sequence of tools and delays.
 
 use std::io::Write as _;
@@ -40,10 +40,37 @@ enum Kind {
     TaskWrite,
     Send,
     Claim,
+    OkWrite,
+    PksWrite,
+    LearnWrite,
 }
 
-const KINDS: [Kind; 7] =
-    [Kind::Click, Kind::Navigate, Kind::Type, Kind::Upload, Kind::TaskWrite, Kind::Send, Kind::Claim];
+const KINDS: [Kind; 10] = [
+    Kind::Click,
+    Kind::Navigate,
+    Kind::Type,
+    Kind::Upload,
+    Kind::TaskWrite,
+    Kind::Send,
+    Kind::Claim,
+    Kind::OkWrite,
+    Kind::PksWrite,
+    Kind::LearnWrite,
+];
+
+/// A consent banner entry of the fixture `blockers.html`.
+fn phenomenon(id: &str) -> Value {
+    json!({
+        "id": id,
+        "type": "consent_cmp",
+        "fingerprint": {"signals": [{"kind": "dom", "match": "#cookie-banner"}], "minConfidence": 0.6},
+        "playbook": {"policy": "reject_preferred", "actions": [
+            {"type": "click", "selector": "#cookie-reject", "declaredPolarity": "reject",
+             "targetVisibleText": "Reject all", "maxScope": "scoped_to_cmp_surface"}],
+                     "verify": [{"type": "absent", "selector": "#cookie-banner", "timeoutMs": 3000}]},
+        "context": {"routes": ["*"]}
+    })
+}
 
 fn submit_contract() -> Value {
     json!({
@@ -127,20 +154,35 @@ fn wait_for_new_hub(nova: &Nova, old: i32) -> anyhow::Result<i32> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killing_the_hub_during_every_mutating_tool_loses_and_repeats_nothing() -> anyhow::Result<()> {
-    let rounds = env_num("NOVA_SOAK_ROUNDS", 14);
+    let rounds = env_num("NOVA_SOAK_ROUNDS", 20);
     let seed = env_num("NOVA_SOAK_SEED", u64::from(std::process::id()) ^ 0x5eed_50a4);
     let mut rng = Lcg(seed);
     let nova = Nova::start_with_default_gates().await?;
     let c = nova.client().await?;
-    steady(&c, "nova.tools_bundle", json!({"bundle": "browser_automation"})).await?;
-    let first =
-        steady(&c, "nova.navigate", json!({"url": nova.url("basic.html"), "agentId": "soak"})).await?;
+    for bundle in ["browser_automation", "task_memory", "pks_learning"] {
+        steady(&c, "nova.tools_bundle", json!({"bundle": bundle})).await?;
+    }
+    let site = nova.url("blockers.html");
+    let first = steady(&c, "nova.navigate", json!({"url": site, "agentId": "soak"})).await?;
     let tab = first["targetId"].as_str().unwrap_or_default().to_owned();
+    steady(&c, "nova.perceive", json!({"agentId": "soak", "targetId": tab})).await?;
+    // The entry the learning writes report on.
+    steady(
+        &c,
+        "nova.pks_upsert",
+        json!({"agentId": "soak", "scope": site, "phenomenon": phenomenon("soak_base")}),
+    )
+    .await?;
+    let telemetry = "SELECT count(*) FROM pks_telemetry WHERE stable_id = 'soak_base'";
     release(&c, json!({"agentId": "soak", "targetId": tab})).await?;
+    let offset = rng.next(KINDS.len() as u64) as usize;
     let (mut in_doubt, mut done, mut refused) = (0, 0, 0);
     for round in 0..rounds {
-        let kind = KINDS[(round as usize + rng.next(KINDS.len() as u64) as usize) % KINDS.len()];
+        // Every tool in turn from a seeded start; the first pass kills early (within 60 ms, inside
+        // the guarded calls' hold for sure), later passes anywhere in the first 300 ms.
+        let kind = KINDS[(round as usize + offset) % KINDS.len()];
         let agent = format!("soak-{round}");
+        let mut reported = 0;
         let at = |extra: Value| {
             let mut a = json!({"agentId": agent, "targetId": tab});
             if let (Some(a), Value::Object(extra)) = (a.as_object_mut(), extra) {
@@ -187,10 +229,30 @@ async fn killing_the_hub_during_every_mutating_tool_loses_and_repeats_nothing() 
                 )
             }
             Kind::Claim => ("nova.tab_claim", at(json!({}))),
+            Kind::OkWrite => {
+                steady(&c, "nova.perceive", at(json!({"maxElements": 5}))).await?;
+                let claim = json!({"signalKey": format!("soak.r{round}"), "value": round, "certainty": "likely",
+                                   "evidence": "seen on the page"});
+                ("nova.ok_observe", at(json!({"claims": [claim], "perceptionId": format!("p{round}")})))
+            }
+            Kind::PksWrite => {
+                visit("blockers.html".into()).await?;
+                (
+                    "nova.pks_upsert",
+                    json!({"agentId": agent, "scope": site, "phenomenon": phenomenon(&format!("soak_{round}"))}),
+                )
+            }
+            Kind::LearnWrite => {
+                reported = nova_e2e::store::query_i64(&nova.store_path(), telemetry)?;
+                (
+                    "nova.telemetry_report",
+                    json!({"agentId": agent, "scope": site, "phenomenonId": "soak_base", "outcome": "success"}),
+                )
+            }
         };
 
         let hub = nova.hub_pid().ok_or_else(|| anyhow::anyhow!("no hub"))?;
-        let delay = Duration::from_millis(rng.next(300));
+        let delay = Duration::from_millis(rng.next(if (round as usize) < KINDS.len() { 60 } else { 300 }));
         let call = c.call(tool, args.clone());
         let kill = async {
             tokio::time::sleep(delay).await;
@@ -245,6 +307,25 @@ async fn killing_the_hub_during_every_mutating_tool_loses_and_repeats_nothing() 
                     &format!("SELECT count(*) FROM task_profiles WHERE task_type = 'soak-{round}'"),
                     i64::from(how == (Answer::Done { ok: true })),
                 )?;
+                once(u32::try_from(n)?);
+            }
+            Kind::OkWrite => {
+                let n = nova.count_until(
+                    &format!("SELECT count(*) FROM ok_observations WHERE signal_key = 'soak.r{round}'"),
+                    i64::from(how == (Answer::Done { ok: true })),
+                )?;
+                once(u32::try_from(n)?);
+            }
+            Kind::PksWrite => {
+                let n = nova.count_until(
+                    &format!("SELECT count(*) FROM pks_phenomena WHERE stable_id = 'soak_{round}'"),
+                    i64::from(how == (Answer::Done { ok: true })),
+                )?;
+                once(u32::try_from(n)?);
+            }
+            Kind::LearnWrite => {
+                let want = reported + i64::from(how == (Answer::Done { ok: true }));
+                let n = nova.count_until(telemetry, want)? - reported;
                 once(u32::try_from(n)?);
             }
             Kind::Type | Kind::Upload | Kind::Claim => {}
