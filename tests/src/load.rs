@@ -121,7 +121,12 @@ pub async fn run(kind: BrowserKind, calls_per_agent: usize) -> anyhow::Result<Re
     }
     let elapsed = started.elapsed();
 
-    // The designed conflict: a tab another agent holds cannot be claimed without a reclaim.
+    // The designed conflict: a tab another agent holds cannot be claimed without a reclaim. Each
+    // agent claims its tab again first: its navigations renewed the claim at the default two
+    // minutes, and the quickest agent may have finished longer ago than that.
+    for a in &mut agents {
+        a.step("nova.tab_claim", json!({"ttlMs": 1_800_000})).await?;
+    }
     for (i, a) in agents.iter().enumerate() {
         let other = &tabs[(i + 1) % tabs.len()];
         let e = a.client.call_err("nova.tab_claim", json!({"agentId": a.name, "targetId": other})).await?;
