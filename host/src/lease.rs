@@ -264,8 +264,16 @@ impl Leases {
         }
     }
 
-    /// The first mutating call on an unclaimed tab claims it for the caller with the default TTL.
+    /// The first mutating call on an unclaimed tab claims it for the caller with the default TTL;
+    /// later ones keep the caller's lease at least that long. Use never shortens a longer lease
+    /// the agent asked for (`ttlMs` up to 30 minutes).
     pub fn auto_claim(&self, target_id: &str, agent: &str) -> Result<(), OwnerMismatch> {
+        if self
+            .get(target_id)
+            .is_some_and(|l| l.owner == agent && l.expires_at_ms - now_ms() >= i64::from(DEFAULT_TTL_MS))
+        {
+            return Ok(());
+        }
         self.claim(target_id, agent, None, DEFAULT_TTL_MS, None, None).map(|_| ())
     }
 
@@ -280,6 +288,20 @@ impl Leases {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn use_renews_a_default_lease_and_never_shortens_a_longer_one() {
+        let leases = Leases::default();
+        leases.claim("1", "a", None, 1_800_000, None, None).expect("claim");
+        leases.auto_claim("1", "a").expect("use");
+        let left = leases.get("1").expect("held").expires_at_ms - now_ms();
+        assert!(left > 1_700_000, "{left} ms left after use");
+        leases.claim("2", "a", None, 5_000, None, None).expect("claim");
+        leases.auto_claim("2", "a").expect("use");
+        let left = leases.get("2").expect("held").expires_at_ms - now_ms();
+        assert!(left > 100_000, "{left} ms left after use");
+        assert!(leases.auto_claim("2", "b").is_err(), "another agent is refused");
+    }
 
     #[test]
     fn other_agent_is_refused_until_release() {
