@@ -132,8 +132,9 @@ pub async fn run(kind: BrowserKind, calls_per_agent: usize) -> anyhow::Result<Re
     // Every call is in the store (the claims aside: the conflicts are JSON-RPC errors), and none
     // met a busy store.
     let made: usize = agents.iter().map(|a| a.calls).sum();
+    let claims: usize = agents.iter().map(|a| a.calls_of("nova.tab_claim")).sum();
     let names = AGENTS.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(",");
-    let want = (made - AGENTS.len()) as i64;
+    let want = (made - claims) as i64;
     let rows = nova.count_until(
         &format!(
             "SELECT count(*) FROM observations WHERE agent_id IN ({names}) AND tool != 'nova.tab_claim'"
