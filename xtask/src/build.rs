@@ -42,14 +42,24 @@ pub fn build() -> anyhow::Result<Built> {
 
     step("building the extension (wasm32)");
     let wasm = build_wasm(&target_dir(), None)?;
-    if pkg.exists() {
-        std::fs::remove_dir_all(&pkg)?;
+    // The glue is made again only for a changed module (the stamp in target/ says which module
+    // `pkg/` was made from).
+    let stamp = format!("{:016x}", module_hash(&std::fs::read(&wasm)?));
+    let stamp_file = target_dir().join("extension-glue.stamp");
+    let made = ["nova_extension.js", "nova_extension_bg.wasm"].iter().all(|f| pkg.join(f).is_file());
+    if made && std::fs::read_to_string(&stamp_file).ok().as_deref() == Some(stamp.as_str()) {
+        step("the extension module is unchanged: wasm-bindgen glue kept");
+    } else {
+        if pkg.exists() {
+            std::fs::remove_dir_all(&pkg)?;
+        }
+        std::fs::create_dir_all(&pkg)?;
+        step("generating wasm-bindgen glue");
+        let mut bindgen = Bindgen::new();
+        bindgen.input_path(&wasm).web(true)?.typescript(false);
+        bindgen.generate(&pkg).context("wasm-bindgen")?;
+        std::fs::write(&stamp_file, &stamp)?;
     }
-    std::fs::create_dir_all(&pkg)?;
-    step("generating wasm-bindgen glue");
-    let mut bindgen = Bindgen::new();
-    bindgen.input_path(&wasm).web(true)?.typescript(false);
-    bindgen.generate(&pkg).context("wasm-bindgen")?;
 
     crate::jsbuild::build(&extension)?;
 
@@ -74,6 +84,14 @@ pub fn build() -> anyhow::Result<Built> {
     std::fs::write(extension.join("manifest.json"), serde_json::to_string_pretty(&manifest)?)?;
     step(&format!("built {}", dist.display()));
     Ok(Built { dist, host, extension })
+}
+
+/// A hash of a module's bytes, to tell whether its glue must be made again.
+fn module_hash(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = std::hash::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
 }
 
 /// Copies over `to` even while an old copy is running (unlink first, then copy).

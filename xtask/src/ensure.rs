@@ -8,7 +8,8 @@ use anyhow::{Context as _, bail};
 
 use crate::cmd::{root, run_cmd, step, target_dir};
 
-const NPM_TOOLS: &[&str] =
+/// The npm packages the build uses, pinned (the strict-CSP build keys its cache on them).
+pub const NPM_TOOLS: &[&str] =
     &["binaryen@132.0.0", "terser@5.51.2", "dictionary-en@4.0.0", "dictionary-de@3.0.0", "web-ext@10.7.0"];
 
 /// Dictionaries shipped next to the host: (npm package, language).

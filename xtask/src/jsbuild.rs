@@ -19,18 +19,58 @@ use crate::ensure::ensure_npm_tools;
 /// Also the Hunspell dictionaries of the spell-check scan (wooorm/dictionaries, UTF-8).
 pub const DICTIONARIES: &[(&str, &str)] = &[("dictionary-en", "en"), ("dictionary-de", "de")];
 
-/// Builds `pkg-js/` inside `extension_dir`.
+/// The files of `pkg-js/`.
+const OUTPUTS: [&str; 3] = ["nova_extension.js", "nova_extension_bg.js", "nova_extension_bg.wasm.js"];
+
+/// Builds `pkg-js/` inside `extension_dir`, or takes it from the cache when its inputs (the MVP
+/// module, the pinned npm tools and this build's own steps) are the same as last time.
 pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
     step("building the page module for strict-CSP pages (wasm MVP -> JavaScript)");
     let mvp = build_wasm(&target_dir().join("wasm-mvp"), Some("-C target-cpu=mvp"))?;
     let raw = std::fs::read(mvp)?;
+    let out = extension_dir.join("pkg-js");
+    let cached = target_dir().join("jsbuild-cache").join(format!("{:016x}", cache_key(&raw)));
+    if OUTPUTS.iter().all(|f| cached.join(f).is_file()) {
+        step("the strict-CSP page module is unchanged: taken from the cache");
+        return place(&cached, &out);
+    }
+    translate(&raw, &out)?;
+    // Only the latest build is kept.
+    let _ = std::fs::remove_dir_all(target_dir().join("jsbuild-cache"));
+    place(&out, &cached)
+}
+
+/// What the JavaScript build depends on besides the module: the pinned tools and these steps.
+fn cache_key(module: &[u8]) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = std::hash::DefaultHasher::new();
+    module.hash(&mut h);
+    crate::ensure::NPM_TOOLS.hash(&mut h);
+    include_str!("jsbuild.rs").hash(&mut h);
+    h.finish()
+}
+
+/// Copies the `pkg-js` files from `from` into a fresh `to`.
+fn place(from: &Path, to: &Path) -> anyhow::Result<()> {
+    if to.exists() {
+        std::fs::remove_dir_all(to)?;
+    }
+    std::fs::create_dir_all(to)?;
+    for f in OUTPUTS {
+        std::fs::copy(from.join(f), to.join(f)).with_context(|| format!("copying {f}"))?;
+    }
+    Ok(())
+}
+
+/// The MVP module to minified JavaScript in `out`.
+fn translate(raw: &[u8], out: &Path) -> anyhow::Result<()> {
     let work = target_dir().join("jsbuild");
     if work.exists() {
         std::fs::remove_dir_all(&work)?;
     }
     std::fs::create_dir_all(&work)?;
     let stripped = work.join("nova_extension.wasm");
-    std::fs::write(&stripped, strip_custom_section(&raw, "target_features")?)?;
+    std::fs::write(&stripped, strip_custom_section(raw, "target_features")?)?;
 
     let glue = work.join("glue");
     let mut bindgen = Bindgen::new();
@@ -63,11 +103,10 @@ pub fn build(extension_dir: &Path) -> anyhow::Result<()> {
     if module.contains("from 'env'") || module.contains("from \"env\"") {
         bail!("the JS build imports from `env`: a 64-bit integer crosses the Rust/JS boundary in page code");
     }
-    let out = extension_dir.join("pkg-js");
     if out.exists() {
-        std::fs::remove_dir_all(&out)?;
+        std::fs::remove_dir_all(out)?;
     }
-    std::fs::create_dir_all(&out)?;
+    std::fs::create_dir_all(out)?;
     std::fs::write(out.join("nova_extension_bg.wasm.js"), module)?;
     std::fs::copy(glue.join("nova_extension_bg.js"), out.join("nova_extension_bg.js"))?;
     let entry = std::fs::read_to_string(glue.join("nova_extension.js"))?;
