@@ -192,7 +192,8 @@ pub fn render(r: &Value, label: &str) -> String {
     );
     s += &format!("  {:<24} {:>6} {:>9} {:>9}\n", "tool", "calls", "p50 ms", "p99 ms");
     for (tool, v) in r["perTool"].as_object().into_iter().flatten() {
-        s += &format!("  {tool:<24} {:>6} {:>9} {:>9}\n", v["calls"], v["p50"], v["p99"]);
+        let cell = |k: &str| v[k].to_string();
+        s += &format!("  {tool:<24} {:>6} {:>9} {:>9}\n", cell("calls"), cell("p50"), cell("p99"));
     }
     s
 }
