@@ -7,7 +7,8 @@
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
 //! - `bench`: performance figures (`--peer`: side by side with Playwright MCP; `bench_realapps`:
 //!   verdict latency on a real application).
-//! - `soak`: the 1,000-run crash soak of guarded transitions.
+//! - `soak`: the 1,000-run crash soak of guarded transitions; `--all-tools`: kills during every
+//!   mutating tool (tests/tests/test_soak.rs).
 //! - `acceptance`: an outside MCP client drives `cargo xtask run --headless` in each browser.
 
 mod acceptance;
@@ -62,14 +63,18 @@ enum Cmd {
     /// Check that no module imports another in a loop: every crate by reading its source, and
     /// the host again with cargo-modules (installed once). CI runs it.
     Deps,
-    /// The crash soak: kill the hub between intent and verdict many times (default 1,000).
+    /// The crash soak: kill the hub between intent and verdict many times (default 1,000), or
+    /// with `--all-tools` during every mutating tool (default 200 kills).
     Soak {
         /// Number of kill runs.
-        #[arg(long, default_value_t = 1000)]
-        runs: u32,
-        /// Replay a sequence of kill delays.
+        #[arg(long)]
+        runs: Option<u32>,
+        /// Replay a sequence of kill delays (and tools, with `--all-tools`).
         #[arg(long)]
         seed: Option<u64>,
+        /// Kill the hub during every mutating tool, not only guarded transitions.
+        #[arg(long)]
+        all_tools: bool,
     },
 }
 
@@ -87,14 +92,23 @@ fn main() -> anyhow::Result<()> {
             }
             acceptance::acceptance(&browser)
         }
-        Cmd::Soak { runs, seed } => {
+        Cmd::Soak { runs, seed, all_tools } => {
             let built = build::build()?;
+            // tests/tests/test_soak.rs (every mutating tool) or test_cls_crash.rs (transitions).
+            let (test, prefix, default_runs) = if all_tools {
+                ("test_soak", "NOVA_SOAK", 200)
+            } else {
+                ("test_cls_crash", "NOVA_CRASH", 1000)
+            };
             let mut cmd = cargo();
-            cmd.args(["test", "--package", "nova-e2e", "--test", "test_cls_crash", "--", "--nocapture"])
+            cmd.args(["test", "--package", "nova-e2e", "--test", test, "--", "--nocapture"])
                 .env("NOVA_DIST", &built.dist)
-                .env("NOVA_CRASH_RUNS", runs.to_string());
+                .env(
+                    format!("{prefix}_{}", if all_tools { "ROUNDS" } else { "RUNS" }),
+                    runs.unwrap_or(default_runs).to_string(),
+                );
             if let Some(seed) = seed {
-                cmd.env("NOVA_CRASH_SEED", seed.to_string());
+                cmd.env(format!("{prefix}_SEED"), seed.to_string());
             }
             run_cmd(&mut cmd)
         }
