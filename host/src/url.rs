@@ -1,6 +1,7 @@
 //! URL normaliser, version 1 (docs/tasks.md, "URL normalisation"): http(s) only; tracking
 //! parameters stripped; query keys sorted (case-insensitive, stable); needless percent-encoding
-//! decoded; host lowercased; trailing slash dropped; fragment dropped. The hash is the first 8
+//! decoded (and a `%` that starts no escape, or a raw blank, encoded); host lowercased; trailing
+//! slash dropped; fragment dropped. A normalised URL normalises to itself. The hash is the first 8
 //! bytes of SHA-256 as 16 hex digits (`url:{hash}` is the unit key of a URL unit).
 
 use sha2::{Digest, Sha256};
@@ -50,13 +51,17 @@ pub fn parts(url: &str) -> Option<Parts> {
         None => (rest, ""),
     };
     let host_port = authority.rsplit('@').next().unwrap_or_default().to_ascii_lowercase();
-    if host_port.is_empty() {
+    let default_port = if scheme == "http" { ":80" } else { ":443" };
+    // Every default port goes (`x:80:80` too) and no blank around the host stays, so that the
+    // host of a normalised URL is its own host.
+    let mut host = host_port.trim();
+    while let Some(h) = host.strip_suffix(default_port) {
+        host = h.trim();
+    }
+    if host.is_empty() {
         return None;
     }
-    let host = match (scheme.as_str(), host_port.rsplit_once(':')) {
-        ("http", Some((h, "80"))) | ("https", Some((h, "443"))) => h.to_owned(),
-        _ => host_port,
-    };
+    let host = host.to_owned();
     let (path, query) = match tail.split_once('?') {
         Some((p, q)) => (p, Some(q.to_owned())),
         None => (tail, None),
@@ -68,6 +73,17 @@ pub fn parts(url: &str) -> Option<Parts> {
 /// Decodes `%XX` escapes of unreserved characters (ALPHA / DIGIT / `-._~`), keeps the rest,
 /// and uppercases the hex of what stays encoded.
 fn decode_unreserved(s: &str) -> String {
+    unescape(s, false)
+}
+
+/// A path or query component as [`normalize`] writes it: [`decode_unreserved`], and a `%`
+/// that starts no escape and blanks (no URL a browser sends has them raw) escaped, so that
+/// the result is its own normal form (`%%34%31` is `%2541`, never `%41`, which is `A`).
+fn canonical(s: &str) -> String {
+    unescape(s, true)
+}
+
+fn unescape(s: &str, escape_stray: bool) -> String {
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
@@ -89,7 +105,13 @@ fn decode_unreserved(s: &str) -> String {
         }
         // Multi-byte UTF-8 is copied whole.
         let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
-        out.push(ch);
+        if escape_stray && (ch == '%' || ch.is_whitespace()) {
+            for b in ch.encode_utf8(&mut [0; 4]).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(ch);
+        }
         i += ch.len_utf8().max(1);
     }
     out
@@ -107,7 +129,7 @@ fn hex(b: u8) -> Option<u8> {
 /// The normalised form of `url`, or `None` when it is not http(s).
 pub fn normalize(url: &str) -> Option<String> {
     let p = parts(url)?;
-    let mut path = decode_unreserved(&p.path);
+    let mut path = canonical(&p.path);
     while path.len() > 1 && path.ends_with('/') {
         path.pop();
     }
@@ -119,8 +141,10 @@ pub fn normalize(url: &str) -> Option<String> {
         .filter(|kv| !kv.is_empty())
         .map(|kv| {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (decode_unreserved(k), decode_unreserved(v))
+            (canonical(k), canonical(v))
         })
+        // A bare `=` is no parameter, as an empty `&&` piece is none.
+        .filter(|(k, v)| !(k.is_empty() && v.is_empty()))
         .filter(|(k, _)| !TRACKING.contains(&k.to_ascii_lowercase().as_str()))
         .collect();
     // Stable: duplicate keys keep their relative order.
@@ -222,6 +246,29 @@ mod tests {
         );
         assert_eq!(normalize("http://x.test/?b=1&a=2&b=0").as_deref(), Some("http://x.test?a=2&b=1&b=0"));
         assert_eq!(normalize("https://x.test/über").as_deref(), Some("https://x.test/über"));
+    }
+
+    #[test]
+    fn a_normalised_url_is_its_own_normal_form() {
+        // Found by fuzzing (fuzz/fuzz_targets/url.rs): each of these normalised to a URL that
+        // normalised to yet another, so the unit of a URL was not found by its normalised form.
+        for (url, normal) in [
+            ("http://x.test/?=", Some("http://x.test")),
+            ("http://x.test/?b=1&=&a=2", Some("http://x.test?a=2&b=1")),
+            ("http://x.test:80:80/", Some("http://x.test")),
+            ("http://:80/", None),
+            ("http://x.test /", Some("http://x.test")),
+            ("http://x.test/a /", Some("http://x.test/a%20")),
+            ("http://x.test/a b?q=a b&r= #f", Some("http://x.test/a%20b?q=a%20b&r=%20")),
+            ("http://x.test/%%34%31", Some("http://x.test/%2541")),
+            ("http://x.test/100%", Some("http://x.test/100%25")),
+        ] {
+            let got = normalize(url);
+            assert_eq!(got.as_deref(), normal, "{url}");
+            if let Some(n) = got {
+                assert_eq!(normalize(&n), Some(n.clone()), "{url} -> {n}");
+            }
+        }
     }
 
     #[test]

@@ -177,7 +177,8 @@ impl Reassembler {
             self.next = 0;
             self.text.clear();
         }
-        if id != self.id || chunk.seq != self.next {
+        // `next` is `u32::MAX` once an envelope is done or broken: only a new first piece fits.
+        if id != self.id || chunk.seq != self.next || self.next == u32::MAX {
             self.next = u32::MAX;
             self.text.clear();
             return Some(Err(format!("chunk {} of envelope {id} arrived out of order", chunk.seq)));
@@ -666,6 +667,21 @@ mod tests {
         let second: Envelope = serde_json::from_str(&frames[1]).expect("frame");
         let gap = Reassembler::default().push(second.id, second.chunk.expect("chunk"));
         assert!(gap.expect("reported").is_err(), "a piece without its start is an error");
+    }
+
+    #[test]
+    fn a_piece_after_a_finished_envelope_is_refused_without_overflow() {
+        // Found by fuzzing (fuzz/fuzz_targets/chunks.rs): `seq` u32::MAX after a finished
+        // envelope matched the "done" marker and overflowed it.
+        let mut r = Reassembler::default();
+        let whole = r.push(4, Chunk { seq: 0, total: 1, data: r#"{"v":1,"id":4,"kind":"evt"}"#.into() });
+        assert!(whole.expect("complete").is_ok());
+        let stray = r.push(4, Chunk { seq: u32::MAX, total: 1, data: "x".into() });
+        assert!(stray.expect("reported").is_err(), "a piece of no envelope is an error");
+        let after_gap = r.push(4, Chunk { seq: u32::MAX, total: 2, data: "x".into() });
+        assert!(after_gap.expect("reported").is_err());
+        let next = r.push(5, Chunk { seq: 0, total: 1, data: r#"{"v":1,"id":5,"kind":"evt"}"#.into() });
+        assert_eq!(next.expect("complete").expect("valid").id, 5, "a new first piece starts over");
     }
 
     #[test]

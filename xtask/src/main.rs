@@ -9,6 +9,7 @@
 //!   verdict latency on a real application).
 //! - `soak`: the 1,000-run crash soak of guarded transitions; `--all-tools`: kills during every
 //!   mutating tool (tests/tests/test_soak.rs).
+//! - `fuzz`: coverage-guided fuzzing of the input parsers (cargo-fuzz, nightly).
 //! - `acceptance`: an outside MCP client drives `cargo xtask run --headless` in each browser.
 
 mod acceptance;
@@ -23,6 +24,7 @@ mod demo;
 mod deps;
 mod deps_ra;
 mod ensure;
+mod fuzz;
 mod jsbuild;
 mod measure;
 mod package;
@@ -76,6 +78,9 @@ enum Cmd {
         #[arg(long)]
         all_tools: bool,
     },
+    /// Fuzz the input parsers (cargo-fuzz on nightly, installed when missing), each target for
+    /// `--secs` seconds; fails naming the target and the input on a crash (docs/fuzzing.md).
+    Fuzz(fuzz::FuzzArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -85,6 +90,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Package => package::package().map(|_| ()),
         Cmd::Test(args) => test::test(args),
         Cmd::Bench(args) => bench::bench(args),
+        Cmd::Fuzz(args) => fuzz::fuzz(args),
         Cmd::Deps => deps::deps().and_then(|()| deps_ra::check()),
         Cmd::Acceptance { mut browser } => {
             if browser.is_empty() {
