@@ -16,6 +16,7 @@
 //! - [`sight`]: what a person sees of a page, by the browser's own measures, to hold Nova's reads
 //!   against.
 //! - [`store`]: reading the evidence store (SQLite) the way support staff would.
+//! - [`crash`]: what the crash tests share (a seeded generator, waiting for the next hub).
 //! - [`Nova`]: one isolated test world (data dir, profile, browser, fixtures) and its MCP
 //!   clients.
 //!
@@ -25,6 +26,7 @@ pub mod agent;
 pub mod bidi;
 pub mod cdp;
 pub mod chromium;
+pub mod crash;
 pub mod firefox;
 pub mod fixtures;
 pub mod journey;

@@ -4,24 +4,11 @@
 //! reported in doubt by the next hub. `NOVA_CRASH_RUNS` sets the number of runs (default 50;
 //! `cargo xtask soak` runs 1,000); `NOVA_CRASH_SEED` replays a sequence of kill delays.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nova_e2e::Nova;
+use nova_e2e::crash::{Lcg, env_num, wait_for_new_hub};
 use serde_json::json;
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A small deterministic generator, so a failing sequence can be replayed from its seed.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
-}
 
 fn journal(nova: &Nova) -> anyhow::Result<Vec<(String, String)>> {
     let conn =
@@ -29,19 +16,6 @@ fn journal(nova: &Nova) -> anyhow::Result<Vec<(String, String)>> {
     let mut stmt = conn.prepare("SELECT transition_id, state FROM transitions ORDER BY started_at_ms")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
-}
-
-fn wait_for_new_hub(nova: &Nova, old: i32) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if nova.hub_pid().is_some_and(|p| p != old)
-            && nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(2)).is_ok()
-        {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    anyhow::bail!("no new hub after killing {old}")
 }
 
 #[tokio::test(flavor = "multi_thread")]

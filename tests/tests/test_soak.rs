@@ -14,22 +14,9 @@
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
+use nova_e2e::crash::{Lcg, env_num, wait_for_new_hub};
 use nova_e2e::{Client, Nova};
 use serde_json::{Value, json};
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A small deterministic generator, so a failing sequence can be replayed from its seed.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
@@ -137,19 +124,6 @@ async fn release(c: &Client, args: Value) -> anyhow::Result<()> {
         }
     }
     anyhow::bail!("no hub to release the tab {args}")
-}
-
-fn wait_for_new_hub(nova: &Nova, old: i32) -> anyhow::Result<i32> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Some(p) = nova.hub_pid().filter(|p| *p != old)
-            && nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(2)).is_ok()
-        {
-            return Ok(p);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    anyhow::bail!("no new hub after killing {old}")
 }
 
 #[tokio::test(flavor = "multi_thread")]
