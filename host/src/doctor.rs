@@ -44,12 +44,6 @@ pub fn run_checks(data: &DataDir) -> Vec<Check> {
             (None, None) => Err(("no hub registered".into(), "see `hub running`".into())),
         },
     });
-    checks.push(Check {
-        name: "data dir and store usable".into(),
-        result: crate::preflight::check(data)
-            .map(|()| format!("{} writable", data.root().display()))
-            .map_err(|r| (r.code.to_owned(), r.message)),
-    });
     checks.push(Check { name: "store integrity".into(), result: store_check(data) });
     checks.push(Check { name: "free disk".into(), result: disk_check(data) });
     checks.push(Check { name: "adapters".into(), result: adapter_check(data) });
@@ -129,13 +123,15 @@ fn adapter_check(data: &DataDir) -> Result<String, (String, String)> {
 }
 
 fn store_check(data: &DataDir) -> Result<String, (String, String)> {
+    // The checks a hub makes before it starts (writable data dir, integrity, schema), with
+    // their fixes.
+    crate::preflight::check(data).map_err(|r| (r.code.to_owned(), r.message))?;
     let db = data.db();
     if !db.exists() {
         return Ok(format!("{} not created yet (created on first use)", db.display()));
     }
     let fix = format!("move {} aside; Nova creates a fresh store", db.display());
     let conn = crate::store::open_read_only(&db).map_err(|e| (e.to_string(), fix.clone()))?;
-    crate::store::check_integrity(&conn).map_err(|e| (e.to_string(), fix.clone()))?;
     let version = crate::store::schema_version(&conn).map_err(|e| (e.to_string(), fix))?;
     Ok(format!("{} ok, schema v{version}", db.display()))
 }

@@ -496,6 +496,14 @@ impl Nova {
         hub_records(&self.data).first().and_then(|r| i32::try_from(r.pid).ok())
     }
 
+    /// `nova --data-dir <data>`: the host's command line on this world's data dir, as support
+    /// staff run it (add the subcommand).
+    pub fn cli(&self) -> Command {
+        let mut cmd = Command::new(&self.dist.host);
+        cmd.arg("--data-dir").arg(&self.data);
+        cmd
+    }
+
     /// The store file.
     pub fn store_path(&self) -> PathBuf {
         self.data.join("nova.db")

@@ -86,7 +86,7 @@ fn checkpoint(db: &Path) -> anyhow::Result<()> {
 }
 
 fn nova_cli(nova: &Nova, args: &[&str]) -> anyhow::Result<(bool, String)> {
-    let out = Command::new(&nova.dist.host).args(args).env("NOVA_HOME", &nova.data).output()?;
+    let out = nova.cli().args(args).output()?;
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     Ok((out.status.success(), text))
 }

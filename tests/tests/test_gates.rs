@@ -21,8 +21,7 @@ async fn ready(c: &Client) -> anyhow::Result<()> {
 }
 
 fn nova_cli(nova: &Nova, arg: &str) -> anyhow::Result<String> {
-    let out =
-        std::process::Command::new(&nova.dist.host).arg("--data-dir").arg(&nova.data).arg(arg).output()?;
+    let out = nova.cli().arg(arg).output()?;
     anyhow::ensure!(out.status.success(), "nova {arg}: {}", String::from_utf8_lossy(&out.stderr));
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

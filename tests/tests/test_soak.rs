@@ -312,10 +312,7 @@ async fn killing_the_hub_during_every_mutating_tool_loses_and_repeats_nothing() 
             nova.count_until("SELECT count(*) FROM transitions WHERE state IN ('intent', 'dispatched')", 0)?;
         assert_eq!(open, 0, "{ctx}: transitions left unresolved");
     }
-    let out = std::process::Command::new(&nova.dist.host)
-        .args(["store", "check"])
-        .env("NOVA_HOME", &nova.data)
-        .output()?;
+    let out = nova.cli().args(["store", "check"]).output()?;
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("SOUND"), "seed {seed}: {text}");
     // Shown with `--nocapture`.

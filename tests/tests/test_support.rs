@@ -29,9 +29,7 @@ const COOKIE_SECRET: &str = "COOKIESECRET5q";
 const AUTH_SECRET: &str = "AUTHSECRET6q";
 
 fn nova_cmd(nova: &Nova) -> Command {
-    let mut cmd = Command::new(&nova.dist.host);
-    cmd.arg("--data-dir").arg(&nova.data);
-    cmd
+    nova.cli()
 }
 
 fn run(nova: &Nova, args: &[&str]) -> anyhow::Result<Output> {
