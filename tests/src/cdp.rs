@@ -39,6 +39,18 @@ impl Cdp {
 
     /// Calls `method` (in `session` when given) and returns its result.
     pub async fn call(&self, session: Option<&str>, method: &str, params: Value) -> anyhow::Result<Value> {
+        Ok(self.call_with_events(session, method, params).await?.0)
+    }
+
+    /// Calls `method` and returns its result with the events the browser sent before it (those
+    /// a domain's `enable` reports about what already exists, for one).
+    pub async fn call_with_events(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> anyhow::Result<(Value, Vec<Value>)> {
+        let mut events = Vec::new();
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let mut msg = json!({"id": id, "method": method, "params": params});
         if let Some(s) = session {
@@ -56,12 +68,15 @@ impl Cdp {
             let text = text?;
             let reply: Value = serde_json::from_str(&text)?;
             if reply.get("id").and_then(Value::as_u64) != Some(id) {
-                continue; // an event
+                if reply.get("method").is_some() {
+                    events.push(reply);
+                }
+                continue;
             }
             if let Some(e) = reply.get("error") {
                 bail!("{method} failed: {e}");
             }
-            return Ok(reply.get("result").cloned().unwrap_or(Value::Null));
+            return Ok((reply.get("result").cloned().unwrap_or(Value::Null), events));
         }
     }
 
@@ -121,18 +136,39 @@ pub struct Page<'a> {
 impl Page<'_> {
     /// Evaluates `expression` (awaiting promises) and returns its value.
     pub async fn eval(&self, expression: &str) -> anyhow::Result<Value> {
-        let r = self
-            .cdp
-            .call(
-                Some(&self.session),
-                "Runtime.evaluate",
-                json!({"expression": expression, "awaitPromise": true, "returnByValue": true}),
-            )
-            .await?;
+        self.evaluate(expression, None).await
+    }
+
+    async fn evaluate(&self, expression: &str, context: Option<i64>) -> anyhow::Result<Value> {
+        let mut params = json!({"expression": expression, "awaitPromise": true, "returnByValue": true});
+        if let Some(id) = context {
+            params["contextId"] = json!(id);
+        }
+        let r = self.cdp.call(Some(&self.session), "Runtime.evaluate", params).await?;
         if let Some(e) = r.get("exceptionDetails") {
             bail!("`{expression}` threw: {e}");
         }
         Ok(r["result"].get("value").cloned().unwrap_or(Value::Null))
+    }
+
+    /// The isolated JavaScript worlds in this page, where extensions' content scripts run, as
+    /// `Runtime.executionContextCreated` descriptions (`id`, `origin`, `name`, `auxData`).
+    pub async fn isolated_worlds(&self) -> anyhow::Result<Vec<Value>> {
+        let (_, events) = self.cdp.call_with_events(Some(&self.session), "Runtime.enable", json!({})).await?;
+        Ok(events
+            .into_iter()
+            .filter(|e| {
+                e["method"] == "Runtime.executionContextCreated" && e["sessionId"] == self.session.as_str()
+            })
+            .map(|e| e["params"]["context"].clone())
+            .filter(|c| c["auxData"]["type"] == "isolated")
+            .collect())
+    }
+
+    /// Evaluates `expression` (awaiting promises) in the execution context `context` (a world
+    /// from [`Page::isolated_worlds`]) and returns its value.
+    pub async fn eval_in(&self, context: i64, expression: &str) -> anyhow::Result<Value> {
+        self.evaluate(expression, Some(context)).await
     }
 
     /// Sets the size the page is laid out and captured at.

@@ -339,3 +339,88 @@ async fn the_popup_says_why_the_host_is_not_connected() -> anyhow::Result<()> {
     assert_eq!(aag(&r)["details"]["by"], "popup", "{}", aag(&r));
     Ok(())
 }
+
+/// The person's controls answer the extension's own pages only. A content script runs next to
+/// web pages (a compromised or buggy one is the threat): from Nova's own content-script world in
+/// a page, resume, settings changes and permission answers are refused, STOP stays engaged and
+/// `settings.json` keeps its bytes; the same resume from the popup releases the stop.
+///
+/// Chromium only: DevTools reaches an extension's isolated world in a page; Firefox's BiDi has
+/// no way into content-script sandboxes (SECURITY.md says so), and the check is the same
+/// `background.js` in both browsers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_content_script_cannot_release_stop_or_change_settings() -> anyhow::Result<()> {
+    if nova_e2e::BrowserKind::from_env() == nova_e2e::BrowserKind::Firefox {
+        return Ok(());
+    }
+    let nova = Nova::start_with_ui().await?;
+    let c = nova.client().await?;
+    ready(&c).await?;
+    let page_url = nova.url("basic.html?world=content-script");
+    c.structured("nova.navigate", json!({"url": page_url})).await?;
+    c.structured("nova.perceive", json!({})).await?; // Nova's content script is now in the page
+    let stop = nova.cli().arg("stop").output()?;
+    assert!(stop.status.success(), "nova stop: {}", String::from_utf8_lossy(&stop.stderr));
+    let settings = nova.data.join("settings.json");
+    let before = std::fs::read(&settings).ok();
+
+    let ui = nova.ui().await?;
+    let nova_e2e::ui::Ui::Cdp(cdp) = &ui else { anyhow::bail!("Chromium drives DevTools") };
+    let tab = cdp.attach(&cdp.wait_target("world=content-script", WAIT).await?).await?;
+    let worlds = tab.isolated_worlds().await?;
+    let mut nova_world = None;
+    for w in &worlds {
+        let id = w["id"].as_i64().unwrap_or_default();
+        let runtime =
+            tab.eval_in(id, "(globalThis.chrome && chrome.runtime && chrome.runtime.id) || ''").await?;
+        if runtime == json!(nova_shared::CHROMIUM_EXTENSION_ID) {
+            nova_world = Some(id);
+        }
+    }
+    let world = nova_world.ok_or_else(|| anyhow::anyhow!("no Nova content-script world in {worlds:?}"))?;
+    let forged = tab
+        .eval_in(
+            world,
+            r#"(async () => {
+                const out = {};
+                const tries = [
+                  ['resume', {}],
+                  ['settingsSet', {agentNewTabsDisabled: true}],
+                  ['settingsSet', {gateModes: {'safety.emergency_stop': 'off'}}],
+                  ['answer', {id: 1, approve: true}],
+                ];
+                for (const [i, [op, params]] of tries.entries()) {
+                  try {
+                    out[i + ':' + op] = await chrome.runtime.sendMessage({novaUi: 1, op, params}) ?? null;
+                  } catch (e) {
+                    out[i + ':' + op] = 'refused: ' + e.message;
+                  }
+                }
+                return out;
+            })()"#,
+        )
+        .await?;
+    let answers = forged.as_object().map(|o| o.len()).unwrap_or_default();
+    assert_eq!(answers, 4, "every forged request was sent: {forged}");
+    for (op, answer) in forged.as_object().into_iter().flatten() {
+        assert!(answer.get("ok").is_none(), "{op} got an answer from the background: {answer}");
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let blocked = c.call("nova.perceive", json!({})).await?;
+    assert_eq!(
+        aag(&blocked)["gateId"],
+        "safety.emergency_stop",
+        "STOP stays: {:?}",
+        blocked.structured_content
+    );
+    assert_eq!(std::fs::read(&settings).ok(), before, "settings.json is untouched");
+
+    // The same request from the extension's own page is obeyed.
+    let popup = ui.open(&nova.extension_page("popup.html")).await?;
+    popup.wait_for("document.body.dataset.stopped === 'true'", WAIT).await?;
+    let resumed = popup.eval("chrome.runtime.sendMessage({novaUi: 1, op: 'resume', params: {}})").await?;
+    assert_eq!(resumed["ok"], true, "{resumed}");
+    let released = c.call("nova.perceive", json!({})).await?;
+    assert_eq!(released.is_error, Some(false), "released from the popup: {:?}", released.structured_content);
+    Ok(())
+}
