@@ -1,7 +1,7 @@
 //! Resource faults with the real browser, extension and hub at the product's default gates
 //! (docs/gates.md `safety.store_unwritable`, docs/support.md "When Nova will not start"): a
-//! full disk under the data dir (a small tmpfs the test mounts, as root), a damaged store and a
-//! read-only data dir at start.
+//! full disk under the data dir (a small tmpfs the test mounts, as root), a store another
+//! program holds locked, a damaged store and a read-only data dir at start.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -235,5 +235,64 @@ async fn a_damaged_store_or_a_read_only_data_dir_is_refused_with_the_fix() -> an
     c.close().await?;
     drop(logs);
     drop(mount);
+    Ok(())
+}
+
+/// Another program holding the store's write lock (a `sqlite3` shell left in a write
+/// transaction, say) delays work and loses nothing: a call that changes something is answered
+/// only once its row is committed (docs/tasks.md "Evidence (TOB)"), so it waits for the lock,
+/// and once it is answered its row is in the store. A hub killed right after answering keeps
+/// the record for the same reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_is_answered_only_once_its_row_is_committed() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "patient").await?;
+    a.ready().await?;
+    a.visit(&nova.url("basic.html")).await?;
+    a.step("nova.type_selector", json!({"selector": "#plain", "text": "one"})).await?;
+    let rows = "SELECT COUNT(*) FROM observations WHERE tool = 'nova.type_selector'";
+    nova.count_until(rows, 1)?;
+
+    let lock = rusqlite::Connection::open(nova.store_path())?;
+    lock.execute_batch("BEGIN IMMEDIATE")?;
+    let mut call = std::pin::pin!(a.client.call(
+        "nova.type_selector",
+        json!({"selector": "#plain", "text": "two", "agentId": "patient", "targetId": a.tab})
+    ));
+    // Long enough for the page to have typed and the hub to have answered, well within the
+    // store's 5-second busy timeout.
+    let early = tokio::time::timeout(Duration::from_millis(1500), &mut call).await;
+    assert!(
+        early.is_err(),
+        "answered while another program held the write lock, before its row could be committed: {early:?}"
+    );
+    let seen: i64 = lock.query_row(rows, [], |r| r.get(0))?;
+    assert_eq!(seen, 1, "nothing was committed while the lock was held");
+    lock.execute_batch("COMMIT")?;
+    let answered = call.await?;
+    assert_eq!(answered.is_error, Some(false), "{:?}", answered.structured_content);
+    assert_eq!(
+        nova_e2e::store::query_i64(&nova.store_path(), rows)?,
+        2,
+        "the row is committed by the time the call is answered"
+    );
+
+    // A refusal is a record too: with STOP engaged, a typing call blocked by the gate (nothing
+    // else for the hub to write) is answered only once its row is committed.
+    let stop = nova.cli().arg("stop").output()?;
+    assert!(stop.status.success(), "nova stop: {}", String::from_utf8_lossy(&stop.stderr));
+    let blocked_rows = "SELECT COUNT(*) FROM observations WHERE tool = 'nova.type_selector'
+         AND outcome_kind = 'blocked_preflight' AND error_code = 'aag_blocked:safety.emergency_stop'";
+    lock.execute_batch("BEGIN IMMEDIATE")?;
+    let mut call = std::pin::pin!(a.client.call(
+        "nova.type_selector",
+        json!({"selector": "#plain", "text": "three", "agentId": "patient", "targetId": a.tab})
+    ));
+    let early = tokio::time::timeout(Duration::from_millis(1500), &mut call).await;
+    assert!(early.is_err(), "a refusal was answered before its row could be committed: {early:?}");
+    lock.execute_batch("COMMIT")?;
+    let refused = call.await?;
+    assert_eq!(aag(&refused)["gateId"], "safety.emergency_stop", "{:?}", refused.structured_content);
+    assert_eq!(nova_e2e::store::query_i64(&nova.store_path(), blocked_rows)?, 1, "the refusal is committed");
     Ok(())
 }
