@@ -40,6 +40,11 @@ enum Command {
         /// How long to wait for a hub at start before answering locally.
         #[arg(long, default_value_t = 1500)]
         wait_ms: u64,
+        /// What tools/list shows: `core` (the setup tools, then each bundle the agent loads with
+        /// nova.tools_bundle), `all`, or bundles separated by commas (browser_automation,
+        /// task_memory, page_read_debug, pks_learning, system_tools). Every tool stays callable.
+        #[arg(long, value_name = "core|all|BUNDLE,...")]
+        tools: Option<nova_host::mcp::listing::Listing>,
     },
     /// Register the native host with browsers (the named ones, else those detected).
     Install {
@@ -217,9 +222,9 @@ fn main() -> anyhow::Result<()> {
             runtime()?.block_on(daemon::run(data, caller))
         }
         Command::Mcp { print_config, .. } if print_config => print_config_json(&data),
-        Command::Mcp { browser, wait_ms, .. } => {
+        Command::Mcp { browser, wait_ms, tools, .. } => {
             init_logging(None);
-            runtime()?.block_on(mcp::relay::run(data, browser, Duration::from_millis(wait_ms)))
+            runtime()?.block_on(mcp::relay::run(data, browser, Duration::from_millis(wait_ms), tools))
         }
         Command::Install { browsers, chromium_profile, host_path } => {
             let host = match host_path {

@@ -2,12 +2,14 @@
 //! logic of its own.
 //!
 //! - [`catalog`]: the tool list with JSON schemas generated from the argument types.
+//! - [`listing`]: which of those tools `tools/list` shows a session (`--tools`, bundles loaded).
 //! - [`server`]: the rmcp `ServerHandler`, one instance per MCP session.
 //! - [`http`]: streamable HTTP on 127.0.0.1 with bearer token and Origin/Host checks.
 //! - [`relay`]: `nova mcp`, the stdio command agents run, relaying to the hub's unix socket.
 
 pub mod catalog;
 pub mod http;
+pub mod listing;
 pub mod relay;
 pub mod server;
 

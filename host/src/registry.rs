@@ -20,7 +20,7 @@ use crate::hub::Hub;
 use crate::observation::ActionKind;
 
 /// A capability bundle an agent loads with `nova.tools_bundle`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Bundle {
     /// Browser tools, tab leases, guarded actions.

@@ -30,13 +30,28 @@ def check(cond, what):
 
 async def main(nova, data_dir, url):
     params = StdioServerParameters(command=nova, args=["mcp", "--data-dir", data_dir])
-    async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+    announced = []
+
+    async def on_message(message):
+        # A notification model (mcp 2), or one wrapped in a root model (mcp 1).
+        method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", None)
+        if method == "notifications/tools/list_changed":
+            announced.append(message)
+
+    async with stdio_client(params) as (r, w), ClientSession(r, w, message_handler=on_message) as s:
         await s.initialize()
         tools = {t.name for t in (await s.list_tools()).tools}
-        check({"nova.navigate", "nova.perceive", "nova.click_selector"} <= tools, f"{len(tools)} tools listed")
+        check("nova.tools_bundle" in tools and "nova.perceive" not in tools, f"{len(tools)} setup tools listed at start")
 
         bundle = (await s.call_tool("nova.tools_bundle", {"bundle": "browser_automation"})).structured_content
         check(bundle["ok"], f"bundle loaded: {bundle.get('loadedBundles')}")
+        for _ in range(100):
+            if announced:
+                break
+            await asyncio.sleep(0.05)
+        check(len(announced) == 1, "the new tool list was announced (notifications/tools/list_changed)")
+        tools = {t.name for t in (await s.list_tools()).tools}
+        check({"nova.navigate", "nova.perceive", "nova.click_selector"} <= tools, f"{len(tools)} tools listed with the bundle")
         nav = (await s.call_tool("nova.navigate", {"url": url})).structured_content
         check(nav["ok"], f"navigate -> {nav.get('title')!r}")
 

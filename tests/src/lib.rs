@@ -189,16 +189,44 @@ pub fn hub_records(data: &Path) -> Vec<HubRecord> {
 
 /// An MCP client connected through `nova mcp`.
 pub struct Client {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Watcher>,
+    watcher: Watcher,
+}
+
+/// The client side of a session: counts the server's `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+pub struct Watcher {
+    list_changes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Watcher {
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.list_changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Client {
     /// Starts `nova mcp --data-dir <data>` and completes the MCP handshake.
     pub async fn stdio(host: &Path, data: &Path) -> anyhow::Result<Self> {
+        Self::stdio_with(host, data, &[]).await
+    }
+
+    /// [`Client::stdio`] with more arguments for `nova mcp` (`--tools all`).
+    pub async fn stdio_with(host: &Path, data: &Path, args: &[&str]) -> anyhow::Result<Self> {
         let mut cmd = tokio::process::Command::new(host);
-        cmd.arg("mcp").arg("--data-dir").arg(data).env("NOVA_LOG", "warn");
-        let service = ().serve(TokioChildProcess::new(cmd)?).await.context("MCP handshake with nova mcp")?;
-        Ok(Self { service })
+        cmd.arg("mcp").arg("--data-dir").arg(data).args(args).env("NOVA_LOG", "warn");
+        let watcher = Watcher::default();
+        let service = watcher
+            .clone()
+            .serve(TokioChildProcess::new(cmd)?)
+            .await
+            .context("MCP handshake with nova mcp")?;
+        Ok(Self { service, watcher })
+    }
+
+    /// How many `notifications/tools/list_changed` the server has sent this session.
+    pub fn tool_list_changes(&self) -> usize {
+        self.watcher.list_changes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Connects to the hub's HTTP endpoint (`url` from its registration) with the bearer token
@@ -208,11 +236,13 @@ impl Client {
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         let token = std::fs::read_to_string(data.join("mcp-token")).context("reading the MCP token")?;
         let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token.trim());
-        let service =
-            ().serve(StreamableHttpClientTransport::from_config(config))
-                .await
-                .context("MCP handshake over HTTP")?;
-        Ok(Self { service })
+        let watcher = Watcher::default();
+        let service = watcher
+            .clone()
+            .serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .context("MCP handshake over HTTP")?;
+        Ok(Self { service, watcher })
     }
 
     /// Calls a tool; protocol errors come back as `Err` with the JSON-RPC message.
@@ -244,13 +274,11 @@ impl Client {
         Ok(self.service.peer().list_all_tools().await?.into_iter().map(|t| t.name.to_string()).collect())
     }
 
-    /// The tools the server lists that take a `targetId`.
+    /// The tools that take a `targetId`, listed or not (a session lists only the bundles it
+    /// loaded), from the catalog the host is built with.
     pub async fn tools_taking_a_tab(&self) -> anyhow::Result<std::collections::HashSet<String>> {
-        Ok(self
-            .service
-            .peer()
-            .list_all_tools()
-            .await?
+        Ok(nova_host::mcp::listing::Listing::All
+            .tools([])
             .into_iter()
             .filter(|t| t.input_schema.get("properties").and_then(|p| p.get("targetId")).is_some())
             .map(|t| t.name.to_string())

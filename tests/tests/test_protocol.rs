@@ -111,8 +111,9 @@ async fn the_extension_reconnects_after_the_hub_is_killed() -> anyhow::Result<()
 #[tokio::test(flavor = "multi_thread")]
 async fn nova_mcp_without_a_browser_answers_then_relays_once_one_starts() -> anyhow::Result<()> {
     let mut nova = Nova::without_browser().await?;
-    let c = nova.client().await?;
-    let tools = c.tool_names().await?;
+    // The relay lists by itself what a hub would: the setup tools, or everything when asked.
+    let all = nova_e2e::Client::stdio_with(&nova.dist.host, &nova.data, &["--tools", "all"]).await?;
+    let tools = all.tool_names().await?;
     for t in [
         "nova.perceive",
         "nova.navigate",
@@ -123,6 +124,12 @@ async fn nova_mcp_without_a_browser_answers_then_relays_once_one_starts() -> any
     ] {
         assert!(tools.iter().any(|n| n == t), "{t} listed without a browser");
     }
+    let c = nova.client().await?;
+    let core = c.tool_names().await?;
+    assert!(
+        core.iter().any(|n| n == "nova.tools_bundle") && !core.iter().any(|n| n == "nova.perceive"),
+        "{core:?}"
+    );
     let r = c.call("nova.perceive", json!({})).await?;
     assert_eq!(r.is_error, Some(true));
     let s = r.structured_content.unwrap_or_default();
@@ -136,5 +143,71 @@ async fn nova_mcp_without_a_browser_answers_then_relays_once_one_starts() -> any
     nova.launch_browser().await?;
     let nav = c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
     assert_eq!(nav["title"], "Basic fixture", "the same session now reaches the browser");
+    Ok(())
+}
+
+/// The `notifications/tools/list_changed` count once it reaches `n` (or after 10 s).
+async fn list_changes(c: &nova_e2e::Client, n: usize) -> usize {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while c.tool_list_changes() < n && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    c.tool_list_changes()
+}
+
+/// `tools/list` starts with the setup tools and grows with each bundle loaded, announced with
+/// `notifications/tools/list_changed`; `--tools`, `?tools=` choose more from the start; a
+/// tool not listed is still callable by name; a bad choice is refused naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tool_list_starts_lean_and_grows_with_each_bundle_loaded() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let everything = nova_host::mcp::listing::Listing::All.tools([]).len();
+    let c = nova.client().await?;
+    let names = |v: Vec<String>| v.into_iter().collect::<std::collections::BTreeSet<_>>();
+    let core = names(c.tool_names().await?);
+    assert!(core.contains("nova.tools_bundle") && core.contains("nova.get_instructions"), "{core:?}");
+    assert!(!core.contains("nova.perceive") && core.len() < 10, "{core:?}");
+
+    let loaded = c.structured("nova.tools_bundle", json!({"bundle": "browser_automation"})).await?;
+    assert!(loaded["tools"].as_array().is_some_and(|t| t.contains(&json!("nova.perceive"))), "{loaded}");
+    assert_eq!(list_changes(&c, 1).await, 1, "loading a bundle announces the new list");
+    let browsing = names(c.tool_names().await?);
+    assert!(browsing.contains("nova.perceive") && browsing.contains("nova.click_selector"), "{browsing:?}");
+    assert!(core.is_subset(&browsing) && !browsing.contains("nova.task_profile_upsert"), "{browsing:?}");
+    // The same bundle again changes nothing; another one grows the list again.
+    c.structured("nova.tools_bundle", json!({"bundle": "browser_automation"})).await?;
+    c.structured("nova.tools_bundle", json!({"bundle": "task_memory"})).await?;
+    list_changes(&c, 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(c.tool_list_changes(), 2, "one announcement per bundle that added tools");
+    assert!(names(c.tool_names().await?).contains("nova.task_profile_upsert"));
+
+    // Not listed, still callable: a pks_learning tool by name in this session.
+    assert!(!names(c.tool_names().await?).contains("nova.pks_list"));
+    let listed_not = c.structured("nova.pks_list", json!({})).await?;
+    assert_eq!(listed_not["ok"], true, "{listed_not}");
+
+    // More from the start: every tool over stdio, bundles over HTTP.
+    let all = nova_e2e::Client::stdio_with(&nova.dist.host, &nova.data, &["--tools", "all"]).await?;
+    assert_eq!(all.tool_names().await?.len(), everything);
+    let hub = nova_e2e::wait_for_hub(&nova.data, Duration::from_secs(5))?;
+    let http = nova_e2e::Client::http(&format!("{}?tools=task_memory", hub.http_url), &nova.data).await?;
+    let listed = names(http.tool_names().await?);
+    assert!(
+        listed.contains("nova.task_profile_upsert") && listed.contains("nova.tools_bundle"),
+        "{listed:?}"
+    );
+    assert!(!listed.contains("nova.perceive"), "{listed:?}");
+    let bad = nova_e2e::Client::http(&format!("{}?tools=everything", hub.http_url), &nova.data).await;
+    let err = format!("{:#}", bad.err().ok_or_else(|| anyhow::anyhow!("?tools=everything was accepted"))?);
+    assert!(err.contains("everything") && err.contains("browser_automation"), "{err}");
+    let refused = std::process::Command::new(&nova.dist.host)
+        .args(["mcp", "--tools", "everything", "--data-dir"])
+        .arg(&nova.data)
+        .output()?;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("`everything` is not `core`, `all` or a bundle")
+    );
     Ok(())
 }

@@ -25,8 +25,8 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, browser, guarded, evidence, coverage, realapps, support,
-    /// injection, load); all by default.
+    /// Run only these groups (host, tools, browser, guarded, evidence, coverage, realapps,
+    /// support, injection, load); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -50,6 +50,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["nativeRoundTripMs"] = native_round_trip(&built.host, 2000)?;
         report["hostColdStartMs"] = cold_start(&built.host, 10)?;
         report["wasm"] = sizes(&built.extension)?;
+    }
+    if run("tools") {
+        step("tools: tools/list per listing, in tokens of a real tokenizer");
+        report["tools"] = crate::bench_tools::listings(&built.host)?;
     }
     // The browser groups run in Chromium (`browser`, `guarded`, `coverageScanMs`) and again in
     // Firefox (`firefox.browser`, `firefox.guarded`, `firefox.coverageScanMs`), on the same pages.
@@ -175,6 +179,7 @@ fn render(r: &Value) -> String {
             r["browser"]["perceiveElements"]
         );
     }
+    s += &crate::bench_tools::render(&r["tools"]);
     for (k, v) in r["wasm"].as_object().into_iter().flatten() {
         s += &format!("{k:<34} {} bytes, {} gzipped\n", v["bytes"], v["gzip"]);
     }

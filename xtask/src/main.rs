@@ -6,7 +6,7 @@
 //!   extension on a demo page, print how agents connect; Ctrl-C stops everything.
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
 //! - `bench`: performance figures (`--peer`: side by side with Playwright MCP; `bench_realapps`:
-//!   verdict latency on a real application).
+//!   verdict latency on a real application; `bench_tools`: `tools/list` in tokens per listing).
 //! - `soak`: the 1,000-run crash soak of guarded transitions; `--all-tools`: kills during every
 //!   mutating tool (tests/tests/test_soak.rs).
 //! - `fuzz`: coverage-guided fuzzing of the input parsers (cargo-fuzz, nightly).
@@ -18,6 +18,7 @@ mod bench_injection;
 mod bench_realapps;
 mod bench_support;
 mod bench_tasks;
+mod bench_tools;
 mod build;
 mod cmd;
 mod demo;

@@ -17,6 +17,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::MAX_LINE_BYTES;
+use super::listing::Listing;
 use crate::bridge::NOT_CONNECTED_HELP;
 use crate::ipc::HubRecord;
 use crate::observation::{ActionKind, Observation};
@@ -96,15 +97,26 @@ struct Relay {
     /// `nova.tools_bundle` calls of this session, replayed to a new hub with `initialize` so
     /// that a hub restart does not send the agent back through the bootstrap gate.
     bundles: Vec<Value>,
+    /// `--tools`: what `tools/list` shows, passed to every hub at `initialize`.
+    tools: Option<Listing>,
+    /// The listing in force (`--tools`, else what the agent asked at `initialize`).
+    listing: Listing,
 }
 
 /// Runs the relay on stdin/stdout until stdin closes.
-pub async fn run(data: DataDir, browser: Option<String>, wait: Duration) -> anyhow::Result<()> {
+pub async fn run(
+    data: DataDir,
+    browser: Option<String>,
+    wait: Duration,
+    tools: Option<Listing>,
+) -> anyhow::Result<()> {
     let mut relay = Relay {
         data,
         browser,
         init: None,
         bundles: Vec::new(),
+        listing: tools.clone().unwrap_or_default(),
+        tools,
         hub: None,
         inflight: HashMap::new(),
         recorder: None,
@@ -224,6 +236,14 @@ impl Relay {
                             crate::aag::resume::RELAY_CAPABILITY.into(),
                             json!({"session": self.session}),
                         );
+                        if let Some(tools) = &self.tools {
+                            e.insert(super::listing::CAPABILITY.into(), tools.capability());
+                        }
+                        if let Some(asked) = Listing::from_capability(
+                            e.get(super::listing::CAPABILITY).and_then(Value::as_object),
+                        ) {
+                            self.listing = asked;
+                        }
                     }
                 }
             }
@@ -293,12 +313,22 @@ impl Relay {
         }
         for (i, bundle) in self.bundles.clone().into_iter().enumerate() {
             let mut call = bundle;
-            call["id"] = json!(format!("{REPLAY_ID}-bundle-{i}"));
+            let id = format!("{REPLAY_ID}-bundle-{i}");
+            call["id"] = json!(id);
             if !self.send_to_hub(&call).await {
                 return false;
             }
             let Some(link) = self.hub.as_mut() else { return false };
-            let _ = tokio::time::timeout(Duration::from_secs(5), link.lines.recv()).await;
+            // Up to its answer. The new hub announces the bundle's tools on the way
+            // (`tools/list_changed`); the agent already lists them, so that is dropped too.
+            let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                while let Some(Some(line)) = link.lines.recv().await {
+                    if serde_json::from_slice::<Value>(&line).is_ok_and(|m| m["id"] == json!(id)) {
+                        break;
+                    }
+                }
+            })
+            .await;
         }
         true
     }
@@ -364,7 +394,12 @@ impl Relay {
             }
             "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
             "tools/list" => {
-                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": super::catalog::tools()}})
+                let loaded: Vec<&str> = self
+                    .bundles
+                    .iter()
+                    .filter_map(|b| b.pointer("/params/arguments/bundle")?.as_str())
+                    .collect();
+                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": self.listing.tools(loaded)}})
             }
             "tools/call" => {
                 // A hub cannot start on an unwritable data dir or a damaged store: say so and
@@ -452,6 +487,8 @@ mod tests {
             recorder: None,
             session: "s".into(),
             bundles: Vec::new(),
+            tools: None,
+            listing: Listing::Core,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The MCP server handler. One [`NovaServer`] per MCP session; it translates `tools/list` and
 //! `tools/call` and nothing else.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
@@ -12,6 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::json;
 
+use super::listing::Listing;
 use crate::call::{CallError, Session, ToolReply};
 use crate::hub::Hub;
 use crate::lease::OWNER_MISMATCH_CODE;
@@ -24,7 +25,7 @@ evidence. Use nova.tab_claim when several agents share the browser.";
 
 /// The server info every Nova MCP endpoint reports.
 pub fn server_info() -> InitializeResult {
-    InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+    InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
         .with_server_info(Implementation::new("nova", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
 }
@@ -99,6 +100,8 @@ pub fn to_error(e: &CallError) -> ErrorData {
 pub struct NovaServer {
     hub: Arc<Hub>,
     session: Session,
+    /// What `tools/list` shows before bundles are loaded ([`super::listing`]).
+    listing: Arc<Mutex<Listing>>,
     _presence: Arc<crate::aag::ui::Leave>,
 }
 
@@ -107,7 +110,14 @@ impl NovaServer {
     pub fn new(hub: Arc<Hub>) -> Self {
         let session = Session::new();
         let presence = Arc::new(crate::aag::ui::Leave::join(hub.clone(), &session.id));
-        Self { hub, session, _presence: presence }
+        Self { hub, session, listing: Arc::default(), _presence: presence }
+    }
+
+    /// The tools this session lists now: its listing and the bundles it has loaded.
+    fn listed(&self) -> Vec<rmcp::model::Tool> {
+        let loaded =
+            crate::aag::state_of(&self.session).lock().unwrap_or_else(|p| p.into_inner()).bundles.clone();
+        self.listing.lock().unwrap_or_else(|p| p.into_inner()).tools(loaded.iter().map(String::as_str))
     }
 }
 
@@ -130,6 +140,20 @@ impl ServerHandler for NovaServer {
         if let Some(key) = relay.and_then(|r| r.get("session")).and_then(serde_json::Value::as_str) {
             crate::aag::facts::resume_session(&self.hub, &self.session, key).await;
         }
+        let asked = match context.extensions.get::<axum::http::request::Parts>().and_then(|p| p.uri.query()) {
+            Some(query) => Listing::from_query(query).transpose().map_err(|m| {
+                ErrorData::invalid_params(m, Some(json!({"reasonCode": "invalid_tools", "field": "tools"})))
+            })?,
+            None => None,
+        };
+        let asked = asked.or_else(|| {
+            Listing::from_capability(
+                request.capabilities.experimental.as_ref()?.get(super::listing::CAPABILITY),
+            )
+        });
+        if let Some(listing) = asked {
+            *self.listing.lock().unwrap_or_else(|p| p.into_inner()) = listing;
+        }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -139,16 +163,23 @@ impl ServerHandler for NovaServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(super::catalog::tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(self.listed()))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        match crate::dispatch::call_tool(&self.hub, &self.session, &request.name, args).await {
+        let loads = request.name == crate::aag::tools::TOOLS_BUNDLE.name;
+        let before = loads.then(|| self.listed().len());
+        let result = crate::dispatch::call_tool(&self.hub, &self.session, &request.name, args).await;
+        // A bundle loaded: its tools are listed from now on; say so (MCP `listChanged`).
+        if before.is_some_and(|n| n != self.listed().len()) {
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        match result {
             Ok(reply) => Ok(to_result(reply).into()),
             Err(e) => Err(to_error(&e)),
         }
