@@ -1,5 +1,6 @@
 //! The browser tools: `nova.perceive`, `nova.read_text`, `nova.navigate`,
-//! `nova.click_selector`, `nova.type_selector`, and in [`screenshot`] `nova.capture_screenshot`.
+//! `nova.click_selector`, `nova.type_selector`, and in [`screenshot`] `nova.capture_screenshot`;
+//! [`delta`] answers `nova.perceive {since}` with what changed.
 //!
 //! Each tool validates its arguments, resolves the target tab (`active` -> the focused tab),
 //! asks the extension through the bridge, and fills the observation row with what it touched.
@@ -23,6 +24,7 @@ use crate::observation::{ActionKind, flags};
 use crate::replies::{NATIVE_DIALOG_TIMEOUT, merge, note_file_input_refusal, ok_body, parse_frame};
 use nova_shared::cls::TransitionContract;
 
+pub mod delta;
 pub mod screenshot;
 use crate::registry::{self, Bundle, Evidence, PageUse, ToolDef};
 use nova_shared::protocol::PageAction;
@@ -110,6 +112,10 @@ crate::tool_args! {
         /// How much of the site's stored knowledge to carry: off, summary (default), full.
         #[serde(default)]
         pub pks_include: crate::pks::delivery::Include,
+        /// The `perceptionId` of this session's last read of the tab (and frame): answer with
+        /// what changed since then (a full read, with `fullReason`, after a navigation).
+        #[serde(default)]
+        pub since: Option<String>,
     }
 }
 
@@ -296,6 +302,12 @@ impl Browser<'_> {
     pub async fn perceive(&self, rec: &mut CallRecord, a: PerceiveArgs) -> Result<ToolReply, CallError> {
         check_range("maxElements", a.max_elements, PERCEIVE_MAX_ELEMENTS)?;
         check_range("maxTextChars", a.max_text_chars, PERCEIVE_MAX_TEXT)?;
+        if let Some(n) = a.since.as_ref().map(|s| s.chars().count()).filter(|n| *n > delta::MAX_SINCE_CHARS) {
+            return Err(CallError::invalid(
+                "since",
+                format!("`since` is {n} characters; at most {} are allowed", delta::MAX_SINCE_CHARS),
+            ));
+        }
         let tab = match self.tabs.enter(rec, &a.target_id, false).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
@@ -352,7 +364,13 @@ impl Browser<'_> {
         if let Some(p) = self.cls.pending(&tab.target_id) {
             structured["pendingTransition"] = p;
         }
-        Ok(ToolReply::ok(structured).with_text(text))
+        let key = (tab.target_id.clone(), frame_id.unwrap_or(0));
+        let nav_epoch = self.bridge.state().stamps.get(&key).map(|s| s.nav_epoch);
+        let Value::Object(full) = structured else { return Ok(ToolReply::ok(structured).with_text(text)) };
+        let reads = rec.session.slots.get::<delta::Reads>();
+        let reply = reads.answer(key, nav_epoch, a.since.as_deref(), full);
+        let text = if reply.get("incremental") == Some(&json!(true)) { delta::render(&reply) } else { text };
+        Ok(ToolReply::ok(Value::Object(reply)).with_text(text))
     }
 
     /// Adds what the site's stored knowledge says (`pks`, `pksDedup`, `pksAdvice`,

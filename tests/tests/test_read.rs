@@ -235,3 +235,118 @@ async fn cross_origin_frames_are_listed_and_addressable_by_frame_id() -> anyhow:
     assert_eq!(missing.structured_content.unwrap_or_default()["reasonCode"], "target_not_found");
     Ok(())
 }
+
+/// What an agent does with an incremental read, written here apart from the host's own: the
+/// earlier read with the changes applied (elements by ref, text by line ops, other fields).
+fn apply(before: &Value, delta: &Value) -> Value {
+    let ref_of = |l: &str| l.split(' ').next().unwrap_or_default().to_owned();
+    let mut out = before.clone();
+    for (k, v) in delta["changed"].as_object().into_iter().flatten() {
+        out[k] = v.clone();
+    }
+    for k in delta["removed"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        out.as_object_mut().map(|o| o.remove(k));
+    }
+    let mut elements = lines(before, "elements");
+    let e = &delta["elements"];
+    let gone: Vec<&str> = e["removed"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    elements.retain(|l| !gone.contains(&ref_of(l).as_str()));
+    for c in e["changed"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        for l in elements.iter_mut().filter(|l| ref_of(l) == ref_of(c)) {
+            *l = c.to_owned();
+        }
+    }
+    for a in e["added"].as_array().into_iter().flatten() {
+        let at = match a["after"].as_str() {
+            None => 0,
+            Some(r) => elements.iter().position(|l| ref_of(l) == r).map_or(elements.len(), |p| p + 1),
+        };
+        elements.insert(at, a["line"].as_str().unwrap_or_default().to_owned());
+    }
+    out["elements"] = json!(elements);
+    let mut text: Vec<String> =
+        before["text"].as_str().unwrap_or_default().split('\n').map(str::to_owned).collect();
+    for op in delta["text"]["ops"].as_array().into_iter().flatten() {
+        let at = op["at"].as_u64().unwrap_or_default() as usize;
+        let end = at + op["delete"].as_u64().unwrap_or_default() as usize;
+        let insert: Vec<String> = lines(op, "insert");
+        text.splice(at..end, insert);
+    }
+    out["text"] = json!(text.join("\n"));
+    out
+}
+
+/// The page content of a read: without what every answer carries about itself, and without
+/// the moments operational knowledge last observed each fact (each read observes anew).
+fn content(read: &Value) -> Value {
+    fn untimed(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                o.remove("lastObservedAt");
+                o.values_mut().for_each(untimed);
+            }
+            Value::Array(a) => a.iter_mut().for_each(untimed),
+            _ => {}
+        }
+    }
+    let mut v = read.clone();
+    for k in ["perceptionId", "incremental", "since", "fullReason", "ok", "status", "targetId"] {
+        v.as_object_mut().map(|o| o.remove(k));
+    }
+    untimed(&mut v);
+    v
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_incremental_read_applied_to_the_last_read_is_the_full_read() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "thrifty").await?;
+    a.ready().await?;
+    let first = a.visit(&nova.url("chat.html?mode=works")).await?;
+    let mut last = first.clone();
+    let mut sizes = (0, 0);
+    for n in 1..=3 {
+        let text = format!("message number {n}");
+        let sent = a
+            .step(
+                "nova.guarded_send_message",
+                json!({"text": text, "transitionContract": {"stabilityWindowMs": 1500, "stabilityMs": 200}}),
+            )
+            .await?;
+        assert_eq!(sent["guardedCommit"]["verificationStatus"], "verified_success", "{sent}");
+        let delta = a.step("nova.perceive", json!({"since": last["perceptionId"]})).await?;
+        assert_eq!(
+            (delta["incremental"].clone(), delta["since"].clone()),
+            (json!(true), last["perceptionId"].clone())
+        );
+        assert!(delta.get("elements").is_none() || delta["elements"].get("all").is_none(), "{delta}");
+        let full = a.step("nova.perceive", json!({})).await?;
+        assert!(full.get("incremental").is_none(), "a read without `since` is full: {full}");
+        assert_eq!(content(&apply(&last, &delta)), content(&full), "send {n}: delta {delta}");
+        assert!(full["text"].as_str().is_some_and(|t| t.contains(&text)), "{full}");
+        sizes.0 += delta.to_string().len();
+        sizes.1 += full.to_string().len();
+        last = full;
+    }
+    assert!(sizes.0 * 2 < sizes.1, "the changes are less than half the pages: {sizes:?} bytes");
+    // Nothing changed: an answer that says so.
+    let same = a.step("nova.perceive", json!({"since": last["perceptionId"]})).await?;
+    assert!(same.get("elements").is_none() && same.get("text").is_none(), "{same}");
+    assert_eq!(content(&apply(&last, &same)), content(&last));
+
+    // Another document: a full read, saying why; an id that is not the last read: the same.
+    let before_nav = same["perceptionId"].clone();
+    a.step("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+    let moved = a.step("nova.perceive", json!({"since": before_nav})).await?;
+    assert_eq!(
+        (moved["incremental"].clone(), moved["fullReason"].clone()),
+        (json!(false), json!("navigated"))
+    );
+    assert_eq!(moved["title"], "Basic fixture");
+    let stale = a.step("nova.perceive", json!({"since": first["perceptionId"]})).await?;
+    assert_eq!(stale["fullReason"], "unknown_since", "{stale}");
+    let err =
+        a.client.call_err("nova.perceive", json!({"since": "p".repeat(65), "agentId": "thrifty"})).await?;
+    assert!(err.message.contains("since") && err.message.contains("64"), "{}", err.message);
+    Ok(())
+}
