@@ -247,8 +247,8 @@ fn apply(before: &Value, delta: &Value) -> Value {
     for k in delta["removed"].as_array().into_iter().flatten().filter_map(Value::as_str) {
         out.as_object_mut().map(|o| o.remove(k));
     }
-    let mut elements = lines(before, "elements");
     let e = &delta["elements"];
+    let mut elements = if e.get("all").is_some() { lines(e, "all") } else { lines(before, "elements") };
     let gone: Vec<&str> = e["removed"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     elements.retain(|l| !gone.contains(&ref_of(l).as_str()));
     for c in e["changed"].as_array().into_iter().flatten().filter_map(Value::as_str) {
@@ -272,7 +272,10 @@ fn apply(before: &Value, delta: &Value) -> Value {
         let insert: Vec<String> = lines(op, "insert");
         text.splice(at..end, insert);
     }
-    out["text"] = json!(text.join("\n"));
+    out["text"] = match delta["text"].get("all") {
+        Some(all) => all.clone(),
+        None => json!(text.join("\n")),
+    };
     out
 }
 

@@ -25,8 +25,8 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, tools, browser, guarded, evidence, coverage, realapps,
-    /// support, injection, load); all by default.
+    /// Run only these groups (host, tools, browser, reads, guarded, evidence, coverage,
+    /// realapps, support, injection, load); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -38,7 +38,9 @@ fn ms(d: Duration) -> f64 {
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
-    if ["browser", "guarded", "coverage", "realapps", "injection", "load"].into_iter().any(run) || args.peer {
+    if ["browser", "reads", "guarded", "coverage", "realapps", "injection", "load"].into_iter().any(run)
+        || args.peer
+    {
         crate::ensure::ensure_chromium()?;
         crate::ensure::ensure_firefox()?;
     }
@@ -62,6 +64,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["browser"] = runtime.block_on(browser(BrowserKind::Chromium, args.iterations))?;
         step("browser: the same in Firefox");
         report["firefox"]["browser"] = runtime.block_on(browser(BrowserKind::Firefox, args.iterations))?;
+    }
+    if run("reads") {
+        step("reads: tokens of full and incremental reads over a 20-step flow (Chromium)");
+        report["reads"] = runtime.block_on(crate::bench_reads::tokens(BrowserKind::Chromium))?;
+        step("reads: the same in Firefox");
+        report["firefox"]["reads"] = runtime.block_on(crate::bench_reads::tokens(BrowserKind::Firefox))?;
     }
     if run("guarded") {
         step("browser: guarded click overhead and verdict latency (Chromium)");
@@ -180,6 +188,9 @@ fn render(r: &Value) -> String {
         );
     }
     s += &crate::bench_tools::render(&r["tools"]);
+    for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
+        s += &crate::bench_reads::render(&b["reads"], label);
+    }
     for (k, v) in r["wasm"].as_object().into_iter().flatten() {
         s += &format!("{k:<34} {} bytes, {} gzipped\n", v["bytes"], v["gzip"]);
     }

@@ -24,7 +24,7 @@ const MAX_KEPT: usize = 64;
 
 /// Keys that say when something was last seen, not what it is: a field whose only change is in
 /// these is not sent again (each read observes the page anew; docs/perceive.md).
-const WHEN_SEEN: [&str; 1] = ["lastObservedAt"];
+const WHEN_SEEN: [&str; 2] = ["lastObservedAt", "lastObservedAgoMs"];
 
 /// Whether `a` and `b` differ in more than [`WHEN_SEEN`].
 fn differs(a: &Value, b: &Value) -> bool {
@@ -230,12 +230,23 @@ fn changes(before: &Map<String, Value>, after: &Map<String, Value>) -> Map<Strin
     let old = lines(before.get("elements"));
     let new = lines(after.get("elements"));
     if old != new {
-        out.insert("elements".into(), element_changes(&old, &new));
+        // The changes, or the whole new list where that is shorter (a list rendered anew).
+        let changes = element_changes(&old, &new);
+        let all = json!({"all": new});
+        out.insert(
+            "elements".into(),
+            if all.to_string().len() < changes.to_string().len() { all } else { changes },
+        );
     }
     let old_text = before.get("text").and_then(Value::as_str).unwrap_or_default();
     let new_text = after.get("text").and_then(Value::as_str).unwrap_or_default();
     if old_text != new_text {
-        out.insert("text".into(), text_changes(old_text, new_text));
+        let changes = text_changes(old_text, new_text);
+        let all = json!({"all": new_text});
+        out.insert(
+            "text".into(),
+            if all.to_string().len() < changes.to_string().len() { all } else { changes },
+        );
     }
     if !changed.is_empty() {
         out.insert("changed".into(), Value::Object(changed));
@@ -248,7 +259,8 @@ fn changes(before: &Map<String, Value>, after: &Map<String, Value>) -> Map<Strin
 
 /// Elements by ref: `removed` (refs), `added` (`{after, line}`, in order; `after` is the ref the
 /// element follows in the new list, null for the first), `changed` (new lines). With refs that
-/// are not unique (never seen; refs are per document), the whole new list as `all`.
+/// are not unique (never seen; refs are per document), the whole new list as `all` (which
+/// [`changes`] also sends when it is the shorter).
 fn element_changes(old: &[String], new: &[String]) -> Value {
     let old_refs: Vec<&str> = old.iter().map(|l| ref_of(l)).collect();
     let new_refs: Vec<&str> = new.iter().map(|l| ref_of(l)).collect();
@@ -289,7 +301,8 @@ fn added_at(new: &[String], i: usize) -> Value {
 }
 
 /// Text by lines: `ops`, each `{at, delete, insert}` on the earlier text's lines, applied in
-/// order (`at` counts lines of the text as the earlier ops left it).
+/// order (`at` counts lines of the text as the earlier ops left it); [`changes`] sends the new
+/// text as `all` instead when that is shorter.
 fn text_changes(old: &str, new: &str) -> Value {
     let old_lines: Vec<&str> = old.split('\n').collect();
     let new_lines: Vec<&str> = new.split('\n').collect();
@@ -344,7 +357,9 @@ pub fn apply(before: &Map<String, Value>, delta: &Map<String, Value>) -> Map<Str
         }
         out.insert("elements".into(), json!(list));
     }
-    if let Some(t) = delta.get("text") {
+    if let Some(all) = delta.get("text").and_then(|t| t.get("all")) {
+        out.insert("text".into(), all.clone());
+    } else if let Some(t) = delta.get("text") {
         let text = before.get("text").and_then(Value::as_str).unwrap_or_default();
         let mut text_lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
         for op in t["ops"].as_array().into_iter().flatten() {
@@ -388,6 +403,9 @@ pub fn render(delta: &Map<String, Value>) -> String {
             s += &format!("  {}\n", l.as_str().unwrap_or_default());
         }
     }
+    if let Some(all) = delta.get("text").and_then(|t| t["all"].as_str()) {
+        s += &format!("text (all):\n{all}\n");
+    }
     for op in delta.get("text").and_then(|t| t["ops"].as_array()).into_iter().flatten() {
         for l in op["insert"].as_array().into_iter().flatten() {
             s += &format!("text+ {}\n", l.as_str().unwrap_or_default());
@@ -414,7 +432,13 @@ pub fn render(delta: &Map<String, Value>) -> String {
 mod tests {
     use super::*;
 
+    /// A page with `elements` and `text` followed by ten elements and lines that never change
+    /// (so that changes are shorter than the whole).
     fn model(elements: &[&str], text: &str, extra: Value) -> Map<String, Value> {
+        let mut elements: Vec<String> = elements.iter().map(|e| (*e).to_owned()).collect();
+        elements.extend((101..111).map(|n| format!("e{n} link \"Footer link number {n}\"")));
+        let text =
+            format!("{text}\n{}", (1..11).map(|n| format!("Footer line {n}")).collect::<Vec<_>>().join("\n"));
         let mut m = json!({"ok": true, "status": "ok", "targetId": "1", "url": "http://x/", "title": "T",
             "elements": elements, "text": text});
         if let (Some(m), Some(extra)) = (m.as_object_mut(), extra.as_object()) {
@@ -560,7 +584,7 @@ mod tests {
             (moved["incremental"].clone(), moved["fullReason"].clone()),
             (json!(false), json!("navigated"))
         );
-        assert_eq!(moved["elements"], json!(["e1 link \"Home\""]));
+        assert_eq!(moved["elements"][0], "e1 link \"Home\"");
         let stale = reads.answer(key.clone(), Some(2), Some(&id), a.clone());
         assert_eq!(stale["fullReason"], "unknown_since", "only the last read counts");
         let other_tab = reads.answer(("2".to_owned(), 0), Some(2), stale["perceptionId"].as_str(), a);
