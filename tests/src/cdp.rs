@@ -171,6 +171,14 @@ impl Page<'_> {
         self.evaluate(expression, Some(context)).await
     }
 
+    /// The page's JavaScript heap after a garbage collection (`Runtime.getHeapUsage`: `usedSize`,
+    /// `totalSize`, and `backingStorageSize`, where WebAssembly memories live), content scripts'
+    /// worlds included.
+    pub async fn heap_usage(&self) -> anyhow::Result<Value> {
+        self.cdp.call(Some(&self.session), "HeapProfiler.collectGarbage", json!({})).await?;
+        self.cdp.call(Some(&self.session), "Runtime.getHeapUsage", json!({})).await
+    }
+
     /// Sets the size the page is laid out and captured at.
     pub async fn viewport(&self, width: u32, height: u32) -> anyhow::Result<()> {
         self.cdp

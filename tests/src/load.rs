@@ -58,7 +58,7 @@ fn round(v: f64) -> f64 {
 }
 
 /// The hub's resident memory, KiB.
-fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     status
         .lines()

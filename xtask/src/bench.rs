@@ -25,7 +25,7 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, tools, browser, reads, guarded, evidence, coverage,
+    /// Run only these groups (host, tools, browser, reads, memory, guarded, evidence, coverage,
     /// realapps, support, injection, load); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -38,7 +38,9 @@ fn ms(d: Duration) -> f64 {
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
-    if ["browser", "reads", "guarded", "coverage", "realapps", "injection", "load"].into_iter().any(run)
+    if ["browser", "reads", "memory", "guarded", "coverage", "realapps", "injection", "load"]
+        .into_iter()
+        .any(run)
         || args.peer
     {
         crate::ensure::ensure_chromium()?;
@@ -70,6 +72,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["reads"] = runtime.block_on(crate::bench_reads::tokens(BrowserKind::Chromium))?;
         step("reads: the same in Firefox");
         report["firefox"]["reads"] = runtime.block_on(crate::bench_reads::tokens(BrowserKind::Firefox))?;
+    }
+    if run("memory") {
+        step("memory: hub RSS idle and after 10,000 calls, Nova's cost per tab (Chromium)");
+        report["memory"] = runtime.block_on(crate::bench_memory::figures(BrowserKind::Chromium))?;
+        step("memory: the hub in Firefox");
+        report["firefox"]["memory"] = runtime.block_on(crate::bench_memory::figures(BrowserKind::Firefox))?;
     }
     if run("guarded") {
         step("browser: guarded click overhead and verdict latency (Chromium)");
@@ -190,6 +198,7 @@ fn render(r: &Value) -> String {
     s += &crate::bench_tools::render(&r["tools"]);
     for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
         s += &crate::bench_reads::render(&b["reads"], label);
+        s += &crate::bench_memory::render(&b["memory"], label);
     }
     for (k, v) in r["wasm"].as_object().into_iter().flatten() {
         s += &format!("{k:<34} {} bytes, {} gzipped\n", v["bytes"], v["gzip"]);

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
-use crate::cmd::{step, target_dir};
+use crate::cmd::target_dir;
 
 /// The pinned tokenizer.
 const TOKENIZER: &str = "gpt-tokenizer@4.0.0";
@@ -28,16 +28,9 @@ fn ensure_tokenizer() -> anyhow::Result<PathBuf> {
     if module.exists() && std::fs::read_to_string(&marker).is_ok_and(|m| m == TOKENIZER) {
         return Ok(module);
     }
-    step(&format!("installing {TOKENIZER} from npm into {}", dir.display()));
-    std::fs::create_dir_all(&dir)?;
-    let status = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .arg(TOKENIZER)
-        .status()
-        .context("npm is needed to count tokens: install Node.js and npm (apt-get install -y nodejs npm)")?;
-    if !status.success() || !module.exists() {
-        bail!("npm install {TOKENIZER} failed");
+    crate::ensure::npm_install(&dir, &[TOKENIZER], "to count tokens")?;
+    if !module.exists() {
+        bail!("npm install {TOKENIZER} did not bring {}", module.display());
     }
     std::fs::write(marker, TOKENIZER)?;
     Ok(module)

@@ -22,22 +22,29 @@ pub fn ensure_npm_tools() -> anyhow::Result<PathBuf> {
     if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && bin.join("wasm2js").exists() {
         return Ok(bin);
     }
+    npm_install(&dir, NPM_TOOLS, "for the strict-CSP build")?;
+    std::fs::write(marker, wanted)?;
+    Ok(bin)
+}
+
+/// `npm install` of pinned `packages` under `dir`, saying so; `why` completes "npm is needed …".
+pub fn npm_install(dir: &std::path::Path, packages: &[&str], why: &str) -> anyhow::Result<()> {
+    let wanted = packages.join(" ");
     step(&format!("installing {wanted} from npm into {}", dir.display()));
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(dir)?;
     let npm = Command::new("npm")
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .args(NPM_TOOLS)
+        .arg(dir)
+        .args(packages)
         .current_dir(root())
         .status()
-        .context(
-            "npm is needed for the strict-CSP build: install Node.js and npm (apt-get install -y nodejs npm)",
-        )?;
+        .with_context(|| {
+            format!("npm is needed {why}: install Node.js and npm (apt-get install -y nodejs npm)")
+        })?;
     if !npm.success() {
         bail!("npm install {wanted} failed");
     }
-    std::fs::write(marker, wanted)?;
-    Ok(bin)
+    Ok(())
 }
 
 /// The Windows target the host is cross-checked for.

@@ -7,7 +7,8 @@
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
 //! - `bench`: performance figures (`--peer`: side by side with Playwright MCP; `bench_realapps`:
 //!   verdict latency on a real application; `bench_tools`: `tools/list` in tokens per listing;
-//!   `bench_reads`: tokens of full and incremental page reads over a 20-step flow).
+//!   `bench_reads`: tokens of full and incremental page reads over a 20-step flow;
+//!   `bench_memory`: hub RSS idle and after 10,000 calls, Nova's memory per tab).
 //! - `soak`: the 1,000-run crash soak of guarded transitions; `--all-tools`: kills during every
 //!   mutating tool (tests/tests/test_soak.rs).
 //! - `fuzz`: coverage-guided fuzzing of the input parsers (cargo-fuzz, nightly).
@@ -16,6 +17,7 @@
 mod acceptance;
 mod bench;
 mod bench_injection;
+mod bench_memory;
 mod bench_reads;
 mod bench_realapps;
 mod bench_support;
