@@ -198,6 +198,13 @@ impl Bridge {
         }
     }
 
+    /// The navigation epoch of the document that last answered from `target`'s `frame`, without
+    /// copying the whole state (every perceive asks).
+    pub fn nav_epoch(&self, target: &str, frame: protocol::FrameId) -> Option<u32> {
+        let state = self.state.lock().ok()?;
+        state.stamps.get(&(target.to_owned(), frame)).map(|s| s.nav_epoch)
+    }
+
     /// A copy of what is known about the browser.
     pub fn state(&self) -> BrowserState {
         self.state.lock().map(|s| s.clone()).unwrap_or_default()

@@ -365,7 +365,7 @@ impl Browser<'_> {
             structured["pendingTransition"] = p;
         }
         let key = (tab.target_id.clone(), frame_id.unwrap_or(0));
-        let nav_epoch = self.bridge.state().stamps.get(&key).map(|s| s.nav_epoch);
+        let nav_epoch = self.bridge.nav_epoch(&key.0, key.1);
         let Value::Object(full) = structured else { return Ok(ToolReply::ok(structured).with_text(text)) };
         let reads = rec.session.slots.get::<delta::Reads>();
         let reply = reads.answer(key, nav_epoch, a.since.as_deref(), full);

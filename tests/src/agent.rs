@@ -18,8 +18,6 @@ pub struct Agent {
     pub calls: usize,
     /// Calls made so far, per tool.
     per_tool: std::collections::HashMap<String, usize>,
-    /// The tools whose arguments take a `targetId` (it passes its tab to those).
-    tools_taking_a_tab: Option<std::collections::HashSet<String>>,
     /// How long each call took, from the request to the answer, per tool.
     pub durations: std::collections::BTreeMap<String, Vec<std::time::Duration>>,
 }
@@ -38,7 +36,6 @@ impl Agent {
             tab: None,
             calls: 0,
             per_tool: Default::default(),
-            tools_taking_a_tab: None,
             durations: Default::default(),
         }
     }
@@ -59,10 +56,8 @@ impl Agent {
     /// Returns the structured reply and whether it is an error.
     pub async fn call(&mut self, tool: &str, mut args: Value) -> anyhow::Result<(Value, bool)> {
         args["agentId"] = json!(self.name);
-        if self.tools_taking_a_tab.is_none() {
-            self.tools_taking_a_tab = Some(self.client.tools_taking_a_tab().await?);
-        }
-        let takes_a_tab = self.tools_taking_a_tab.as_ref().is_some_and(|t| t.contains(tool));
+        // It passes its tab to the tools that take one.
+        let takes_a_tab = crate::tools_taking_a_tab().contains(tool);
         if let Some(tab) = &self.tab
             && args.get("targetId").is_none()
             && takes_a_tab

@@ -187,6 +187,19 @@ pub fn hub_records(data: &Path) -> Vec<HubRecord> {
     HubRecord::all(&nova_host::paths::DataDir::at(data))
 }
 
+/// The tools that take a `targetId`, listed or not (a session lists only the bundles it
+/// loaded), from the catalog the host is built with.
+pub fn tools_taking_a_tab() -> &'static std::collections::HashSet<String> {
+    static TOOLS: std::sync::OnceLock<std::collections::HashSet<String>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(|| {
+        nova_host::mcp::catalog::tools()
+            .iter()
+            .filter(|t| t.input_schema.get("properties").and_then(|p| p.get("targetId")).is_some())
+            .map(|t| t.name.to_string())
+            .collect()
+    })
+}
+
 /// An MCP client connected through `nova mcp`.
 pub struct Client {
     service: RunningService<RoleClient, Watcher>,
@@ -272,17 +285,6 @@ impl Client {
     /// The tool names the server lists.
     pub async fn tool_names(&self) -> anyhow::Result<Vec<String>> {
         Ok(self.service.peer().list_all_tools().await?.into_iter().map(|t| t.name.to_string()).collect())
-    }
-
-    /// The tools that take a `targetId`, listed or not (a session lists only the bundles it
-    /// loaded), from the catalog the host is built with.
-    pub async fn tools_taking_a_tab(&self) -> anyhow::Result<std::collections::HashSet<String>> {
-        Ok(nova_host::mcp::listing::Listing::All
-            .tools([])
-            .into_iter()
-            .filter(|t| t.input_schema.get("properties").and_then(|p| p.get("targetId")).is_some())
-            .map(|t| t.name.to_string())
-            .collect())
     }
 
     /// Closes the session.

@@ -318,68 +318,6 @@ fn text_changes(old: &str, new: &str) -> Value {
     json!({"ops": ops})
 }
 
-/// Applies `delta` (an incremental answer) to `before` (a full answer): the full answer it
-/// stands for, but for the envelope. What an agent does with an incremental read.
-pub fn apply(before: &Map<String, Value>, delta: &Map<String, Value>) -> Map<String, Value> {
-    let mut out = before.clone();
-    for k in ENVELOPE.iter().chain(&["since", "fullReason"]) {
-        out.remove(*k);
-    }
-    if let Some(changed) = delta.get("changed").and_then(Value::as_object) {
-        for (k, v) in changed {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    for k in delta.get("removed").and_then(Value::as_array).into_iter().flatten() {
-        out.remove(k.as_str().unwrap_or_default());
-    }
-    if let Some(e) = delta.get("elements") {
-        let mut list = lines(before.get("elements"));
-        if let Some(all) = e.get("all") {
-            list = lines(Some(all));
-        } else {
-            let removed: BTreeSet<&str> =
-                e["removed"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-            list.retain(|l| !removed.contains(ref_of(l)));
-            for c in e["changed"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-                if let Some(slot) = list.iter_mut().find(|l| ref_of(l) == ref_of(c)) {
-                    c.clone_into(slot);
-                }
-            }
-            for a in e["added"].as_array().into_iter().flatten() {
-                let line = a["line"].as_str().unwrap_or_default().to_owned();
-                let at = match a["after"].as_str() {
-                    Some(r) => list.iter().position(|l| ref_of(l) == r).map_or(list.len(), |p| p + 1),
-                    None => 0,
-                };
-                list.insert(at, line);
-            }
-        }
-        out.insert("elements".into(), json!(list));
-    }
-    if let Some(all) = delta.get("text").and_then(|t| t.get("all")) {
-        out.insert("text".into(), all.clone());
-    } else if let Some(t) = delta.get("text") {
-        let text = before.get("text").and_then(Value::as_str).unwrap_or_default();
-        let mut text_lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
-        for op in t["ops"].as_array().into_iter().flatten() {
-            let at = usize::try_from(op["at"].as_u64().unwrap_or_default())
-                .unwrap_or_default()
-                .min(text_lines.len());
-            let delete = usize::try_from(op["delete"].as_u64().unwrap_or_default()).unwrap_or_default();
-            let end = (at + delete).min(text_lines.len());
-            let insert = op["insert"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|l| l.as_str().unwrap_or_default().to_owned());
-            text_lines.splice(at..end, insert);
-        }
-        out.insert("text".into(), json!(text_lines.join("\n")));
-    }
-    out
-}
-
 /// The text content of an incremental answer: what changed, in a few lines.
 pub fn render(delta: &Map<String, Value>) -> String {
     let mut s = format!(
@@ -445,6 +383,69 @@ mod tests {
             m.extend(extra.clone());
         }
         m.as_object().cloned().unwrap_or_default()
+    }
+
+    /// Applies `delta` (an incremental answer) to `before` (a full answer): the full answer it
+    /// stands for, but for the envelope: what an agent does with an incremental read (here for
+    /// the tests; tests/tests/test_read.rs has one of its own).
+    fn apply(before: &Map<String, Value>, delta: &Map<String, Value>) -> Map<String, Value> {
+        let mut out = before.clone();
+        for k in ENVELOPE.iter().chain(&["since", "fullReason"]) {
+            out.remove(*k);
+        }
+        if let Some(changed) = delta.get("changed").and_then(Value::as_object) {
+            for (k, v) in changed {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        for k in delta.get("removed").and_then(Value::as_array).into_iter().flatten() {
+            out.remove(k.as_str().unwrap_or_default());
+        }
+        if let Some(e) = delta.get("elements") {
+            let mut list = lines(before.get("elements"));
+            if let Some(all) = e.get("all") {
+                list = lines(Some(all));
+            } else {
+                let removed: BTreeSet<&str> =
+                    e["removed"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                list.retain(|l| !removed.contains(ref_of(l)));
+                for c in e["changed"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                    if let Some(slot) = list.iter_mut().find(|l| ref_of(l) == ref_of(c)) {
+                        c.clone_into(slot);
+                    }
+                }
+                for a in e["added"].as_array().into_iter().flatten() {
+                    let line = a["line"].as_str().unwrap_or_default().to_owned();
+                    let at = match a["after"].as_str() {
+                        Some(r) => list.iter().position(|l| ref_of(l) == r).map_or(list.len(), |p| p + 1),
+                        None => 0,
+                    };
+                    list.insert(at, line);
+                }
+            }
+            out.insert("elements".into(), json!(list));
+        }
+        if let Some(all) = delta.get("text").and_then(|t| t.get("all")) {
+            out.insert("text".into(), all.clone());
+        } else if let Some(t) = delta.get("text") {
+            let text = before.get("text").and_then(Value::as_str).unwrap_or_default();
+            let mut text_lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+            for op in t["ops"].as_array().into_iter().flatten() {
+                let at = usize::try_from(op["at"].as_u64().unwrap_or_default())
+                    .unwrap_or_default()
+                    .min(text_lines.len());
+                let delete = usize::try_from(op["delete"].as_u64().unwrap_or_default()).unwrap_or_default();
+                let end = (at + delete).min(text_lines.len());
+                let insert = op["insert"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|l| l.as_str().unwrap_or_default().to_owned());
+                text_lines.splice(at..end, insert);
+            }
+            out.insert("text".into(), json!(text_lines.join("\n")));
+        }
+        out
     }
 
     fn content(m: &Map<String, Value>) -> Map<String, Value> {
