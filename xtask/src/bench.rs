@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: prints and writes (`target/bench/nova-bench.json`) the figures of the
 //! foundation: native round trip, perceive on a 5,000-node page, click round trip, host cold
-//! start and WASM sizes. `--peer` also runs Playwright MCP on the same pages and Chromium and
-//! prints both side by side. Benchmarks print numbers; nothing here asserts a time.
+//! start and WASM sizes. `--peer` also runs Playwright MCP and chrome-devtools-mcp on the same pages and
+//! Chromium and prints them side by side (`bench_peer`). Benchmarks print numbers; nothing here asserts a time.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -19,7 +19,7 @@ use crate::measure::{BENCH_SETTINGS, summary};
 /// Flags of `cargo xtask bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Also run Playwright MCP (npm `@playwright/mcp`) on the same pages and compare.
+    /// Also run Playwright MCP and chrome-devtools-mcp (npm) on the same pages and compare.
     #[arg(long)]
     peer: bool,
     /// Iterations per browser measurement.
@@ -38,7 +38,7 @@ fn ms(d: Duration) -> f64 {
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
-    if ["browser", "reads", "memory", "guarded", "coverage", "realapps", "injection", "load"]
+    if ["tools", "browser", "reads", "memory", "guarded", "coverage", "realapps", "injection", "load"]
         .into_iter()
         .any(run)
         || args.peer
@@ -58,6 +58,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     if run("tools") {
         step("tools: tools/list per listing, in tokens of a real tokenizer");
         report["tools"] = crate::bench_tools::listings(&built.host)?;
+        report["tools"]["peers"] = runtime.block_on(crate::bench_tools::peer_listings())?;
     }
     // The browser groups run in Chromium (`browser`, `guarded`, `coverageScanMs`) and again in
     // Firefox (`firefox.browser`, `firefox.guarded`, `firefox.coverageScanMs`), on the same pages.
@@ -124,8 +125,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["support"] = crate::bench_support::large_store(&built.host, 5)?;
     }
     if args.peer {
-        step("peer: Playwright MCP on the same pages");
-        report["peer"] = runtime.block_on(crate::peer::compare(args.iterations))?;
+        step("peer: Nova, Playwright MCP and chrome-devtools-mcp on the same pages (Chromium)");
+        report["peer"] = runtime.block_on(crate::bench_peer::compare(args.iterations))?;
     }
     let out = crate::cmd::target_dir().join("bench");
     std::fs::create_dir_all(&out)?;
@@ -204,7 +205,7 @@ fn render(r: &Value) -> String {
         s += &format!("{k:<34} {} bytes, {} gzipped\n", v["bytes"], v["gzip"]);
     }
     if let Some(peer) = r.get("peer") {
-        s += &crate::peer::render(peer);
+        s += &crate::bench_peer::render(peer);
     }
     s
 }

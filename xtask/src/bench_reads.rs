@@ -1,12 +1,16 @@
 //! `cargo xtask bench --only reads`: the tokens an agent spends reading pages over a 20-step
 //! flow (8 chat messages, 6 pages of a list, 6 form fields; a read after every step), with full
-//! reads and with incremental ones (`nova.perceive {since}`, docs/perceive.md), counted with
-//! the same tokenizer as `tools/list` ([`crate::bench_tools::count_tokens`]) on the structured
-//! answer an agent gets. Every read is kept in `target/bench/reads-<mode>-<browser>.json`.
+//! reads and with incremental ones (`nova.perceive {since}`, docs/perceive.md), and, in
+//! Chromium, the same steps through each peer ([`crate::peer`]) reading its snapshot, counted
+//! with the same tokenizer as `tools/list` ([`crate::bench_tools::count_tokens`]) on the answer
+//! an agent gets (Nova's structured answer, the peers' text). Every read is kept in
+//! `target/bench/reads-<mode or peer>-<browser>.json`.
 
 use serde_json::{Value, json};
 
 use nova_e2e::agent::Agent;
+
+use crate::peer::{PEERS, Peer, Session, Target};
 use nova_e2e::{BrowserKind, Nova};
 
 /// What the agent reads after each step.
@@ -63,21 +67,70 @@ async fn flow(nova: &Nova, mode: Mode) -> anyhow::Result<Vec<String>> {
     Ok(reads)
 }
 
-/// Tokens and bytes of the reads with full and incremental reads, in `kind`.
+/// The same flow through a peer ([`crate::peer`]), reading its snapshot after every step.
+async fn peer_flow(nova: &Nova, peer: &'static Peer) -> anyhow::Result<Vec<String>> {
+    let chromium = nova_e2e::chromium::find_binary()?;
+    let mut s = Session::start(peer, &chromium).await?;
+    let mut reads = Vec::new();
+    s.navigate(&nova.url("chat.html?mode=works")).await?;
+    reads.push(s.snapshot().await?.1);
+    let composer = Target { selector: "#composer", role: "textbox", name: "Message" };
+    let send = Target { selector: "#send", role: "button", name: "Send" };
+    for n in 1..=8 {
+        s.fill(composer, &format!("step {n}")).await?;
+        s.click(send).await?;
+        reads.push(s.snapshot().await?.1);
+    }
+    s.navigate(&nova.url("paging.html")).await?;
+    reads.push(s.snapshot().await?.1);
+    for _ in 0..6 {
+        s.click(Target { selector: "#next", role: "button", name: "Next page" }).await?;
+        reads.push(s.snapshot().await?.1);
+    }
+    s.navigate(&nova.url("signup.html")).await?;
+    reads.push(s.snapshot().await?.1);
+    for n in 1..=6 {
+        let (field, text) = if n % 2 == 1 {
+            (Target { selector: "#name", role: "textbox", name: "Name" }, format!("Ann {n}"))
+        } else {
+            (Target { selector: "#email", role: "textbox", name: "Email" }, format!("ann{n}@example.com"))
+        };
+        s.fill(field, &text).await?;
+        reads.push(s.snapshot().await?.1);
+    }
+    s.stop().await;
+    Ok(reads)
+}
+
+/// Tokens and bytes of the reads with full and incremental reads, in `kind`, and (in Chromium)
+/// of every peer's snapshots.
 pub async fn tokens(kind: BrowserKind) -> anyhow::Result<Value> {
     let mut out = serde_json::Map::new();
-    for (name, mode) in [("full", Mode::Full), ("incremental", Mode::Incremental)] {
+    let mut runs =
+        vec![("full".to_owned(), Some(Mode::Full)), ("incremental".to_owned(), Some(Mode::Incremental))];
+    if kind == BrowserKind::Chromium {
+        runs.extend(PEERS.iter().map(|p| (p.name.to_owned(), None)));
+    }
+    for (name, mode) in runs {
         let nova = Nova::start_with_default_gates_in(kind).await?;
-        let reads = flow(&nova, mode).await?;
+        let reads = match mode {
+            Some(mode) => flow(&nova, mode).await?,
+            None => peer_flow(&nova, PEERS.iter().find(|p| p.name == name).expect("a peer")).await?,
+        };
         let dir = crate::cmd::target_dir().join("bench");
         std::fs::create_dir_all(&dir)?;
         std::fs::write(
-            dir.join(format!("reads-{name}-{}.json", kind.name())),
-            format!("[{}]", reads.join(",\n")),
+            dir.join(format!("reads-{}-{}.json", name.replace(' ', "-").to_lowercase(), kind.name())),
+            serde_json::to_string_pretty(
+                &reads
+                    .iter()
+                    .map(|r| serde_json::from_str(r).unwrap_or_else(|_| json!(r)))
+                    .collect::<Vec<Value>>(),
+            )?,
         )?;
         let tokens: u64 = crate::bench_tools::count_tokens(&reads)?.iter().sum();
         let bytes: usize = reads.iter().map(String::len).sum();
-        out.insert(name.into(), json!({"reads": reads.len(), "tokens": tokens, "bytes": bytes}));
+        out.insert(name, json!({"reads": reads.len(), "tokens": tokens, "bytes": bytes}));
     }
     Ok(Value::Object(out))
 }
@@ -89,12 +142,13 @@ pub fn render(r: &Value, label: &str) -> String {
     }
     let full = r["full"]["tokens"].as_u64().unwrap_or_default();
     let mut s = format!("page reads over a 20-step flow (chat, list pages, form){label}:\n");
-    for name in ["full", "incremental"] {
+    let names = ["full", "incremental"].into_iter().chain(PEERS.iter().map(|p| p.name));
+    for name in names.filter(|n| r.get(n).is_some()) {
         let t = r[name]["tokens"].as_u64().unwrap_or_default();
         #[allow(clippy::cast_precision_loss)]
         let ratio = if full > 0 { t as f64 / full as f64 } else { f64::NAN };
         s += &format!(
-            "  {name:<12} {:>3} reads {:>8} bytes {:>7} tokens  {ratio:.2} of full\n",
+            "  {name:<20} {:>3} reads {:>8} bytes {:>7} tokens  {ratio:.2} of full\n",
             r[name]["reads"].as_u64().unwrap_or_default(),
             r[name]["bytes"].as_u64().unwrap_or_default(),
             t

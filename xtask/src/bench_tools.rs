@@ -2,7 +2,8 @@
 //! listing (`nova mcp --tools core|BUNDLE|all`), in bytes and in tokens of a real tokenizer:
 //! o200k_base from npm `gpt-tokenizer` (pinned; it ships its encodings, so nothing is fetched
 //! at run time). The listings come from the built host's `nova mcp` answering by itself, which
-//! lists with the same code as a hub.
+//! lists with the same code as a hub. The peers' whole lists ([`crate::peer`]) are counted the
+//! same way.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
 use crate::cmd::target_dir;
+use crate::peer::{PEERS, Session};
 
 /// The pinned tokenizer.
 const TOKENIZER: &str = "gpt-tokenizer@4.0.0";
@@ -109,6 +111,29 @@ pub fn listings(host: &Path) -> anyhow::Result<Value> {
     Ok(json!({"tokenizer": format!("o200k_base ({TOKENIZER})"), "listings": out}))
 }
 
+/// Tools, bytes and tokens of each peer's whole `tools/list` ([`crate::peer`]; they list every
+/// tool at once).
+pub async fn peer_listings() -> anyhow::Result<Value> {
+    let chromium = nova_e2e::chromium::find_binary()?;
+    let (mut texts, mut counts) = (Vec::new(), Vec::new());
+    for peer in &PEERS {
+        let s = Session::start(peer, &chromium).await?;
+        let text = s.tools_list().await?;
+        s.stop().await;
+        counts.push(serde_json::from_str::<Value>(&text)?["tools"].as_array().map_or(0, Vec::len));
+        texts.push(text);
+    }
+    let tokens = count_tokens(&texts)?;
+    let mut out = serde_json::Map::new();
+    for (i, peer) in PEERS.iter().enumerate() {
+        out.insert(
+            peer.name.to_owned(),
+            json!({"package": peer.package, "tools": counts[i], "bytes": texts[i].len(), "tokens": tokens[i]}),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
 /// The lines `cargo xtask bench` prints.
 pub fn render(r: &Value) -> String {
     let Some(listings) = r["listings"].as_object() else { return String::new() };
@@ -122,6 +147,15 @@ pub fn render(r: &Value) -> String {
             v["bytes"].as_u64().unwrap_or_default(),
             v["tokens"].as_u64().unwrap_or_default(),
             if name == "core" { "   aim < 10,000 (a session's start)" } else { "" }
+        );
+    }
+    for (name, v) in r["peers"].as_object().into_iter().flatten() {
+        s += &format!(
+            "  {:<30} {:>3} tools {:>8} bytes {:>7} tokens  (every tool)\n",
+            name,
+            v["tools"].as_u64().unwrap_or_default(),
+            v["bytes"].as_u64().unwrap_or_default(),
+            v["tokens"].as_u64().unwrap_or_default(),
         );
     }
     s

@@ -29,6 +29,16 @@ pub fn ensure_npm_tools() -> anyhow::Result<PathBuf> {
 
 /// `npm install` of pinned `packages` under `dir`, saying so; `why` completes "npm is needed …".
 pub fn npm_install(dir: &std::path::Path, packages: &[&str], why: &str) -> anyhow::Result<()> {
+    npm_install_with(dir, packages, why, &[])
+}
+
+/// [`npm_install`] with `env` set for the packages' install scripts.
+pub fn npm_install_with(
+    dir: &std::path::Path,
+    packages: &[&str],
+    why: &str,
+    env: &[(&str, &str)],
+) -> anyhow::Result<()> {
     let wanted = packages.join(" ");
     step(&format!("installing {wanted} from npm into {}", dir.display()));
     std::fs::create_dir_all(dir)?;
@@ -36,6 +46,7 @@ pub fn npm_install(dir: &std::path::Path, packages: &[&str], why: &str) -> anyho
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
         .arg(dir)
         .args(packages)
+        .envs(env.iter().copied())
         .current_dir(root())
         .status()
         .with_context(|| {

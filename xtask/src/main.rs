@@ -5,7 +5,8 @@
 //! - `run`: build, register the host for a dedicated Chromium profile, start Chromium with the
 //!   extension on a demo page, print how agents connect; Ctrl-C stops everything.
 //! - `test`: install what is missing, then fmt, clippy, unit, integration and e2e tests.
-//! - `bench`: performance figures (`--peer`: side by side with Playwright MCP; `bench_realapps`:
+//! - `bench`: performance figures (`--peer`, `bench_peer`: side by side with Playwright MCP and
+//!   chrome-devtools-mcp, driven through `peer`; `bench_realapps`:
 //!   verdict latency on a real application; `bench_tools`: `tools/list` in tokens per listing;
 //!   `bench_reads`: tokens of full and incremental page reads over a 20-step flow;
 //!   `bench_memory`: hub RSS idle and after 10,000 calls, Nova's memory per tab).
@@ -18,6 +19,7 @@ mod acceptance;
 mod bench;
 mod bench_injection;
 mod bench_memory;
+mod bench_peer;
 mod bench_reads;
 mod bench_realapps;
 mod bench_support;
@@ -58,7 +60,7 @@ enum Cmd {
     Package,
     /// Install missing tools, then run fmt, clippy, unit, integration and end-to-end tests.
     Test(test::TestArgs),
-    /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP.
+    /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP and chrome-devtools-mcp.
     Bench(bench::BenchArgs),
     /// An MCP client nobody on the team wrote (Python `mcp`) drives `cargo xtask run --headless`
     /// on the Rust book, then Ctrl-C must stop everything (default: Chromium and Firefox).

@@ -28,6 +28,22 @@ pub(crate) fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
+/// The machine the figures were measured on: CPU model, cores, memory and OS, from /proc.
+pub(crate) fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, m)| m.trim().to_owned()))
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_gib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:")?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
+        .map_or_else(|| "?".to_owned(), |kib| format!("{:.0}", kib as f64 / 1_048_576.0));
+    format!("{model}, {cores} cores, {mem_gib} GiB, {}", std::env::consts::OS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

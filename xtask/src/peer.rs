@@ -1,42 +1,115 @@
-//! The peer comparison of `cargo xtask bench --peer`: Playwright MCP (npm `@playwright/mcp`,
-//! pointed at the same Chromium, no browser download) on the same pages as Nova.
+//! The peers of `cargo xtask bench --peer`: Playwright MCP and chrome-devtools-mcp (npm, pinned,
+//! installed under `target/peers`, no browser download), each driving the same headless Chromium
+//! binary as Nova, over stdio MCP as an agent would. [`Session`] is one running peer with the
+//! four things the benchmarks ask of it: navigate, read the page (its snapshot), click and fill.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use crate::cmd::{root, step, target_dir};
+use crate::cmd::target_dir;
 
-/// The pinned peer version.
-const PEER: &str = "@playwright/mcp@0.0.83";
-
-fn ensure_peer() -> anyhow::Result<PathBuf> {
-    let dir = target_dir().join("tools");
-    let cli = dir.join("node_modules/@playwright/mcp/cli.js");
-    if cli.exists() {
-        return Ok(cli);
-    }
-    step(&format!("installing {PEER} from npm (no browser download)"));
-    let status = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .arg(PEER)
-        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-        .current_dir(root())
-        .status()?;
-    if !status.success() {
-        bail!("npm install {PEER} failed");
-    }
-    Ok(cli)
+/// A peer MCP server and how an agent drives it.
+pub struct Peer {
+    /// Its name in tables.
+    pub name: &'static str,
+    /// The pinned npm package.
+    pub package: &'static str,
+    /// Its entry point under `node_modules`.
+    cli: &'static str,
+    /// Its flags for a headless, isolated run of `chromium`, writing files under `out`.
+    flags: fn(chromium: &Path, out: &Path) -> Vec<String>,
+    navigate: &'static str,
+    snapshot: &'static str,
+    /// Whether actions name their element by the uid of the last snapshot (chrome-devtools-mcp)
+    /// rather than by a selector (Playwright MCP).
+    by_uid: bool,
 }
 
-fn text_of(result: &rmcp::model::CallToolResult) -> String {
+/// The peers, in table order.
+pub const PEERS: [Peer; 2] = [
+    Peer {
+        name: "Playwright MCP",
+        package: "@playwright/mcp@0.0.83",
+        cli: "@playwright/mcp/cli.js",
+        flags: |chromium, out| {
+            let mut f: Vec<String> =
+                ["--headless", "--isolated", "--no-sandbox", "--executable-path"].map(Into::into).into();
+            f.push(chromium.display().to_string());
+            f.extend(["--output-dir".into(), out.display().to_string()]);
+            f
+        },
+        navigate: "browser_navigate",
+        snapshot: "browser_snapshot",
+        by_uid: false,
+    },
+    Peer {
+        name: "chrome-devtools-mcp",
+        package: "chrome-devtools-mcp@1.11.0",
+        cli: "chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js",
+        flags: |chromium, _| {
+            let mut f: Vec<String> = ["--headless", "--isolated", "--executablePath"].map(Into::into).into();
+            f.push(chromium.display().to_string());
+            // No usage statistics or CrUX lookups leave the machine; one page, so no page ids;
+            // the machine runs as root, where Chromium needs --no-sandbox.
+            f.extend(
+                [
+                    "--no-usage-statistics",
+                    "--no-performance-crux",
+                    "--no-page-id-routing",
+                    "--chromeArg=--no-sandbox",
+                ]
+                .map(Into::into),
+            );
+            f
+        },
+        navigate: "navigate_page",
+        snapshot: "take_snapshot",
+        by_uid: true,
+    },
+];
+
+/// Installs the pinned peers once (both, so the marker names the exact versions).
+fn ensure_peers() -> anyhow::Result<PathBuf> {
+    let dir = target_dir().join("peers");
+    let marker = dir.join("installed.txt");
+    let wanted: Vec<&str> = PEERS.iter().map(|p| p.package).collect();
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted.join(" ")) {
+        return Ok(dir.join("node_modules"));
+    }
+    // No browser download: the peers drive the Chromium the project installs.
+    let skip = [("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")];
+    crate::ensure::npm_install_with(&dir, &wanted, "for the peer comparison", &skip)?;
+    std::fs::write(marker, wanted.join(" "))?;
+    Ok(dir.join("node_modules"))
+}
+
+/// What an action acts on: a selector for the peers that take one, and the role and the start
+/// of the accessible name by which the element is found in a snapshot for the others.
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    pub selector: &'a str,
+    pub role: &'a str,
+    pub name: &'a str,
+}
+
+/// One running peer.
+pub struct Session {
+    peer: &'static Peer,
+    service: RunningService<rmcp::RoleClient, ()>,
+    last_snapshot: String,
+    _out: tempfile::TempDir,
+}
+
+/// The text an agent reads from a tool result.
+pub fn text_of(result: &rmcp::model::CallToolResult) -> String {
     serde_json::to_value(&result.content)
         .ok()
         .and_then(|v| v.as_array().cloned())
@@ -47,101 +120,90 @@ fn text_of(result: &rmcp::model::CallToolResult) -> String {
         .join("\n")
 }
 
-fn p50(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
+impl Session {
+    /// Starts `peer` on `chromium`.
+    pub async fn start(peer: &'static Peer, chromium: &Path) -> anyhow::Result<Self> {
+        let modules = ensure_peers()?;
+        let out = tempfile::tempdir()?;
+        let mut cmd = tokio::process::Command::new("node");
+        cmd.arg(modules.join(peer.cli)).args((peer.flags)(chromium, out.path()));
+        let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn()?;
+        let service = ().serve(transport).await.with_context(|| format!("starting {}", peer.name))?;
+        Ok(Self { peer, service, last_snapshot: String::new(), _out: out })
+    }
 
-/// Runs the same navigate / read / click sequence through Playwright MCP and Nova.
-pub async fn compare(iterations: usize) -> anyhow::Result<Value> {
-    let cli = ensure_peer()?;
-    let nova = nova_e2e::Nova::start().await?;
-    let chromium = nova_e2e::chromium::find_binary()?;
-    let url = nova.url("bench.html");
-    let tmp = tempfile::tempdir()?;
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(&cli)
-        .args(["--headless", "--isolated", "--no-sandbox", "--executable-path"])
-        .arg(&chromium)
-        .arg("--output-dir")
-        .arg(tmp.path());
-    let peer = ().serve(TokioChildProcess::new(cmd)?).await.context("starting Playwright MCP")?;
-    let call = |name: &'static str, args: Value| {
-        let peer = peer.peer().clone();
-        async move {
-            let Value::Object(map) = args else { bail!("args must be an object") };
-            let start = Instant::now();
-            let r = peer.call_tool(CallToolRequestParams::new(name).with_arguments(map)).await?;
-            Ok::<_, anyhow::Error>((start.elapsed().as_secs_f64() * 1000.0, r))
-        }
-    };
-    let (mut nav, mut read, mut click) = (Vec::new(), Vec::new(), Vec::new());
-    let mut snapshot = String::new();
-    for _ in 0..iterations.min(10) {
-        nav.push(call("browser_navigate", json!({"url": url})).await?.0);
-    }
-    for _ in 0..iterations {
-        let (t, r) = call("browser_snapshot", json!({})).await?;
-        read.push(t);
-        snapshot = text_of(&r);
-    }
-    // Clicked by selector, as Nova's click is: Playwright MCP's snapshot refs for this page
-    // (`f2e8`) fail to resolve in its click tool, while selectors are accepted as targets.
-    for _ in 0..iterations {
-        let args = json!({"element": "Bench click button", "target": "#bench-btn"});
-        let (t, r) = call("browser_click", args).await?;
+    /// Calls `tool`; its time in ms and text. A tool error fails: it would be measured as fast.
+    pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<(f64, String)> {
+        let Value::Object(map) = args else { bail!("args must be an object") };
+        let start = Instant::now();
+        let r = self
+            .service
+            .peer()
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
+            .await?;
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        let text = text_of(&r);
         if r.is_error == Some(true) {
-            bail!("Playwright MCP click failed: {}", text_of(&r));
+            bail!("{} {tool} failed: {text}", self.peer.name);
         }
-        click.push(t);
+        Ok((ms, text))
     }
-    let _ = peer.cancel().await;
 
-    let c = nova.client().await?;
-    let (mut n_nav, mut n_read, mut n_click) = (Vec::new(), Vec::new(), Vec::new());
-    let mut nova_text = String::new();
-    for _ in 0..iterations.min(10) {
-        let start = Instant::now();
-        c.structured("nova.navigate", json!({"url": url})).await?;
-        n_nav.push(start.elapsed().as_secs_f64() * 1000.0);
+    /// Navigates the page to `url`.
+    pub async fn navigate(&self, url: &str) -> anyhow::Result<f64> {
+        let args = if self.peer.by_uid { json!({"type": "url", "url": url}) } else { json!({"url": url}) };
+        Ok(self.call(self.peer.navigate, args).await?.0)
     }
-    for _ in 0..iterations {
-        let start = Instant::now();
-        let r = c.call("nova.perceive", json!({"maxElements": 5000})).await?;
-        n_read.push(start.elapsed().as_secs_f64() * 1000.0);
-        nova_text = text_of(&r);
-    }
-    for _ in 0..iterations {
-        let start = Instant::now();
-        c.structured("nova.click_selector", json!({"selector": "#bench-btn"})).await?;
-        n_click.push(start.elapsed().as_secs_f64() * 1000.0);
-    }
-    let peer_elements = snapshot.matches("[ref=").count();
-    let nova_elements = nova_text.lines().filter(|l| l.starts_with('e') && l.contains(' ')).count();
-    Ok(json!({
-        "peer": PEER,
-        "readBytes": {"nova": nova_text.len(), "peer": snapshot.len(),
-                      "ratio": nova_text.len() as f64 / snapshot.len().max(1) as f64},
-        "readTokensApprox": {"nova": nova_text.len() / 4, "peer": snapshot.len() / 4},
-        "addressableElements": {"nova": nova_elements, "peer": peer_elements},
-        "navigateMsP50": {"nova": p50(n_nav), "peer": p50(nav)},
-        "readMsP50": {"nova": p50(n_read), "peer": p50(read)},
-        "clickMsP50": {"nova": p50(n_click), "peer": p50(click)},
-    }))
-}
 
-/// The side-by-side table.
-pub fn render(p: &Value) -> String {
-    let row = |name: &str, v: &Value| {
-        let (n, q) = (v["nova"].as_f64().unwrap_or(f64::NAN), v["peer"].as_f64().unwrap_or(f64::NAN));
-        format!("{name:<28} nova {n:>10.1}   peer {q:>10.1}   nova/peer {:>6.2}\n", n / q)
-    };
-    let mut s = format!("\nNova vs {} (same Chromium, same page)\n", p["peer"].as_str().unwrap_or(""));
-    s += &row("page read, bytes", &p["readBytes"]);
-    s += &row("page read, ~tokens", &p["readTokensApprox"]);
-    s += &row("addressable elements", &p["addressableElements"]);
-    s += &row("navigate p50, ms", &p["navigateMsP50"]);
-    s += &row("page read p50, ms", &p["readMsP50"]);
-    s += &row("click p50, ms", &p["clickMsP50"]);
-    s
+    /// Reads the page as an agent does: the peer's snapshot.
+    pub async fn snapshot(&mut self) -> anyhow::Result<(f64, String)> {
+        let (ms, text) = self.call(self.peer.snapshot, json!({})).await?;
+        self.last_snapshot.clone_from(&text);
+        Ok((ms, text))
+    }
+
+    /// The uid of `target` in the last snapshot (taking one when there is none).
+    async fn uid(&mut self, target: Target<'_>) -> anyhow::Result<String> {
+        if self.last_snapshot.is_empty() {
+            self.snapshot().await?;
+        }
+        let wanted = format!("{} \"{}", target.role, target.name);
+        self.last_snapshot
+            .lines()
+            .map(str::trim_start)
+            .find(|l| l.contains(&wanted))
+            .and_then(|l| l.strip_prefix("uid=")?.split(' ').next().map(str::to_owned))
+            .with_context(|| format!("no {wanted}…\" in {}'s snapshot", self.peer.name))
+    }
+
+    /// Clicks `target`.
+    pub async fn click(&mut self, target: Target<'_>) -> anyhow::Result<f64> {
+        if self.peer.by_uid {
+            let uid = self.uid(target).await?;
+            return Ok(self.call("click", json!({"uid": uid})).await?.0);
+        }
+        let args = json!({"element": target.name, "target": target.selector});
+        Ok(self.call("browser_click", args).await?.0)
+    }
+
+    /// Replaces the value of the text field `target` with `text`.
+    pub async fn fill(&mut self, target: Target<'_>, text: &str) -> anyhow::Result<f64> {
+        if self.peer.by_uid {
+            let uid = self.uid(target).await?;
+            return Ok(self.call("fill", json!({"uid": uid, "value": text})).await?.0);
+        }
+        let args = json!({"element": target.name, "target": target.selector, "text": text});
+        Ok(self.call("browser_type", args).await?.0)
+    }
+
+    /// The `result` of its `tools/list`, as JSON text.
+    pub async fn tools_list(&self) -> anyhow::Result<String> {
+        let tools = self.service.peer().list_all_tools().await?;
+        Ok(serde_json::to_string(&json!({"tools": tools}))?)
+    }
+
+    /// Stops the peer and its browser.
+    pub async fn stop(self) {
+        let _ = self.service.cancel().await;
+    }
 }
