@@ -5,6 +5,8 @@
 //! `state` holds the worker's state and the helpers all its parts share (failures, JS
 //! conversion, posting to the host); `ui` serves the person's pages (popup, options, prompts).
 
+use std::collections::BTreeMap;
+
 use js_sys::{Function, Promise, Reflect};
 use nova_shared::protocol::{
     self, Envelope, FrameInfo, FramesParams, Hello, Kind, NavigateParams, NavigateResult, ScreenshotParams,
@@ -17,6 +19,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
 use crate::bindings;
+use crate::timing;
 
 mod state;
 mod ui;
@@ -183,6 +186,7 @@ async fn send_tabs() {
 }
 
 async fn on_host_message(msg: JsValue) {
+    let started = timing::now();
     let env: Envelope = match from_js(msg) {
         Ok(env) => env,
         Err(e) => {
@@ -205,10 +209,14 @@ async fn on_host_message(msg: JsValue) {
         _ => {}
     }
     let id = env.id;
-    let reply = match handle(env.method.as_deref().unwrap_or(""), env.params.unwrap_or(Value::Null)).await {
+    let mut stages = BTreeMap::new();
+    let name = env.method.as_deref().unwrap_or("");
+    let mut reply = match handle(name, env.params.unwrap_or(Value::Null), &mut stages).await {
         Ok(v) => Envelope::ok(id, v),
         Err((code, message)) => Envelope::err(id, &code, message),
     };
+    stages.insert("backgroundMs".into(), timing::now() - started);
+    reply.timing = Some(stages);
     post(&reply);
 }
 
@@ -224,7 +232,8 @@ fn take_chunk(env: Envelope) -> Option<Envelope> {
     }
 }
 
-async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
+/// Answers one request from the hub; the stages of a page request go into `stages`.
+async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -> Result<Value, Failure> {
     fn parse<T: serde::de::DeserializeOwned>(p: Value) -> Result<T, Failure> {
         serde_json::from_value(p).map_err(|e| fail(reason::BAD_PARAMS, e.to_string()))
     }
@@ -269,7 +278,8 @@ async fn handle(name: &str, params: Value) -> Result<Value, Failure> {
             }
             let top_frame = params.get("frameId").and_then(Value::as_u64).unwrap_or(0) == 0;
             let watch_id = params.get("watchId").and_then(Value::as_str).map(str::to_owned);
-            let report = to_page(tab, name, params).await?;
+            let (report, page_stages) = to_page(tab, name, params).await?;
+            stages.extend(page_stages);
             let leaving = top_frame && report.get("navigationStarted").is_some_and(Value::is_string);
             if matches!(name, method::CLICK | method::TYPE) && leaving {
                 return Ok(follow(tab, epoch, report).await);
@@ -638,7 +648,7 @@ async fn to_page_within(tab: i32, name: &str, params: Value, ms: f64) -> Result<
     let since = epoch_of(tab);
     let work = wasm_bindgen_futures::future_to_promise(async move {
         Ok(to_js(&match to_page(tab, &method, params).await {
-            Ok(v) => serde_json::json!({"ok": v}),
+            Ok((v, _)) => serde_json::json!({"ok": v}),
             Err((code, message)) => serde_json::json!({"err": [code, message]}),
         }))
     });
@@ -728,7 +738,11 @@ async fn gone_after_dispatch(tab: i32, frame: i64, name: &str, detail: &str) -> 
     )
 }
 
-async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> {
+/// Sends a request to the page script of the frame `params.frameId` of `tab`; its answer, and
+/// the stages: the message's round trip (`tabMs`, and `readyMs` for the question that makes
+/// sure a script listens before an action), decoding the answer (`decodeMs`), and the page's
+/// own (`pageMs` and its parts).
+async fn to_page(tab: i32, name: &str, params: Value) -> Result<(Value, BTreeMap<String, f64>), Failure> {
     let frame = params.get("frameId").and_then(Value::as_i64).unwrap_or(0);
     if !has_frame(tab, frame).await? {
         return Err(no_frame(tab, frame));
@@ -740,11 +754,16 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
         }))
     };
     let acting = ACTING.contains(&name);
+    let mut stages = BTreeMap::new();
+    let mut sending = timing::now();
     let reply = if acting {
         // A harmless question first makes sure a script listens (injecting it if need be), so
         // the action itself goes out once.
         let ask = serde_json::json!({"target": params.get("target").cloned().unwrap_or_default(), "frameId": frame});
         deliver(tab, frame, &envelope(method::REV, ask)).await?;
+        let ready = timing::now();
+        stages.insert("readyMs".to_owned(), ready - sending);
+        sending = ready;
         match bindings::tabs_send_message(tab, &envelope(name, params), frame).await {
             Ok(r) => r,
             Err(e) => return Err(gone_after_dispatch(tab, frame, name, &bindings::error_text(&e)).await),
@@ -760,7 +779,15 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
         }
         return Err(fail(reason::INTERNAL, "the page closed the message channel without an answer"));
     }
+    stages.insert("tabMs".to_owned(), timing::now() - sending);
+    let decoding = timing::now();
     let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
+    stages.insert("decodeMs".to_owned(), timing::now() - decoding);
+    for (k, v) in reply.get("timing").and_then(Value::as_object).into_iter().flatten() {
+        if let Some(ms) = v.as_f64() {
+            stages.insert(k.clone(), ms);
+        }
+    }
     if let Some(rev) = reply.get("rev").and_then(Value::as_f64) {
         // Sent before the reply on the same port, so the hub knows the document's state when
         // the answer reaches it.
@@ -772,8 +799,9 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<Value, Failure> 
         };
         post(&Envelope::event(method::PAGE_STAMP, serde_json::to_value(stamp).unwrap_or_default()));
     }
-    if let Some(ok) = reply.get("ok") {
-        return Ok(ok.clone());
+    let mut reply = reply;
+    if let Some(ok) = reply.as_object_mut().and_then(|r| r.remove("ok")) {
+        return Ok((ok, stages));
     }
     let code = reply.pointer("/err/code").and_then(Value::as_str).unwrap_or(reason::INTERNAL);
     let message = reply.pointer("/err/message").and_then(Value::as_str).unwrap_or("page script failed");

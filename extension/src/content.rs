@@ -18,6 +18,7 @@ use crate::background::to_js;
 use crate::collect;
 use crate::dom::{Failure, fail};
 use crate::perceive;
+use crate::timing;
 use crate::watch;
 
 fn then_wrap(promise: js_sys::Promise, f: impl FnOnce(JsValue) -> JsValue + 'static) -> JsValue {
@@ -109,10 +110,18 @@ fn out<T: Serialize>(r: Result<T, Failure>) -> Result<JsValue, Failure> {
 #[wasm_bindgen]
 pub fn content_handle(msg: JsValue) -> JsValue {
     crate::docrev::start();
+    let started = timing::now();
+    timing::take_parts();
     let reply = answer(&msg);
     match reply.dyn_ref::<js_sys::Promise>() {
         Some(promise) => then_wrap(promise.clone(), stamped),
-        None => stamped(reply),
+        None => {
+            // The page's own time and its parts (a waiting answer has none: it mostly waits).
+            let mut parts = timing::take_parts();
+            parts.insert("pageMs".into(), timing::now() - started);
+            let _ = js_sys::Reflect::set(&reply, &"timing".into(), &to_js(&parts));
+            stamped(reply)
+        }
     }
 }
 
@@ -127,12 +136,13 @@ fn answer(msg: &JsValue) -> JsValue {
         js_sys::Reflect::get(msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
     let result = match name.as_str() {
         method::PERCEIVE => params(msg).and_then(|p: PerceiveParams| {
-            out(perceive::perceive(&p).map(|mut page| {
+            let page = timing::part("walkMs", || perceive::perceive(&p)).map(|mut page| {
                 if let Some(a) = &p.adapter {
-                    page.signals = collect::signals(a);
+                    page.signals = timing::part("signalsMs", || collect::signals(a));
                 }
                 page
-            }))
+            });
+            timing::part("encodeMs", || out(page))
         }),
         method::READ_TEXT => params(msg).and_then(|p| out(perceive::read_text(&p))),
         method::CLICK => params(msg).and_then(|p| out(actions::click(&p))),

@@ -316,16 +316,24 @@ pub fn role(el: &Element) -> String {
 
 /// [`role`] when the tag is already known.
 pub fn role_of(el: &Element, t: &str) -> String {
-    if let Some(r) = el.get_attribute("role").and_then(|r| r.split_whitespace().next().map(str::to_owned)) {
+    role_with(el, t, !el.has_attributes())
+}
+
+/// [`role_of`] when whether the element has no attributes at all (`bare`) is known: a bare
+/// element's role is its tag's, which costs no further call into the page.
+pub fn role_with(el: &Element, t: &str, bare: bool) -> String {
+    if !bare
+        && let Some(r) = el.get_attribute("role").and_then(|r| r.split_whitespace().next().map(str::to_owned))
+    {
         return r;
     }
     match t {
-        "a" if el.has_attribute("href") => "link".into(),
+        "a" if !bare && el.has_attribute("href") => "link".into(),
         "button" | "summary" => "button".into(),
-        "select" => if el.has_attribute("multiple") { "listbox" } else { "combobox" }.into(),
+        "select" => if !bare && el.has_attribute("multiple") { "listbox" } else { "combobox" }.into(),
         "textarea" => "textbox".into(),
         "option" => "option".into(),
-        "input" => match input_type(el).as_str() {
+        "input" => match if bare { "text".to_owned() } else { input_type(el) }.as_str() {
             "button" | "submit" | "reset" | "image" => "button".into(),
             "checkbox" => "checkbox".into(),
             "radio" => "radio".into(),
@@ -341,7 +349,7 @@ pub fn role_of(el: &Element, t: &str) -> String {
         "aside" => "complementary".into(),
         "form" => "form".into(),
         "search" => "search".into(),
-        _ if is_editable_root(el) => "textbox".into(),
+        _ if !bare && is_editable_root(el) => "textbox".into(),
         other => other.into(),
     }
 }

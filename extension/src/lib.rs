@@ -17,6 +17,7 @@
 //!   inside its surface, checks that the page is free again.
 //! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines.
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
+//! - [`timing`]: the extension's stage timings on a response, for the hub's stage timings.
 //! - [`ui`]: the person's pages: popup (STOP, agents, activity), options, permission prompt.
 //!
 //! The JavaScript in `extension/static/` only loads this module and forwards browser events.
@@ -36,6 +37,7 @@ pub mod perceive;
 pub mod pks;
 pub mod scan;
 pub mod seen;
+pub mod timing;
 pub mod tools;
 pub mod ui;
 pub mod watch;

@@ -259,8 +259,11 @@ impl Walk {
     }
 
     fn classify(&mut self, el: &Element, tag: &str) {
-        let role = dom::role_of(el, tag);
-        if tag == "input" && dom::input_type(el) == "password" {
+        // Most elements of a page carry no attribute: then the tag says everything, and the
+        // attribute reads below are skipped (each is a call into the page).
+        let bare = !el.has_attributes();
+        let role = dom::role_with(el, tag, bare);
+        if tag == "input" && !bare && dom::input_type(el) == "password" {
             self.password_visible = true;
         }
         if tag == "form" {
@@ -268,10 +271,10 @@ impl Walk {
             self.forms.push((el.clone(), label, Vec::new()));
         }
         if LANDMARK_ROLES.contains(&role.as_str()) && (tag != "header" && tag != "footer" || role != tag) {
-            let n = dom::name_attr_only(el);
+            let n = if bare { String::new() } else { dom::name_attr_only(el) };
             self.landmarks.push(if n.is_empty() { role.clone() } else { format!("{role} \"{n}\"") });
         }
-        if !is_interactive(el, tag, &role) {
+        if !is_interactive(el, tag, &role, bare) {
             return;
         }
         self.elements_total += 1;
@@ -300,15 +303,20 @@ fn clips(el: &Element) -> bool {
     overflow.contains("hidden") || overflow.contains("clip") || (!clip.is_empty() && clip != "auto")
 }
 
-fn is_interactive(el: &Element, tag: &str, role: &str) -> bool {
+/// Whether an element is one an agent acts on; `bare`: it has no attributes.
+fn is_interactive(el: &Element, tag: &str, role: &str, bare: bool) -> bool {
     match tag {
-        "a" => return el.has_attribute("href") || el.has_attribute("role"),
+        "a" => return !bare && (el.has_attribute("href") || el.has_attribute("role")),
         "button" | "select" | "textarea" | "summary" => return true,
-        "input" => return dom::input_type(el) != "hidden",
+        "input" => return bare || dom::input_type(el) != "hidden",
         _ => {}
     }
-    INTERACTIVE_ROLES.contains(&role)
-        || dom::is_editable_root(el)
+    INTERACTIVE_ROLES.contains(&role) || !bare && is_interactive_by_attribute(el)
+}
+
+/// Editable roots, click handlers in markup, and elements in the tab order.
+fn is_interactive_by_attribute(el: &Element) -> bool {
+    dom::is_editable_root(el)
         || el.has_attribute("onclick")
         || el.get_attribute("tabindex").and_then(|t| t.trim().parse::<i32>().ok()).is_some_and(|t| t >= 0)
 }

@@ -67,7 +67,15 @@ impl BridgeError {
     }
 }
 
-type Pending = oneshot::Sender<Result<Value, BridgeError>>;
+/// A response as the read loop hands it to its request: the result, the extension's stage
+/// timings and how long decoding the frame took (for [`crate::stages`]).
+struct Response {
+    result: Result<Value, BridgeError>,
+    timing: Option<std::collections::BTreeMap<String, f64>>,
+    decode_ms: f64,
+}
+
+type Pending = oneshot::Sender<Response>;
 
 /// A boxed future answering one browser request.
 pub type Answer =
@@ -247,13 +255,18 @@ impl Bridge {
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, tx);
         }
+        let sent = std::time::Instant::now();
         self.send(&Envelope::request(id, method, params), id);
         let outcome = tokio::time::timeout(timeout, rx).await;
         if let Ok(mut p) = self.pending.lock() {
             p.remove(&id);
         }
         match outcome {
-            Ok(Ok(result)) => result,
+            Ok(Ok(answer)) => {
+                let round_trip = crate::stages::ms_since(sent);
+                crate::stages::browser(method, round_trip, answer.decode_ms, answer.timing.as_ref());
+                answer.result
+            }
             Ok(Err(_)) => Err(BridgeError::Disconnected),
             Err(_) => Err(BridgeError::Timeout {
                 method: method.to_owned(),
@@ -307,13 +320,18 @@ impl Bridge {
         self.connected.store(false, Ordering::SeqCst);
         if let Ok(mut p) = self.pending.lock() {
             for (_, tx) in p.drain() {
-                let _ = tx.send(Err(BridgeError::Disconnected));
+                let _ = tx.send(Response {
+                    result: Err(BridgeError::Disconnected),
+                    timing: None,
+                    decode_ms: 0.0,
+                });
             }
         }
         tracing::info!("browser disconnected");
     }
 
     fn handle_frame(&self, text: &str) {
+        let decoding = std::time::Instant::now();
         let env: Envelope = match serde_json::from_str(text) {
             Ok(env) => env,
             Err(e) => {
@@ -332,7 +350,8 @@ impl Bridge {
                     Some(e) => Err(BridgeError::Remote { code: e.code, message: e.message }),
                     None => Ok(env.result.unwrap_or(Value::Null)),
                 };
-                let _ = tx.send(result);
+                let decode_ms = crate::stages::ms_since(decoding);
+                let _ = tx.send(Response { result, timing: env.timing, decode_ms });
             }
             Kind::Evt => self.handle_event(env.method.as_deref().unwrap_or(""), env.params),
             Kind::Req => self.handle_request(env),

@@ -324,7 +324,12 @@ impl Browser<'_> {
             // The top frame's core signals feed operational knowledge.
             adapter: site.as_ref().map(|site| nova_shared::adapter::choose(site, &tab.url)),
         };
-        let mut page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
+        // The frame list is asked for while the page is read: one round trip, not two.
+        let (page, frames) = tokio::join!(
+            self.bridge.call::<PageModel>(method::PERCEIVE, params, DEFAULT_TIMEOUT),
+            self.child_frames(&tab.target_id, frame_id.unwrap_or(0))
+        );
+        let mut page = match page {
             Ok(p) => p,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
@@ -332,7 +337,6 @@ impl Browser<'_> {
         rec.obs.url_after = Some(page.url.clone());
         let signals = std::mem::take(&mut page.signals);
         self.note_overlay(&tab.target_id, frame_id, &page);
-        let frames = self.child_frames(&tab.target_id, frame_id.unwrap_or(0)).await;
         let text = render_page(&page, &frames);
         let mut structured = ok_body(&tab.target_id);
         merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));

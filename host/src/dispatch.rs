@@ -51,7 +51,9 @@ pub async fn call_tool(
     let span = tracing::info_span!("tool", call = %&rec.obs.call_id[..8], tool = name);
     let _guard = span.enter();
     let agent = rec.obs.agent_id.clone();
-    let gates = crate::aag::facts::preflight(hub, session, name, &args, &agent).await;
+    let gates =
+        crate::stages::within("gatesMs", crate::aag::facts::preflight(hub, session, name, &args, &agent))
+            .await;
     if let Some(mut block) = gates.block {
         // Not executed; recorded as blocked before dispatch.
         let obs = &mut rec.obs;
@@ -82,7 +84,8 @@ pub async fn call_tool(
     let mut args = args;
     args.remove("_meta");
     rec.obs.note_gates(gates.decisions.iter().copied());
-    let result = run(hub, &mut rec, name, args).await;
+    let result = crate::stages::within("toolMs", run(hub, &mut rec, name, args)).await;
+    let after = Instant::now();
     let obs = &mut rec.obs;
     obs.duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     match &result {
@@ -140,11 +143,14 @@ pub async fn call_tool(
     let hint = crate::tuc::Coverage::from(hub).scan_hint(&rec.obs);
     let structured = result.as_ref().ok().map(|r| &r.structured);
     hub.presence.called(&session.id, crate::aag::presence::activity(&rec.obs, structured));
+    crate::stages::note("afterCallMs", after);
+    let recording = Instant::now();
     let durable = durable(&rec.obs);
     hub.recorder.record(rec.obs);
     if durable {
         hub.recorder.flush().await;
     }
+    crate::stages::note("evidenceMs", recording);
     let mut result = result;
     if let Ok(reply) = result.as_mut() {
         for (k, v) in learning {

@@ -34,6 +34,7 @@
 //! - [`ipc`]: the relay-to-hub channel (Unix socket; named pipe on Windows).
 //! - [`adapters`]: the site adapters in the data dir (how pages of a site are read).
 //! - [`pages`]: pages the hub serves once over HTTP (the activity report), by ticket.
+//! - [`stages`]: where one call's time goes, for the callers that ask (`cargo xtask bench`).
 //! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
 //!   [`clock`]: the clock the memory judges time by (shiftable in tests);
 //!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB.
@@ -71,6 +72,7 @@ pub mod preflight;
 pub mod registry;
 pub mod replies;
 pub mod settings;
+pub mod stages;
 pub mod store;
 pub mod support;
 pub mod tabs;

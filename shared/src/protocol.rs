@@ -95,6 +95,10 @@ pub struct Envelope {
     /// Chunk payload, on `chunk` frames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<Chunk>,
+    /// On responses from the extension: how long its stages took, in ms (`backgroundMs`,
+    /// `tabMs`, `pageMs` and the page's own parts), for the hub's stage timings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<std::collections::BTreeMap<String, f64>>,
 }
 
 impl Envelope {
@@ -127,7 +131,7 @@ impl Envelope {
         result: Option<Value>,
         error: Option<WireError>,
     ) -> Self {
-        Self { v: PROTOCOL_VERSION, id, kind, method, params, result, error, chunk: None }
+        Self { v: PROTOCOL_VERSION, id, kind, method, params, result, error, chunk: None, timing: None }
     }
 }
 

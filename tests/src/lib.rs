@@ -265,6 +265,26 @@ impl Client {
         Ok(self.service.peer().call_tool(params).await?)
     }
 
+    /// Calls a tool asking for its stage timings (`_meta["io.nova/timing"]`, docs/performance.md);
+    /// returns the result and the timings, with the whole call's time as the client saw it
+    /// (`clientMs`).
+    pub async fn call_timed(&self, tool: &str, args: Value) -> anyhow::Result<(CallToolResult, Value)> {
+        let Value::Object(map) = args else { bail!("tool arguments must be an object") };
+        let mut meta = rmcp::model::MetaObject::default();
+        meta.0.insert("io.nova/timing".into(), Value::Bool(true));
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(map);
+        params.meta = Some(rmcp::model::RequestMetaObject(meta));
+        let started = std::time::Instant::now();
+        let r = self.service.peer().call_tool(params).await?;
+        let client_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let mut timing = r.meta.as_ref().and_then(|m| m.0.get("io.nova/timing")).cloned().unwrap_or_default();
+        if !timing.is_object() {
+            bail!("{tool} answered without stage timings");
+        }
+        timing["clientMs"] = client_ms.into();
+        Ok((r, timing))
+    }
+
     /// Calls a tool and returns its structured content, failing on protocol errors.
     pub async fn structured(&self, tool: &str, args: Value) -> anyhow::Result<Value> {
         let result = self.call(tool, args).await?;

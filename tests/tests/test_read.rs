@@ -1,5 +1,6 @@
 //! Reading pages: nova.perceive and nova.read_text in real Chromium.
 
+use anyhow::Context as _;
 use nova_e2e::agent::Agent;
 use nova_e2e::{Nova, sight};
 use serde_json::{Value, json};
@@ -351,5 +352,60 @@ async fn an_incremental_read_applied_to_the_last_read_is_the_full_read() -> anyh
     let err =
         a.client.call_err("nova.perceive", json!({"since": "p".repeat(65), "agentId": "thrifty"})).await?;
     assert!(err.message.contains("since") && err.message.contains("64"), "{}", err.message);
+    Ok(())
+}
+
+/// `key` of a timing row as a number, failing when it is missing or negative.
+fn ms(row: &Value, key: &str) -> anyhow::Result<f64> {
+    row[key].as_f64().filter(|v| *v >= 0.0).ok_or_else(|| anyhow::anyhow!("no {key} in {row}"))
+}
+
+/// A call that asks (`_meta["io.nova/timing"]`, docs/performance.md) is answered with where its
+/// time went, hub and browser stages nested as they ran; a call that does not ask gets nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_that_asks_is_told_where_its_time_went() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "timed").await?;
+    a.ready().await?;
+    a.step("nova.navigate", json!({"url": nova.url("article.html")})).await?;
+    let args = json!({"agentId": "timed", "targetId": a.tab, "maxTextChars": 200000});
+    let (r, t) = a.client.call_timed("nova.perceive", args.clone()).await?;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let page = r.structured_content.clone().unwrap_or_default();
+    assert!(page["text"].as_str().unwrap_or_default().contains("A year in the kitchen garden"), "{page}");
+    for stage in ["gatesMs", "toolMs", "afterCallMs", "evidenceMs"] {
+        ms(&t["stages"], stage)?;
+    }
+    let (client, hub, tool) = (ms(&t, "clientMs")?, ms(&t, "hubMs")?, ms(&t["stages"], "toolMs")?);
+    assert!(client >= hub && hub >= tool, "{t}");
+    let rows = t["browser"].as_array().cloned().unwrap_or_default();
+    let read = rows.iter().find(|r| r["method"] == "page.perceive").with_context(|| format!("{t}"))?;
+    assert_eq!(read["during"], "toolMs", "{t}");
+    // Nested as they ran; the extension's clock is another process's (1 ms of slack).
+    let chain = ["roundTripMs", "backgroundMs", "tabMs", "pageMs", "walkMs"].map(|k| ms(read, k));
+    let chain: Vec<f64> = chain.into_iter().collect::<anyhow::Result<_>>()?;
+    assert!(tool + 1.0 >= chain[0], "{t}");
+    for pair in chain.windows(2) {
+        assert!(pair[0] + 1.0 >= pair[1], "stages not nested: {chain:?} in {t}");
+    }
+    ms(read, "encodeMs")?;
+    assert!(rows.iter().any(|r| r["method"] == "tab.frames"), "{t}");
+
+    // An action: the page is asked whether its script listens before the click goes out once.
+    let (r, t) = a
+        .client
+        .call_timed(
+            "nova.click_selector",
+            json!({"agentId": "timed", "targetId": a.tab, "selector": "a[href='#soil']"}),
+        )
+        .await?;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let rows = t["browser"].as_array().cloned().unwrap_or_default();
+    let click = rows.iter().find(|r| r["method"] == "page.click").with_context(|| format!("{t}"))?;
+    ms(click, "readyMs")?;
+    assert!(ms(click, "tabMs")? + 1.0 >= ms(click, "pageMs")?, "{t}");
+
+    let plain = a.client.call("nova.perceive", args).await?;
+    assert!(plain.meta.as_ref().is_none_or(|m| m.0.get("io.nova/timing").is_none()), "{plain:?}");
     Ok(())
 }

@@ -25,7 +25,7 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, tools, browser, reads, memory, guarded, evidence, coverage,
+    /// Run only these groups (host, tools, browser, stages, reads, memory, guarded, evidence, coverage,
     /// realapps, support, injection, load); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -38,9 +38,20 @@ fn ms(d: Duration) -> f64 {
 /// Runs the benchmarks.
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let run = |group: &str| args.only.is_empty() || args.only.iter().any(|g| g == group);
-    if ["tools", "browser", "reads", "memory", "guarded", "coverage", "realapps", "injection", "load"]
-        .into_iter()
-        .any(run)
+    if [
+        "tools",
+        "browser",
+        "stages",
+        "reads",
+        "memory",
+        "guarded",
+        "coverage",
+        "realapps",
+        "injection",
+        "load",
+    ]
+    .into_iter()
+    .any(run)
         || args.peer
     {
         crate::ensure::ensure_chromium()?;
@@ -67,6 +78,14 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         report["browser"] = runtime.block_on(browser(BrowserKind::Chromium, args.iterations))?;
         step("browser: the same in Firefox");
         report["firefox"]["browser"] = runtime.block_on(browser(BrowserKind::Firefox, args.iterations))?;
+    }
+    if run("stages") {
+        step("stages: where the time of a page read and a click goes (Chromium)");
+        report["stages"] =
+            runtime.block_on(crate::bench_stages::stages(BrowserKind::Chromium, args.iterations))?;
+        step("stages: the same in Firefox");
+        report["firefox"]["stages"] =
+            runtime.block_on(crate::bench_stages::stages(BrowserKind::Firefox, args.iterations))?;
     }
     if run("reads") {
         step("reads: tokens of full and incremental reads over a 20-step flow (Chromium)");
@@ -198,6 +217,9 @@ fn render(r: &Value) -> String {
     }
     s += &crate::bench_tools::render(&r["tools"]);
     for (label, b) in [("", r), (" [firefox]", &r["firefox"])] {
+        if !b["stages"].is_null() {
+            s += &crate::bench_stages::render(&b["stages"], label);
+        }
         s += &crate::bench_reads::render(&b["reads"], label);
         s += &crate::bench_memory::render(&b["memory"], label);
     }

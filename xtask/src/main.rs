@@ -9,6 +9,7 @@
 //!   chrome-devtools-mcp, driven through `peer`; `bench_realapps`:
 //!   verdict latency on a real application; `bench_tools`: `tools/list` in tokens per listing;
 //!   `bench_reads`: tokens of full and incremental page reads over a 20-step flow;
+//!   `bench_stages`: where the time of a read and a click goes, stage by stage;
 //!   `bench_memory`: hub RSS idle and after 10,000 calls, Nova's memory per tab).
 //! - `soak`: the 1,000-run crash soak of guarded transitions; `--all-tools`: kills during every
 //!   mutating tool (tests/tests/test_soak.rs).
@@ -22,6 +23,7 @@ mod bench_memory;
 mod bench_peer;
 mod bench_reads;
 mod bench_realapps;
+mod bench_stages;
 mod bench_support;
 mod bench_tasks;
 mod bench_tools;

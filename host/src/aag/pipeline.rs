@@ -168,7 +168,8 @@ pub fn looks_like_loop(
     state: &SessionState,
     call: &Call<'_>,
 ) -> Option<(String, FrameId)> {
-    if call.setup() {
+    // With the loop gate off the page's revision would not be looked at: no probe.
+    if call.setup() || mode_of(facts.settings(), gate::LOOP) == GateMode::Off {
         return None;
     }
     let scene = scene(facts.browser(), state, call, None);

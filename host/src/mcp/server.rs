@@ -174,7 +174,18 @@ impl ServerHandler for NovaServer {
         let args = request.arguments.unwrap_or_default();
         let loads = request.name == crate::aag::tools::TOOLS_BUNDLE.name;
         let before = loads.then(|| self.listed().len());
-        let result = crate::dispatch::call_tool(&self.hub, &self.session, &request.name, args).await;
+        // rmcp hands the request's `_meta` over in the context.
+        let timed = context.meta.0.get(crate::stages::META_KEY) == Some(&true.into());
+        let call = crate::dispatch::call_tool(&self.hub, &self.session, &request.name, args);
+        let result = if timed {
+            let (mut result, stages) = crate::stages::collect(call).await;
+            if let Ok(reply) = result.as_mut() {
+                reply.meta.insert(crate::stages::META_KEY.to_owned(), stages);
+            }
+            result
+        } else {
+            call.await
+        };
         // A bundle loaded: its tools are listed from now on; say so (MCP `listChanged`).
         if before.is_some_and(|n| n != self.listed().len()) {
             let _ = context.peer.notify_tool_list_changed().await;

@@ -1,0 +1,119 @@
+//! `cargo xtask bench --only stages`: where the time of a page read and of a click goes, stage by
+//! stage, from the calls' own timings (`_meta["io.nova/timing"]`, docs/performance.md): the MCP
+//! relay, the hub's gates, the tool, the work after the call and the evidence write, native
+//! messaging, the background worker, the message to the tab, and the page's own work (the
+//! floor the rest is measured against) with its parts. Medians of each stage on its own.
+
+use serde_json::{Value, json};
+
+use nova_e2e::{BrowserKind, Nova};
+
+use crate::measure::BENCH_SETTINGS;
+
+/// What is measured: (label, fixture, tool, arguments).
+const CASES: [(&str, &str, &str, &str); 4] = [
+    ("perceive list", "bench.html", "nova.perceive", r##"{"maxElements": 5000, "maxTextChars": 200000}"##),
+    (
+        "perceive article",
+        "article.html",
+        "nova.perceive",
+        r##"{"maxElements": 5000, "maxTextChars": 200000}"##,
+    ),
+    ("perceive app", "app.html", "nova.perceive", r##"{"maxElements": 5000, "maxTextChars": 200000}"##),
+    ("click", "bench.html", "nova.click_selector", r##"{"selector": "#bench-btn"}"##),
+];
+
+/// How a stage is computed from one call's timings.
+type Of = fn(&Value) -> f64;
+
+/// The stages, in the order a call passes them, each computed from one call's timings; the
+/// browser's stages are those of the tool's longest request (the others overlap it).
+const STAGES: [(&str, Of); 16] = [
+    ("whole call (client)", |t| f(t, "/clientMs")),
+    ("MCP relay and transport", |t| f(t, "/clientMs") - f(t, "/hubMs")),
+    ("hub: gates", |t| f(t, "/stages/gatesMs")),
+    ("hub: tool, outside the browser", |t| f(t, "/stages/toolMs") - main(t, "roundTripMs")),
+    ("hub: after the call", |t| f(t, "/stages/afterCallMs")),
+    ("hub: evidence write", |t| f(t, "/stages/evidenceMs")),
+    ("native messaging, both ways", |t| {
+        main(t, "roundTripMs") - main(t, "backgroundMs") - main(t, "hubDecodeMs")
+    }),
+    ("  of which: hub decodes", |t| main(t, "hubDecodeMs")),
+    ("background worker", |t| {
+        main(t, "backgroundMs") - main(t, "tabMs") - main(t, "readyMs") - main(t, "decodeMs")
+    }),
+    ("  of which: decodes the page's answer", |t| main(t, "decodeMs")),
+    ("script ready check (actions)", |t| main(t, "readyMs")),
+    ("message to the tab and back", |t| main(t, "tabMs") - main(t, "pageMs")),
+    ("page's own work (the floor)", |t| main(t, "pageMs")),
+    ("  walk / signals", |t| main(t, "walkMs") + main(t, "signalsMs")),
+    ("  encode the answer", |t| main(t, "encodeMs")),
+    ("tool's other requests (overlapped)", |t| {
+        tool_requests(t).map(|r| r["roundTripMs"].as_f64().unwrap_or(0.0)).sum::<f64>()
+            - main(t, "roundTripMs")
+    }),
+];
+
+fn f(t: &Value, pointer: &str) -> f64 {
+    t.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// The requests to the browser the tool made.
+fn tool_requests(t: &Value) -> impl Iterator<Item = &Value> {
+    t["browser"].as_array().into_iter().flatten().filter(|r| r["during"] == "toolMs")
+}
+
+/// `key` of the tool's longest request to the browser.
+fn main(t: &Value, key: &str) -> f64 {
+    tool_requests(t)
+        .max_by(|a, b| f(a, "/roundTripMs").total_cmp(&f(b, "/roundTripMs")))
+        .and_then(|r| r[key].as_f64())
+        .unwrap_or(0.0)
+}
+
+fn p50(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The stage medians of every case in `kind`: `{case: {stage: ms}}`.
+pub async fn stages(kind: BrowserKind, iterations: usize) -> anyhow::Result<Value> {
+    let nova = Nova::start_in(kind).await?;
+    std::fs::write(nova.data.join("settings.json"), BENCH_SETTINGS)?;
+    let c = nova.client().await?;
+    let mut out = serde_json::Map::new();
+    for (label, fixture, tool, args) in CASES {
+        c.structured("nova.navigate", json!({"url": nova.url(fixture)})).await?;
+        let args: Value = serde_json::from_str(args)?;
+        let mut calls = Vec::new();
+        for _ in 0..iterations {
+            let (r, timing) = c.call_timed(tool, args.clone()).await?;
+            anyhow::ensure!(r.is_error != Some(true), "{tool} failed on {fixture}");
+            calls.push(timing);
+        }
+        let mut row = serde_json::Map::new();
+        for (stage, of) in STAGES {
+            row.insert(stage.into(), json!(p50(calls.iter().map(of).collect())));
+        }
+        out.insert(label.into(), Value::Object(row));
+    }
+    Ok(Value::Object(out))
+}
+
+/// The table `cargo xtask bench` prints.
+pub fn render(r: &Value, label: &str) -> String {
+    let Some(cases) = r.as_object() else { return String::new() };
+    let mut s = format!("where the time goes, p50 ms per stage{label}:\n{:<40}", "");
+    for case in cases.keys() {
+        s += &format!("{case:>18}");
+    }
+    s += "\n";
+    for (stage, _) in STAGES {
+        s += &format!("  {stage:<38}");
+        for v in cases.values() {
+            s += &format!("{:>18.2}", v[stage].as_f64().unwrap_or(f64::NAN));
+        }
+        s += "\n";
+    }
+    s
+}
