@@ -159,12 +159,20 @@ pub async fn run(
                 };
                 write_lines(&mut stdout, &out).await?;
             }
-            line = hub_line => {
-                let out = match line {
-                    Some(bytes) => relay.on_hub_line(bytes),
-                    None => relay.hub_lost(),
-                };
-                write_lines(&mut stdout, &out).await?;
+            line = hub_line => match line {
+                // The hub's line goes out as it came: an answer of a few hundred KB is not
+                // parsed into a tree and written again.
+                Some(bytes) => {
+                    if let Some(raw) = relay.on_hub_line(bytes) {
+                        stdout.write_all(&raw).await?;
+                        stdout.write_all(b"\n").await?;
+                        stdout.flush().await?;
+                    }
+                }
+                None => {
+                    let out = relay.hub_lost();
+                    write_lines(&mut stdout, &out).await?;
+                }
             }
         }
     }
@@ -172,6 +180,15 @@ pub async fn run(
         r.flush().await;
     }
     Ok(())
+}
+
+/// What the relay reads of a line from the hub (the rest is checked to be JSON and skipped).
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
 }
 
 async fn write_lines(out: &mut tokio::io::Stdout, lines: &[Value]) -> std::io::Result<()> {
@@ -333,20 +350,22 @@ impl Relay {
         true
     }
 
-    fn on_hub_line(&mut self, bytes: Vec<u8>) -> Vec<Value> {
-        let Ok(msg) = serde_json::from_slice::<Value>(&bytes) else {
+    /// A line from the hub: the line to pass on to the agent, if any (answers to the relay's
+    /// own replayed requests are not).
+    fn on_hub_line(&mut self, bytes: Vec<u8>) -> Option<Vec<u8>> {
+        let Ok(head) = serde_json::from_slice::<Head>(&bytes) else {
             tracing::warn!("unparseable line from hub dropped");
-            return vec![];
+            return None;
         };
-        if let Some(id) = msg.get("id") {
+        if let Some(id) = &head.id {
             if id.as_str().is_some_and(|i| i.starts_with(REPLAY_ID)) {
-                return vec![];
+                return None;
             }
-            if msg.get("method").is_none() {
+            if head.method.is_none() {
                 self.inflight.remove(&id_key(id));
             }
         }
-        vec![msg]
+        Some(bytes)
     }
 
     fn hub_lost(&mut self) -> Vec<Value> {
