@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use nova_e2e::Nova;
 
-use crate::measure::BENCH_SETTINGS;
+use crate::measure::{BENCH_SETTINGS, p50};
 use crate::peer::{PEERS, Session, Target, text_of};
 
 /// The pages: (kind, fixture).
@@ -25,47 +25,57 @@ const BUTTON: Target<'static> = Target { selector: "#bench-btn", role: "button",
 static WHOLE_PAGE: std::sync::LazyLock<Value> =
     std::sync::LazyLock::new(|| json!({"maxElements": 5000, "maxTextChars": 200_000}));
 
-fn p50(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+/// What the comparison asks of Nova and of each peer, in ms.
+trait Contender {
+    async fn navigate(&mut self, url: &str) -> anyhow::Result<f64>;
+    /// The time and the text of a read of the whole page.
+    async fn read(&mut self) -> anyhow::Result<(f64, String)>;
+    async fn click(&mut self) -> anyhow::Result<f64>;
 }
 
-/// One contender's figures: per page `{navigateMs, readMs, readTokens}`, and `clickMs`.
-async fn nova_figures(nova: &Nova, iterations: usize) -> anyhow::Result<(Value, Vec<String>)> {
-    let c = nova.client().await?;
-    let mut pages = serde_json::Map::new();
-    let mut texts = Vec::new();
-    for (kind, fixture) in PAGES {
-        let url = nova.url(fixture);
-        let mut nav = Vec::new();
-        for _ in 0..iterations.min(10) {
-            let start = Instant::now();
-            c.structured("nova.navigate", json!({"url": url})).await?;
-            nav.push(start.elapsed().as_secs_f64() * 1000.0);
-        }
-        let (mut read, mut text) = (Vec::new(), String::new());
-        for _ in 0..iterations {
-            let start = Instant::now();
-            let r = c.call("nova.perceive", WHOLE_PAGE.clone()).await?;
-            read.push(start.elapsed().as_secs_f64() * 1000.0);
-            anyhow::ensure!(r.is_error != Some(true), "nova.perceive failed on {fixture}");
-            text = text_of(&r);
-        }
-        texts.push(text);
-        pages.insert(kind.into(), json!({"navigateMs": p50(nav), "readMs": p50(read)}));
-    }
-    c.structured("nova.navigate", json!({"url": nova.url("bench.html")})).await?;
-    let mut click = Vec::new();
-    for _ in 0..iterations {
+/// Nova through `nova mcp`, as an agent.
+struct NovaAgent(nova_e2e::Client);
+
+impl Contender for NovaAgent {
+    async fn navigate(&mut self, url: &str) -> anyhow::Result<f64> {
         let start = Instant::now();
-        c.structured("nova.click_selector", json!({"selector": BUTTON.selector})).await?;
-        click.push(start.elapsed().as_secs_f64() * 1000.0);
+        self.0.structured("nova.navigate", json!({"url": url})).await?;
+        Ok(start.elapsed().as_secs_f64() * 1000.0)
     }
-    Ok((json!({"pages": pages, "clickMs": p50(click)}), texts))
+
+    async fn read(&mut self) -> anyhow::Result<(f64, String)> {
+        let start = Instant::now();
+        let r = self.0.call("nova.perceive", WHOLE_PAGE.clone()).await?;
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        anyhow::ensure!(r.is_error != Some(true), "nova.perceive failed: {}", text_of(&r));
+        Ok((ms, text_of(&r)))
+    }
+
+    async fn click(&mut self) -> anyhow::Result<f64> {
+        let start = Instant::now();
+        self.0.structured("nova.click_selector", json!({"selector": BUTTON.selector})).await?;
+        Ok(start.elapsed().as_secs_f64() * 1000.0)
+    }
 }
 
-async fn peer_figures(
-    s: &mut Session,
+impl Contender for Session {
+    async fn navigate(&mut self, url: &str) -> anyhow::Result<f64> {
+        Session::navigate(self, url).await
+    }
+
+    async fn read(&mut self) -> anyhow::Result<(f64, String)> {
+        self.snapshot().await
+    }
+
+    async fn click(&mut self) -> anyhow::Result<f64> {
+        Session::click(self, BUTTON).await
+    }
+}
+
+/// One contender's figures: per page `{navigateMs, readMs}` and `clickMs`; and the text of
+/// its last read of each page.
+async fn measure(
+    c: &mut impl Contender,
     nova: &Nova,
     iterations: usize,
 ) -> anyhow::Result<(Value, Vec<String>)> {
@@ -75,22 +85,22 @@ async fn peer_figures(
         let url = nova.url(fixture);
         let mut nav = Vec::new();
         for _ in 0..iterations.min(10) {
-            nav.push(s.navigate(&url).await?);
+            nav.push(c.navigate(&url).await?);
         }
         let (mut read, mut text) = (Vec::new(), String::new());
         for _ in 0..iterations {
-            let (ms, t) = s.snapshot().await?;
+            let (ms, t) = c.read().await?;
             read.push(ms);
             text = t;
         }
         texts.push(text);
         pages.insert(kind.into(), json!({"navigateMs": p50(nav), "readMs": p50(read)}));
     }
-    s.navigate(&nova.url("bench.html")).await?;
-    s.snapshot().await?;
+    c.navigate(&nova.url("bench.html")).await?;
+    c.read().await?;
     let mut click = Vec::new();
     for _ in 0..iterations {
-        click.push(s.click(BUTTON).await?);
+        click.push(c.click().await?);
     }
     Ok((json!({"pages": pages, "clickMs": p50(click)}), texts))
 }
@@ -101,12 +111,12 @@ pub async fn compare(iterations: usize) -> anyhow::Result<Value> {
     let nova = Nova::start_in(nova_e2e::BrowserKind::Chromium).await?;
     std::fs::write(nova.data.join("settings.json"), BENCH_SETTINGS)?;
     let mut contenders = Vec::new();
-    let (mut figures, texts) = nova_figures(&nova, iterations).await?;
+    let (mut figures, texts) = measure(&mut NovaAgent(nova.client().await?), &nova, iterations).await?;
     figures["name"] = json!("Nova");
     contenders.push((figures, texts));
     for peer in &PEERS {
         let mut s = Session::start(peer, &chromium).await?;
-        let (mut figures, texts) = peer_figures(&mut s, &nova, iterations).await?;
+        let (mut figures, texts) = measure(&mut s, &nova, iterations).await?;
         s.stop().await;
         figures["name"] = json!(peer.name);
         contenders.push((figures, texts));

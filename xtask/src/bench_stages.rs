@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use nova_e2e::{BrowserKind, Nova};
 
-use crate::measure::BENCH_SETTINGS;
+use crate::measure::{BENCH_SETTINGS, p50};
 
 /// What is measured: (label, fixture, tool, arguments).
 const CASES: [(&str, &str, &str, &str); 4] = [
@@ -69,11 +69,6 @@ fn main(t: &Value, key: &str) -> f64 {
         .max_by(|a, b| f(a, "/roundTripMs").total_cmp(&f(b, "/roundTripMs")))
         .and_then(|r| r[key].as_f64())
         .unwrap_or(0.0)
-}
-
-fn p50(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// The stage medians of every case in `kind`: `{case: {stage: ms}}`.

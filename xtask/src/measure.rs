@@ -23,6 +23,12 @@ pub(crate) fn summary(mut samples: Vec<f64>) -> Value {
     json!({"p50": round(pct(&samples, 50.0)), "p95": round(pct(&samples, 95.0)), "n": samples.len()})
 }
 
+/// The median (nearest rank) of unsorted samples, NaN for none.
+pub(crate) fn p50(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    pct(&samples, 50.0)
+}
+
 /// Rounded to three decimals.
 pub(crate) fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
