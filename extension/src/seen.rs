@@ -9,7 +9,8 @@
 //!   both sides, a circle or ellipse of radius 0).
 //!
 //! Costs: computed style is read only for elements that hold text directly, and each ancestor's
-//! background once per walk ([`Layers`] keeps them as the walk descends).
+//! background once per walk ([`Layers`] keeps them as the walk descends); background images
+//! only when the colours alone would hide the text (an image under it makes it seen).
 
 use web_sys::{CssStyleDeclaration, Element};
 
@@ -22,7 +23,8 @@ pub struct Rgba(pub f64, pub f64, pub f64, pub f64);
 struct Backdrop {
     /// Its opaque background colour; `None` when transparent.
     colour: Option<Rgba>,
-    /// A background image (colour behind text unknown).
+    /// A background image (colour behind text unknown); read for the walk root's ancestors,
+    /// and for the walk's own layers only when needed ([`Layers`]).
     image: bool,
     /// Clipped away entirely.
     clipped: bool,
@@ -94,14 +96,15 @@ impl Layers {
             return false;
         }
         let top = self.stack.len() - 1;
-        self.stack[top].1 = Some(backdrop_of(&el, &own));
-        let mut behind = None;
+        self.stack[top].1 = Some(backdrop_of(&el, &own, false));
+        // Any clipped layer hides the text; the nearest opaque colour is what it is read on.
+        let mut coloured = None;
         for i in (0..self.stack.len()).rev() {
             let b = match self.stack[i].1 {
                 Some(b) => b,
                 None => {
                     let layer = self.stack[i].0.clone();
-                    let b = self.style(&layer).map_or(CLEAR, |s| backdrop_of(&layer, &s));
+                    let b = self.style(&layer).map_or(CLEAR, |s| backdrop_of(&layer, &s, false));
                     self.stack[i].1 = Some(b);
                     b
                 }
@@ -109,8 +112,8 @@ impl Layers {
             if b.clipped {
                 return false;
             }
-            if behind.is_none() && (b.image || b.colour.is_some()) {
-                behind = Some(b);
+            if coloured.is_none() && b.colour.is_some() {
+                coloured = Some(i);
             }
         }
         let outer = match self.outer {
@@ -124,10 +127,21 @@ impl Layers {
         if outer.clipped {
             return false;
         }
-        match behind.unwrap_or(outer) {
-            Backdrop { colour: Some(bg), image: false, .. } => !same_colour(colour, bg),
-            _ => true,
+        let background = match coloured {
+            Some(i) => self.stack[i].1.and_then(|b| b.colour),
+            None if outer.image => return true,
+            None => outer.colour,
+        };
+        if background.is_none_or(|bg| !same_colour(colour, bg)) {
+            return true;
         }
+        // The same colour as the text: a background image on that layer or nearer the text
+        // shows it after all. Read only now, as it is rare (one property less per element).
+        let nearest = coloured.unwrap_or(0);
+        (nearest..self.stack.len()).rev().any(|i| {
+            let layer = self.stack[i].0.clone();
+            self.style(&layer).is_some_and(|s| has_image(&s))
+        })
     }
 }
 
@@ -142,9 +156,11 @@ fn prop(style: &CssStyleDeclaration, name: &str) -> Option<String> {
     style.get_property_value(name).ok()
 }
 
-fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
+/// What `el` puts behind its text; its background image only when `with_image` (the walk's
+/// layers read theirs only when the colours alone would hide the text).
+fn backdrop_of(el: &Element, style: &CssStyleDeclaration, with_image: bool) -> Backdrop {
     let colour = prop(style, "background-color").and_then(|c| parse_colour(&c)).filter(|c| c.3 >= 0.95);
-    let image = prop(style, "background-image").is_some_and(|i| i != "none" && !i.is_empty());
+    let image = with_image && has_image(style);
     let clipped = prop(style, "clip-path").is_some_and(|c| {
         c != "none" && !c.is_empty() && {
             let r = el.get_bounding_client_rect();
@@ -152,6 +168,10 @@ fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
         }
     });
     Backdrop { colour, image, clipped }
+}
+
+fn has_image(style: &CssStyleDeclaration) -> bool {
+    prop(style, "background-image").is_some_and(|i| i != "none" && !i.is_empty())
 }
 
 /// The backdrop of the walk root's ancestors: the nearest opaque background, any clipping.
@@ -162,7 +182,7 @@ fn outer_backdrop(root: &Element) -> Backdrop {
     let mut next = root.parent_element();
     while let Some(el) = next {
         if let Some(s) = style(&el) {
-            let b = backdrop_of(&el, &s);
+            let b = backdrop_of(&el, &s, true);
             out.clipped |= b.clipped;
             if out.colour.is_none() && !out.image && (b.image || b.colour.is_some()) {
                 out.colour = b.colour;
