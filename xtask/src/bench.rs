@@ -341,8 +341,7 @@ async fn browser(kind: BrowserKind, iterations: usize) -> anyhow::Result<Value> 
     let mut perceive = Vec::new();
     let mut last = Value::Null;
     for _ in 0..iterations {
-        let (t, page) =
-            timed(c.call("nova.perceive", json!({"maxElements": 5000, "maxTextChars": 200000}))).await?;
+        let (t, page) = timed(c.call("nova.perceive", crate::measure::whole_page())).await?;
         perceive.push(t);
         last = serde_json::to_value(&page)?;
         ran("nova.perceive", &last)?;

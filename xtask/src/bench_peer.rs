@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use nova_e2e::Nova;
 
-use crate::measure::{BENCH_SETTINGS, p50};
+use crate::measure::{BENCH_SETTINGS, p50, whole_page};
 use crate::peer::{PEERS, Session, Target, text_of};
 
 /// The pages: (kind, fixture).
@@ -19,11 +19,6 @@ const PAGES: [(&str, &str); 3] = [("list", "bench.html"), ("article", "article.h
 
 /// The clicked button of the list page.
 const BUTTON: Target<'static> = Target { selector: "#bench-btn", role: "button", name: "Bench click" };
-
-/// Nova's read of the whole page, as the peers' snapshots are: every element and all the text
-/// (the default read stops at 400 elements and 4,000 characters).
-static WHOLE_PAGE: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| json!({"maxElements": 5000, "maxTextChars": 200_000}));
 
 /// What the comparison asks of Nova and of each peer, in ms.
 trait Contender {
@@ -45,7 +40,7 @@ impl Contender for NovaAgent {
 
     async fn read(&mut self) -> anyhow::Result<(f64, String)> {
         let start = Instant::now();
-        let r = self.0.call("nova.perceive", WHOLE_PAGE.clone()).await?;
+        let r = self.0.call("nova.perceive", whole_page()).await?;
         let ms = start.elapsed().as_secs_f64() * 1000.0;
         anyhow::ensure!(r.is_error != Some(true), "nova.perceive failed: {}", text_of(&r));
         Ok((ms, text_of(&r)))

@@ -8,18 +8,13 @@ use serde_json::{Value, json};
 
 use nova_e2e::{BrowserKind, Nova};
 
-use crate::measure::{BENCH_SETTINGS, p50};
+use crate::measure::{BENCH_SETTINGS, WHOLE_PAGE, p50};
 
 /// What is measured: (label, fixture, tool, arguments).
 const CASES: [(&str, &str, &str, &str); 4] = [
-    ("perceive list", "bench.html", "nova.perceive", r##"{"maxElements": 5000, "maxTextChars": 200000}"##),
-    (
-        "perceive article",
-        "article.html",
-        "nova.perceive",
-        r##"{"maxElements": 5000, "maxTextChars": 200000}"##,
-    ),
-    ("perceive app", "app.html", "nova.perceive", r##"{"maxElements": 5000, "maxTextChars": 200000}"##),
+    ("perceive list", "bench.html", "nova.perceive", WHOLE_PAGE),
+    ("perceive article", "article.html", "nova.perceive", WHOLE_PAGE),
+    ("perceive app", "app.html", "nova.perceive", WHOLE_PAGE),
     ("click", "bench.html", "nova.click_selector", r##"{"selector": "#bench-btn"}"##),
 ];
 

@@ -23,6 +23,15 @@ pub(crate) fn summary(mut samples: Vec<f64>) -> Value {
     json!({"p50": round(pct(&samples, 50.0)), "p95": round(pct(&samples, 95.0)), "n": samples.len()})
 }
 
+/// `nova.perceive` arguments for a read of the whole page (every element and all the text), as
+/// the peers' snapshots are; the default read stops at 400 elements and 4,000 characters.
+pub(crate) const WHOLE_PAGE: &str = r#"{"maxElements": 5000, "maxTextChars": 200000}"#;
+
+/// [`WHOLE_PAGE`] as a value.
+pub(crate) fn whole_page() -> Value {
+    serde_json::from_str(WHOLE_PAGE).unwrap_or_default()
+}
+
 /// The median (nearest rank) of unsorted samples, NaN for none.
 pub(crate) fn p50(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
