@@ -238,15 +238,26 @@ pub fn is_visible(el: &Element) -> bool {
     rect.width() > 0.0 || rect.height() > 0.0
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `Element.checkVisibility(options)`, called directly (web-sys has no binding for it): a
+    /// page walk calls it once per element.
+    #[wasm_bindgen(extends = Element)]
+    type Checkable;
+
+    #[wasm_bindgen(method, js_name = checkVisibility, catch)]
+    fn check_visibility(this: &Checkable, options: &js_sys::Object) -> Result<bool, JsValue>;
+}
+
 thread_local! {
-    /// `checkVisibility` and its options: (function, rendered, seen). "Seen" also counts
-    /// opacity 0, on the element or an ancestor, as not visible.
-    static CHECK_VISIBILITY: Option<(js_sys::Function, js_sys::Object, js_sys::Object)> = {
+    /// The options of `checkVisibility` when the browser has it: (rendered, seen). "Seen" also
+    /// counts opacity 0, on the element or an ancestor, as not visible.
+    static CHECK_VISIBILITY: Option<(js_sys::Object, js_sys::Object)> = {
         let proto = web_sys::window()
             .and_then(|w| Reflect::get(&w, &"Element".into()).ok())
             .and_then(|c| Reflect::get(&c, &"prototype".into()).ok());
         let f = proto.and_then(|p| Reflect::get(&p, &"checkVisibility".into()).ok()).filter(JsValue::is_function);
-        f.map(|f| {
+        f.map(|_| {
             let opts = js_sys::Object::new();
             let _ = Reflect::set(&opts, &"visibilityProperty".into(), &true.into());
             let _ = Reflect::set(&opts, &"contentVisibilityAuto".into(), &false.into());
@@ -254,7 +265,7 @@ thread_local! {
             let _ = Reflect::set(&seen, &"visibilityProperty".into(), &true.into());
             let _ = Reflect::set(&seen, &"contentVisibilityAuto".into(), &false.into());
             let _ = Reflect::set(&seen, &"opacityProperty".into(), &true.into());
-            (f.unchecked_into(), opts, seen)
+            (opts, seen)
         })
     };
 }
@@ -264,7 +275,7 @@ thread_local! {
 /// hidden` subtrees, and boxless elements such as `display: contents`.
 pub fn is_rendered(el: &Element) -> bool {
     CHECK_VISIBILITY.with(|cv| match cv {
-        Some((f, opts, _)) => f.call1(el, opts).ok().and_then(|v| v.as_bool()).unwrap_or(true),
+        Some((opts, _)) => el.unchecked_ref::<Checkable>().check_visibility(opts).unwrap_or(true),
         None => el.get_client_rects().length() > 0,
     })
 }
@@ -273,9 +284,46 @@ pub fn is_rendered(el: &Element) -> bool {
 /// transparent (opacity 0 on it or an ancestor).
 pub fn is_seen(el: &Element) -> bool {
     CHECK_VISIBILITY.with(|cv| match cv {
-        Some((f, _, seen)) => f.call1(el, seen).ok().and_then(|v| v.as_bool()).unwrap_or(true),
+        Some((_, seen)) => el.unchecked_ref::<Checkable>().check_visibility(seen).unwrap_or(true),
         None => el.get_client_rects().length() > 0,
     })
+}
+
+/// The property and attribute names a page walk passes into the page thousands of times.
+/// Interned, each crosses as a cached JavaScript string instead of being decoded from UTF-8
+/// on every call (on a 5,000-element page that decoding was a sixth of the walk).
+const HOT_NAMES: &[&str] = &[
+    "font-size",
+    "color",
+    "background-color",
+    "background-image",
+    "clip-path",
+    "display",
+    "overflow",
+    "clip",
+    "color-scheme",
+    "href",
+    "role",
+    "type",
+    "tabindex",
+    "onclick",
+    "multiple",
+    "contenteditable",
+    "aria-label",
+    "aria-labelledby",
+    "aria-expanded",
+    "aria-selected",
+    "aria-checked",
+    "aria-disabled",
+    "alt",
+    ":disabled",
+];
+
+/// Interns [`HOT_NAMES`] (once per page; later calls are a lookup each).
+pub fn intern_names() {
+    for name in HOT_NAMES {
+        wasm_bindgen::intern(name);
+    }
 }
 
 /// Whether the element is disabled (attribute, disabled fieldset, or `aria-disabled`).

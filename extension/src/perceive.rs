@@ -167,11 +167,11 @@ impl Walk {
     }
 
     fn children(&mut self, node: &Node) {
-        let kids = node.child_nodes();
-        for i in 0..kids.length() {
-            if let Some(k) = kids.item(i) {
-                self.node(&k);
-            }
+        // Sibling links, not `childNodes`: no NodeList per element, one call per child.
+        let mut next = node.first_child();
+        while let Some(k) = next {
+            self.node(&k);
+            next = k.next_sibling();
         }
     }
 
@@ -448,6 +448,7 @@ fn looks_like_login(doc: &web_sys::Document) -> bool {
 
 /// `page.perceive`.
 pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
+    dom::intern_names();
     let doc = dom::document()?;
     let win = dom::window()?;
     let mut w = Walk {
@@ -504,6 +505,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
 
 /// `page.readText`.
 pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
+    dom::intern_names();
     let doc = dom::document()?;
     let root = match &p.selector {
         Some(sel) => Some(dom::resolve(sel)?),
