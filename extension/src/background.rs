@@ -79,6 +79,7 @@ pub fn bg_event(name: String, detail: JsValue) {
                     let mut s = s.borrow_mut();
                     s.epochs.remove(&tab);
                     s.strict_csp.retain(|(t, _), _| *t != tab);
+                    s.listening.remove(&tab);
                 });
                 resolve_waiters(tab, "error:tab closed", false);
             }
@@ -754,11 +755,21 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<(Value, BTreeMap
         }))
     };
     let acting = ACTING.contains(&name);
+    // The top document's script answered in this navigation epoch: it listens, and the action
+    // can go at once. Otherwise a harmless question first makes sure a script listens (injecting
+    // it if need be), so that the action itself goes out once: Firefox answers "Receiving end
+    // does not exist" both when nobody received a message and when the frame went away after
+    // taking it, so an action that failed can never be sent again.
+    let epoch = epoch_of(tab);
+    let listening = frame == 0 && STATE.with(|s| s.borrow().listening.get(&tab) == Some(&epoch));
     let mut stages = BTreeMap::new();
     let mut sending = timing::now();
-    let reply = if acting {
-        // A harmless question first makes sure a script listens (injecting it if need be), so
-        // the action itself goes out once.
+    let reply = if acting && listening {
+        match bindings::tabs_send_message(tab, &envelope(name, params), frame).await {
+            Ok(r) => r,
+            Err(e) => return Err(gone_after_dispatch(tab, frame, name, &bindings::error_text(&e)).await),
+        }
+    } else if acting {
         let ask = serde_json::json!({"target": params.get("target").cloned().unwrap_or_default(), "frameId": frame});
         deliver(tab, frame, &envelope(method::REV, ask)).await?;
         let ready = timing::now();
@@ -780,6 +791,11 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<(Value, BTreeMap
         return Err(fail(reason::INTERNAL, "the page closed the message channel without an answer"));
     }
     stages.insert("tabMs".to_owned(), timing::now() - sending);
+    // Only when no navigation committed meanwhile: then the document that answered is the one
+    // of this epoch.
+    if frame == 0 && epoch_of(tab) == epoch {
+        STATE.with(|s| s.borrow_mut().listening.insert(tab, epoch));
+    }
     let decoding = timing::now();
     let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
     stages.insert("decodeMs".to_owned(), timing::now() - decoding);

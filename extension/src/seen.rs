@@ -10,9 +10,89 @@
 //!
 //! Costs: computed style is read only for elements that hold text directly, and each ancestor's
 //! background once per walk ([`Layers`] keeps them as the walk descends); background images
-//! only when the colours alone would hide the text (an image under it makes it seen).
+//! only when the colours alone would hide the text (an image under it makes it seen). A value
+//! is compared inside the page with the last few of its property before it is copied into Rust
+//! and parsed ([`Recent`]): pages use few font sizes and colours.
 
+use js_sys::JsString;
+use wasm_bindgen::prelude::*;
 use web_sys::{CssStyleDeclaration, Element};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(extends = CssStyleDeclaration)]
+    type Computed;
+
+    /// `getPropertyValue`, left a JavaScript string: compared with values already read
+    /// ([`Recent`]) before it is copied into Rust and parsed.
+    #[wasm_bindgen(method, js_name = getPropertyValue)]
+    fn value(this: &Computed, name: &str) -> JsString;
+}
+
+/// The last few distinct values of one property and what they parsed to: a page has few font
+/// sizes and colours, so most reads end in one comparison inside the page instead of a copy.
+struct Recent<T> {
+    values: Vec<(JsString, T)>,
+}
+
+impl<T: Copy> Recent<T> {
+    /// How many values are kept.
+    const KEPT: usize = 4;
+
+    fn new() -> Self {
+        Self { values: Vec::with_capacity(Self::KEPT) }
+    }
+
+    /// The parsed value of `name` in `style`.
+    fn read(&mut self, style: &CssStyleDeclaration, name: &str, parse: impl FnOnce(&str) -> T) -> T {
+        let js = style.unchecked_ref::<Computed>().value(name);
+        if let Some(i) = self.values.iter().position(|(v, _)| *v == js) {
+            let hit = self.values.remove(i);
+            let parsed = hit.1;
+            self.values.insert(0, hit);
+            return parsed;
+        }
+        let parsed = parse(&String::from(&js));
+        self.values.truncate(Self::KEPT - 1);
+        self.values.insert(0, (js, parsed));
+        parsed
+    }
+}
+
+impl<T: Copy> Default for Recent<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The values read while judging, kept for the walk ([`Recent`] per property).
+#[derive(Default)]
+struct Reads {
+    font_size: Recent<Option<f64>>,
+    colour: Recent<Option<Rgba>>,
+    background: Recent<Option<Rgba>>,
+    clip_path: Recent<bool>,
+}
+
+impl Reads {
+    fn font_size(&mut self, style: &CssStyleDeclaration) -> Option<f64> {
+        self.font_size.read(style, "font-size", |f| f.trim_end_matches("px").trim().parse::<f64>().ok())
+    }
+
+    fn colour(&mut self, style: &CssStyleDeclaration) -> Option<Rgba> {
+        self.colour.read(style, "color", parse_colour)
+    }
+
+    /// The opaque background colour; `None` when (partly) transparent.
+    fn background(&mut self, style: &CssStyleDeclaration) -> Option<Rgba> {
+        self.background.read(style, "background-color", |c| parse_colour(c).filter(|c| c.3 >= 0.95))
+    }
+
+    /// Whether `clip-path` is set at all (`none` almost everywhere).
+    fn has_clip_path(&mut self, style: &CssStyleDeclaration) -> bool {
+        self.clip_path.read(style, "clip-path", |c| c != "none" && !c.is_empty())
+    }
+}
 
 /// An RGBA colour, channels 0-255, alpha 0-1.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,6 +120,7 @@ pub struct Layers {
     /// The windows of the documents the walk is in (a same-origin iframe's innermost), so
     /// that reading an element's style costs one call, not three.
     views: Vec<web_sys::Window>,
+    reads: Reads,
 }
 
 impl Layers {
@@ -87,16 +168,15 @@ impl Layers {
     fn judge(&mut self) -> bool {
         let Some(el) = self.stack.last().map(|l| l.0.clone()) else { return true };
         let Some(own) = self.style(&el) else { return true };
-        let font = prop(&own, "font-size").and_then(|f| f.trim_end_matches("px").trim().parse::<f64>().ok());
-        if font.is_some_and(|f| f < 1.0) {
+        if self.reads.font_size(&own).is_some_and(|f| f < 1.0) {
             return false;
         }
-        let Some(colour) = prop(&own, "color").and_then(|c| parse_colour(&c)) else { return true };
+        let Some(colour) = self.reads.colour(&own) else { return true };
         if colour.3 < 0.05 {
             return false;
         }
         let top = self.stack.len() - 1;
-        self.stack[top].1 = Some(backdrop_of(&el, &own, false));
+        self.stack[top].1 = Some(self.backdrop(&el, &own));
         // Any clipped layer hides the text; the nearest opaque colour is what it is read on.
         let mut coloured = None;
         for i in (0..self.stack.len()).rev() {
@@ -104,7 +184,7 @@ impl Layers {
                 Some(b) => b,
                 None => {
                     let layer = self.stack[i].0.clone();
-                    let b = self.style(&layer).map_or(CLEAR, |s| backdrop_of(&layer, &s, false));
+                    let b = self.style(&layer).map_or(CLEAR, |s| self.backdrop(&layer, &s));
                     self.stack[i].1 = Some(b);
                     b
                 }
@@ -145,6 +225,16 @@ impl Layers {
     }
 }
 
+impl Layers {
+    /// What a layer of the walk puts behind its text (its background image is read only when
+    /// needed, in [`Layers::judge`]).
+    fn backdrop(&mut self, el: &Element, style: &CssStyleDeclaration) -> Backdrop {
+        let colour = self.reads.background(style);
+        let clipped = self.reads.has_clip_path(style) && clipped_away(el, style);
+        Backdrop { colour, image: false, clipped }
+    }
+}
+
 const WHITE: Rgba = Rgba(255.0, 255.0, 255.0, 1.0);
 const CLEAR: Backdrop = Backdrop { colour: None, image: false, clipped: false };
 
@@ -156,18 +246,23 @@ fn prop(style: &CssStyleDeclaration, name: &str) -> Option<String> {
     style.get_property_value(name).ok()
 }
 
-/// What `el` puts behind its text; its background image only when `with_image` (the walk's
-/// layers read theirs only when the colours alone would hide the text).
-fn backdrop_of(el: &Element, style: &CssStyleDeclaration, with_image: bool) -> Backdrop {
+/// What an ancestor of the walk's root puts behind the text, background image included (the
+/// walk's own layers read theirs only when needed: [`Layers::backdrop`]).
+fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
     let colour = prop(style, "background-color").and_then(|c| parse_colour(&c)).filter(|c| c.3 >= 0.95);
-    let image = with_image && has_image(style);
-    let clipped = prop(style, "clip-path").is_some_and(|c| {
+    let image = has_image(style);
+    let clipped = clipped_away(el, style);
+    Backdrop { colour, image, clipped }
+}
+
+/// Whether `el`'s `clip-path` leaves nothing of its box.
+fn clipped_away(el: &Element, style: &CssStyleDeclaration) -> bool {
+    prop(style, "clip-path").is_some_and(|c| {
         c != "none" && !c.is_empty() && {
             let r = el.get_bounding_client_rect();
             clips_away(&c, r.width(), r.height())
         }
-    });
-    Backdrop { colour, image, clipped }
+    })
 }
 
 fn has_image(style: &CssStyleDeclaration) -> bool {
@@ -182,7 +277,7 @@ fn outer_backdrop(root: &Element) -> Backdrop {
     let mut next = root.parent_element();
     while let Some(el) = next {
         if let Some(s) = style(&el) {
-            let b = backdrop_of(&el, &s, true);
+            let b = backdrop_of(&el, &s);
             out.clipped |= b.clipped;
             if out.colour.is_none() && !out.image && (b.image || b.colour.is_some()) {
                 out.colour = b.colour;

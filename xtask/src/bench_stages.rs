@@ -2,7 +2,9 @@
 //! stage, from the calls' own timings (`_meta["io.nova/timing"]`, docs/performance.md): the MCP
 //! relay, the hub's gates, the tool, the work after the call and the evidence write, native
 //! messaging, the background worker, the message to the tab, and the page's own work (the
-//! floor the rest is measured against) with its parts. Medians of each stage on its own.
+//! floor the rest is measured against) with its parts; and, beside each read, what the
+//! browser itself charges for the DOM reads the walk has to make, measured in plain JavaScript
+//! in the page ([`DOM_READS`]). Medians of each stage on its own.
 
 use serde_json::{Value, json};
 
@@ -17,6 +19,35 @@ const CASES: [(&str, &str, &str, &str); 4] = [
     ("perceive app", "app.html", "nova.perceive", WHOLE_PAGE),
     ("click", "bench.html", "nova.click_selector", r##"{"selector": "#bench-btn"}"##),
 ];
+
+/// The reads a page walk makes, done in plain JavaScript on the same page: for every element,
+/// `checkVisibility` with opacity and visibility; for each one seen, its box and the computed
+/// style a seen-text judgement reads (background colour and `clip-path`; font size and colour
+/// when it holds text). The browser's own cost of them, with no WebAssembly, no crossing and no
+/// answer: the part of `pageMs` no walk can go below (docs/performance.md).
+const DOM_READS: &str = r#"(() => {
+  const t = performance.now();
+  const seen = {opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: false};
+  for (const e of document.body.querySelectorAll('*')) {
+    if (!e.checkVisibility(seen)) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width + r.height + r.left + r.top < -1e9) continue;
+    const s = getComputedStyle(e);
+    for (let n = e.firstChild; n; n = n.nextSibling) {
+      if (n.nodeType === 3 && n.data.trim()) {
+        s.getPropertyValue('font-size');
+        s.getPropertyValue('color');
+        break;
+      }
+    }
+    s.getPropertyValue('background-color');
+    s.getPropertyValue('clip-path');
+  }
+  return performance.now() - t;
+})()"#;
+
+/// The row of [`DOM_READS`]' median, beside the stages.
+const DOM_READS_ROW: &str = "page's DOM reads alone, in plain JS";
 
 /// How a stage is computed from one call's timings.
 type Of = fn(&Value) -> f64;
@@ -68,23 +99,36 @@ fn main(t: &Value, key: &str) -> f64 {
 
 /// The stage medians of every case in `kind`: `{case: {stage: ms}}`.
 pub async fn stages(kind: BrowserKind, iterations: usize) -> anyhow::Result<Value> {
-    let nova = Nova::start_in(kind).await?;
+    // With the browser's driver open: the plain-JavaScript reads run in the page through it.
+    let nova = Nova::start_with_ui_in(kind).await?;
     std::fs::write(nova.data.join("settings.json"), BENCH_SETTINGS)?;
     let c = nova.client().await?;
+    let ui = nova.ui().await?;
     let mut out = serde_json::Map::new();
     for (label, fixture, tool, args) in CASES {
         c.structured("nova.navigate", json!({"url": nova.url(fixture)})).await?;
+        let page =
+            (tool == "nova.perceive").then(|| ui.wait_window(fixture, std::time::Duration::from_secs(10)));
+        let page = match page {
+            Some(p) => Some(p.await?),
+            None => None,
+        };
         let args: Value = serde_json::from_str(args)?;
-        let mut calls = Vec::new();
+        let (mut calls, mut reads) = (Vec::new(), Vec::new());
         for _ in 0..iterations {
             let (r, timing) = c.call_timed(tool, args.clone()).await?;
             anyhow::ensure!(r.is_error != Some(true), "{tool} failed on {fixture}");
             calls.push(timing);
+            if let Some(p) = &page {
+                let ms = p.eval(DOM_READS).await?;
+                reads.push(ms.as_f64().ok_or_else(|| anyhow::anyhow!("the DOM reads answered {ms}"))?);
+            }
         }
         let mut row = serde_json::Map::new();
         for (stage, of) in STAGES {
             row.insert(stage.into(), json!(p50(calls.iter().map(of).collect())));
         }
+        row.insert(DOM_READS_ROW.into(), if reads.is_empty() { Value::Null } else { json!(p50(reads)) });
         out.insert(label.into(), Value::Object(row));
     }
     Ok(Value::Object(out))
@@ -98,10 +142,13 @@ pub fn render(r: &Value, label: &str) -> String {
         s += &format!("{case:>18}");
     }
     s += "\n";
-    for (stage, _) in STAGES {
+    for stage in STAGES.iter().map(|(stage, _)| *stage).chain([DOM_READS_ROW]) {
         s += &format!("  {stage:<38}");
         for v in cases.values() {
-            s += &format!("{:>18.2}", v[stage].as_f64().unwrap_or(f64::NAN));
+            s += &match v[stage].as_f64() {
+                Some(ms) => format!("{ms:>18.2}"),
+                None => format!("{:>18}", "-"),
+            };
         }
         s += "\n";
     }

@@ -37,6 +37,9 @@ pub(super) struct State {
     pub(super) watches: HashMap<String, Armed>,
     /// Documents (tab, frame) that came with a CSP that forbids WebAssembly.
     pub(super) strict_csp: HashMap<(i32, protocol::FrameId), bool>,
+    /// The tabs whose top document's script has answered, with the navigation epoch it answered
+    /// in: an action to it in the same epoch needs no question first (`readyMs`).
+    pub(super) listening: HashMap<i32, u32>,
     /// Our own requests to the hub (from the extension pages): id -> resolver.
     pub(super) hub_waiters: HashMap<u32, Function>,
     pub(super) next_request: u32,
