@@ -190,45 +190,89 @@ pub fn scan<'a>(text: &str, elements: impl IntoIterator<Item = &'a str>) -> Opti
     Some(PromptInjectionWarning { matches, phrases, refs, message: MESSAGE.into() })
 }
 
+/// What a pattern found in the text starts.
+#[derive(Clone, Copy)]
+enum Start {
+    /// A whole override phrase ([`OVERRIDE_PHRASES`], anywhere).
+    Phrase,
+    /// An override verb, at a word's start ([`OVERRIDE_VERBS`]).
+    Verb,
+    /// An address, at a word's start ([`ADDRESSES`]).
+    Address,
+}
+
+/// Every pattern by its first byte: (anywhere, at a word's start). The text is read once, each
+/// position compared only with the patterns that begin with its byte, instead of one pass per
+/// pattern (a page of 5,000 elements has 60 patterns to look for in its text and in each of
+/// thousands of element lines).
+type ByFirstByte = Vec<Vec<(&'static str, Start)>>;
+
+fn patterns() -> &'static (ByFirstByte, ByFirstByte) {
+    static TABLES: std::sync::OnceLock<(ByFirstByte, ByFirstByte)> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| {
+        let mut anywhere: ByFirstByte = vec![Vec::new(); 256];
+        let mut word: ByFirstByte = vec![Vec::new(); 256];
+        for p in OVERRIDE_PHRASES {
+            anywhere[usize::from(p.as_bytes()[0])].push((p, Start::Phrase));
+        }
+        for p in OVERRIDE_VERBS {
+            word[usize::from(p.as_bytes()[0])].push((p, Start::Verb));
+        }
+        for p in ADDRESSES {
+            word[usize::from(p.as_bytes()[0])].push((p, Start::Address));
+        }
+        (anywhere, word)
+    })
+}
+
+/// Where each pattern occurs in `lower`: (position, pattern, kind), in text order.
+fn occurrences(lower: &str) -> Vec<(usize, &'static str, Start)> {
+    let (anywhere, word) = patterns();
+    let bytes = lower.as_bytes();
+    let mut found = Vec::new();
+    for (at, b) in bytes.iter().enumerate() {
+        let at_word = word_start(lower, at);
+        let candidates =
+            anywhere[usize::from(*b)].iter().chain(word[usize::from(*b)].iter().filter(|_| at_word));
+        for (p, kind) in candidates {
+            if bytes[at..].starts_with(p.as_bytes()) {
+                found.push((at, *p, *kind));
+            }
+        }
+    }
+    found
+}
+
 /// The matches in one piece of text.
 fn find(text: &str, r: Option<String>) -> Vec<Match> {
     // ASCII lowercase keeps byte offsets: positions in `lower` are positions in `text`.
     let lower = collapse(&text.to_ascii_lowercase());
     let original = collapse(text);
     let mut out: Vec<(usize, usize, &'static str)> = Vec::new();
-    for p in OVERRIDE_PHRASES {
-        for (at, _) in lower.match_indices(p) {
-            out.push((at, at + p.len(), "override"));
-        }
-    }
-    for verb in OVERRIDE_VERBS {
-        for (at, _) in lower.match_indices(verb) {
-            if !word_start(&lower, at) {
-                continue;
+    for (at, p, start) in occurrences(&lower) {
+        match start {
+            Start::Phrase => out.push((at, at + p.len(), "override")),
+            Start::Verb => {
+                if let Some(end) = override_tail(&lower, at + p.len()) {
+                    out.push((at, end, "override"));
+                }
             }
-            if let Some(end) = override_tail(&lower, at + verb.len()) {
-                out.push((at, end, "override"));
-            }
-        }
-    }
-    for a in ADDRESSES {
-        for (at, _) in lower.match_indices(a) {
-            if !word_start(&lower, at) {
-                continue;
-            }
-            let after = at + a.len();
-            let window_end = floor_boundary(&lower, (after + ORDER_WINDOW).min(lower.len()));
-            // The order must be in the same sentence: what follows a full stop (a button label,
-            // the next paragraph) is not spoken to the AI.
-            let window = &lower[after..window_end];
-            let window = [". ", "! ", "? "]
-                .iter()
-                .filter_map(|e| window.find(e))
-                .min()
-                .map_or(window, |i| &window[..i]);
-            if let Some(order) = ORDERS.iter().filter_map(|o| window.find(o).map(|i| (i, o))).min() {
-                let end = after + order.0 + order.1.trim_end().len();
-                out.push((at, end, "address"));
+            Start::Address => {
+                let a = p;
+                let after = at + a.len();
+                let window_end = floor_boundary(&lower, (after + ORDER_WINDOW).min(lower.len()));
+                // The order must be in the same sentence: what follows a full stop (a button label,
+                // the next paragraph) is not spoken to the AI.
+                let window = &lower[after..window_end];
+                let window = [". ", "! ", "? "]
+                    .iter()
+                    .filter_map(|e| window.find(e))
+                    .min()
+                    .map_or(window, |i| &window[..i]);
+                if let Some(order) = ORDERS.iter().filter_map(|o| window.find(o).map(|i| (i, o))).min() {
+                    let end = after + order.0 + order.1.trim_end().len();
+                    out.push((at, end, "address"));
+                }
             }
         }
     }
