@@ -235,7 +235,9 @@ fn occurrences(lower: &str) -> Vec<(usize, &'static str, Start)> {
         let candidates =
             anywhere[usize::from(*b)].iter().chain(word[usize::from(*b)].iter().filter(|_| at_word));
         for (p, kind) in candidates {
-            if bytes[at..].starts_with(p.as_bytes()) {
+            // The second byte first: most candidates end there, without a call to compare.
+            let (rest, p_bytes) = (&bytes[at..], p.as_bytes());
+            if rest.get(1) == p_bytes.get(1) && rest.starts_with(p_bytes) {
                 found.push((at, *p, *kind));
             }
         }
@@ -245,9 +247,9 @@ fn occurrences(lower: &str) -> Vec<(usize, &'static str, Start)> {
 
 /// The matches in one piece of text.
 fn find(text: &str, r: Option<String>) -> Vec<Match> {
-    // ASCII lowercase keeps byte offsets: positions in `lower` are positions in `text`.
-    let lower = collapse(&text.to_ascii_lowercase());
+    // ASCII lowercase keeps byte offsets: positions in `lower` are positions in `original`.
     let original = collapse(text);
+    let lower = original.to_ascii_lowercase();
     let mut out: Vec<(usize, usize, &'static str)> = Vec::new();
     for (at, p, start) in occurrences(&lower) {
         match start {
