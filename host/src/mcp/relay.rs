@@ -80,6 +80,9 @@ pub async fn read_line_bounded<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -
     }
 }
 
+/// Bytes read from the hub at a time.
+const HUB_READ_BUFFER: usize = 256 * 1024;
+
 struct HubLink {
     writer: crate::ipc::Writer,
     lines: mpsc::Receiver<Option<Vec<u8>>>,
@@ -211,7 +214,8 @@ async fn connect(data: &DataDir, browser: Option<&str>) -> Option<HubLink> {
         tracing::info!(browser = %record.browser, pid = record.pid, "connected to hub");
         let (tx, lines) = mpsc::channel(64);
         tokio::spawn(async move {
-            let mut r = BufReader::new(r);
+            // A read of a large page is a line of a few hundred KB: read it in few system calls.
+            let mut r = BufReader::with_capacity(HUB_READ_BUFFER, r);
             loop {
                 match read_line_bounded(&mut r, usize::MAX).await {
                     Ok(Line::Text(b)) => {
