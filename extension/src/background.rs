@@ -764,17 +764,14 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<(Value, BTreeMap
     let listening = frame == 0 && STATE.with(|s| s.borrow().listening.get(&tab) == Some(&epoch));
     let mut stages = BTreeMap::new();
     let mut sending = timing::now();
-    let reply = if acting && listening {
-        match bindings::tabs_send_message(tab, &envelope(name, params), frame).await {
-            Ok(r) => r,
-            Err(e) => return Err(gone_after_dispatch(tab, frame, name, &bindings::error_text(&e)).await),
+    let reply = if acting {
+        if !listening {
+            let ask = serde_json::json!({"target": params.get("target").cloned().unwrap_or_default(), "frameId": frame});
+            deliver(tab, frame, &envelope(method::REV, ask)).await?;
+            let ready = timing::now();
+            stages.insert("readyMs".to_owned(), ready - sending);
+            sending = ready;
         }
-    } else if acting {
-        let ask = serde_json::json!({"target": params.get("target").cloned().unwrap_or_default(), "frameId": frame});
-        deliver(tab, frame, &envelope(method::REV, ask)).await?;
-        let ready = timing::now();
-        stages.insert("readyMs".to_owned(), ready - sending);
-        sending = ready;
         match bindings::tabs_send_message(tab, &envelope(name, params), frame).await {
             Ok(r) => r,
             Err(e) => return Err(gone_after_dispatch(tab, frame, name, &bindings::error_text(&e)).await),

@@ -223,9 +223,7 @@ impl Layers {
             self.style(&layer).is_some_and(|s| has_image(&s))
         })
     }
-}
 
-impl Layers {
     /// What a layer of the walk puts behind its text (its background image is read only when
     /// needed, in [`Layers::judge`]).
     fn backdrop(&mut self, el: &Element, style: &CssStyleDeclaration) -> Backdrop {

@@ -260,19 +260,7 @@ fn find(text: &str, r: Option<String>) -> Vec<Match> {
                 }
             }
             Start::Address => {
-                let a = p;
-                let after = at + a.len();
-                let window_end = floor_boundary(&lower, (after + ORDER_WINDOW).min(lower.len()));
-                // The order must be in the same sentence: what follows a full stop (a button label,
-                // the next paragraph) is not spoken to the AI.
-                let window = &lower[after..window_end];
-                let window = [". ", "! ", "? "]
-                    .iter()
-                    .filter_map(|e| window.find(e))
-                    .min()
-                    .map_or(window, |i| &window[..i]);
-                if let Some(order) = ORDERS.iter().filter_map(|o| window.find(o).map(|i| (i, o))).min() {
-                    let end = after + order.0 + order.1.trim_end().len();
+                if let Some(end) = order_after(&lower, at + p.len()) {
                     out.push((at, end, "address"));
                 }
             }
@@ -297,6 +285,19 @@ fn find(text: &str, r: Option<String>) -> Vec<Match> {
         });
     }
     kept
+}
+
+/// After an address that ends at `after`: where the order it gives ends, when one follows in
+/// the same sentence within [`ORDER_WINDOW`].
+fn order_after(lower: &str, after: usize) -> Option<usize> {
+    let window_end = floor_boundary(lower, (after + ORDER_WINDOW).min(lower.len()));
+    // The order must be in the same sentence: what follows a full stop (a button label, the
+    // next paragraph) is not spoken to the AI.
+    let window = &lower[after..window_end];
+    let window =
+        [". ", "! ", "? "].iter().filter_map(|e| window.find(e)).min().map_or(window, |i| &window[..i]);
+    let (i, order) = ORDERS.iter().filter_map(|o| window.find(o).map(|i| (i, o))).min()?;
+    Some(after + i + order.trim_end().len())
 }
 
 /// After an override verb: up to three qualifiers, then an object (`all previous instructions`).

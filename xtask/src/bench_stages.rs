@@ -107,11 +107,10 @@ pub async fn stages(kind: BrowserKind, iterations: usize) -> anyhow::Result<Valu
     let mut out = serde_json::Map::new();
     for (label, fixture, tool, args) in CASES {
         c.structured("nova.navigate", json!({"url": nova.url(fixture)})).await?;
-        let page =
-            (tool == "nova.perceive").then(|| ui.wait_window(fixture, std::time::Duration::from_secs(10)));
-        let page = match page {
-            Some(p) => Some(p.await?),
-            None => None,
+        let page = if tool == "nova.perceive" {
+            Some(ui.wait_window(fixture, std::time::Duration::from_secs(10)).await?)
+        } else {
+            None
         };
         let args: Value = serde_json::from_str(args)?;
         let (mut calls, mut reads) = (Vec::new(), Vec::new());
