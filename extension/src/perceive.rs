@@ -192,12 +192,13 @@ impl Walk {
             return;
         };
         if !contents {
+            // Each read of the box is a call into the page: four, once each.
             let r = el.get_bounding_client_rect();
-            let (left, top) = (r.left() + self.scroll.0, r.top() + self.scroll.1);
-            if left + r.width() <= 0.0 || top + r.height() <= 0.0 {
+            let (left, top, width, height) = (r.left(), r.top(), r.width(), r.height());
+            if left + self.scroll.0 + width <= 0.0 || top + self.scroll.1 + height <= 0.0 {
                 return; // placed off the page (left: -9999px and the like)
             }
-            let flat = (r.width() <= 1.0 || r.height() <= 1.0) && tag != "br";
+            let flat = (width <= 1.0 || height <= 1.0) && tag != "br";
             if flat && clips(el) {
                 return; // a box with no room that hides its overflow (screen-reader-only, collapsed)
             }
@@ -214,7 +215,8 @@ impl Walk {
             self.break_line();
         }
         self.layers.push(el);
-        if let Some(frame) = dom::as_iframe(el) {
+        // The tag is known: only an `iframe` pays for the namespace check.
+        if let Some(frame) = (tag == "iframe").then(|| dom::as_iframe(el)).flatten() {
             if let Some(body) = frame.content_document().and_then(|d| d.body()) {
                 let view = frame.content_window();
                 if let Some(v) = &view {
