@@ -9,6 +9,8 @@ use nova_shared::selector::{self, Selector};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Document, Element, HtmlElement, HtmlIFrameElement, ShadowRoot};
 
+use crate::attrs::Attrs;
+
 /// A failure: reason code and message.
 pub type Failure = (String, String);
 
@@ -328,8 +330,17 @@ pub fn intern_names() {
 
 /// Whether the element is disabled (attribute, disabled fieldset, or `aria-disabled`).
 pub fn is_disabled(el: &Element) -> bool {
-    el.matches(":disabled").unwrap_or(false)
-        || el.get_attribute("aria-disabled").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    is_disabled_with(el, &tag(el), &Attrs::of(el))
+}
+
+/// [`is_disabled`] when the tag and attribute names are known. Only form controls (and
+/// form-associated custom elements, whose names hold a hyphen) can match `:disabled`.
+pub fn is_disabled_with(el: &Element, t: &str, attrs: &Attrs) -> bool {
+    let control =
+        matches!(t, "button" | "input" | "select" | "textarea" | "optgroup" | "option" | "fieldset")
+            || t.contains('-');
+    control && el.matches(":disabled").unwrap_or(false)
+        || attrs.get(el, "aria-disabled").is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 /// Collapses whitespace and trims.
@@ -354,7 +365,12 @@ pub fn tag(el: &Element) -> String {
 
 /// The input type, lower case (`text` when absent).
 pub fn input_type(el: &Element) -> String {
-    el.get_attribute("type").map(|t| t.to_ascii_lowercase()).unwrap_or_else(|| "text".into())
+    input_type_with(el, &Attrs::of(el))
+}
+
+/// [`input_type`] when the element's attribute names are known.
+pub fn input_type_with(el: &Element, attrs: &Attrs) -> String {
+    attrs.get(el, "type").map(|t| t.to_ascii_lowercase()).unwrap_or_else(|| "text".into())
 }
 
 /// The ARIA role: explicit, else implied by the tag.
@@ -364,24 +380,22 @@ pub fn role(el: &Element) -> String {
 
 /// [`role`] when the tag is already known.
 pub fn role_of(el: &Element, t: &str) -> String {
-    role_with(el, t, !el.has_attributes())
+    role_with(el, t, &Attrs::of(el))
 }
 
-/// [`role_of`] when whether the element has no attributes at all (`bare`) is known: a bare
-/// element's role is its tag's, which costs no further call into the page.
-pub fn role_with(el: &Element, t: &str, bare: bool) -> String {
-    if !bare
-        && let Some(r) = el.get_attribute("role").and_then(|r| r.split_whitespace().next().map(str::to_owned))
-    {
+/// [`role_of`] when the element's attribute names are known: a bare element's role is its
+/// tag's, which costs no further call into the page.
+pub fn role_with(el: &Element, t: &str, attrs: &Attrs) -> String {
+    if let Some(r) = attrs.get(el, "role").and_then(|r| r.split_whitespace().next().map(str::to_owned)) {
         return r;
     }
     match t {
-        "a" if !bare && el.has_attribute("href") => "link".into(),
+        "a" if attrs.has("href") => "link".into(),
         "button" | "summary" => "button".into(),
-        "select" => if !bare && el.has_attribute("multiple") { "listbox" } else { "combobox" }.into(),
+        "select" => if attrs.has("multiple") { "listbox" } else { "combobox" }.into(),
         "textarea" => "textbox".into(),
         "option" => "option".into(),
-        "input" => match if bare { "text".to_owned() } else { input_type(el) }.as_str() {
+        "input" => match input_type_with(el, attrs).as_str() {
             "button" | "submit" | "reset" | "image" => "button".into(),
             "checkbox" => "checkbox".into(),
             "radio" => "radio".into(),
@@ -397,16 +411,21 @@ pub fn role_with(el: &Element, t: &str, bare: bool) -> String {
         "aside" => "complementary".into(),
         "form" => "form".into(),
         "search" => "search".into(),
-        _ if !bare && is_editable_root(el) => "textbox".into(),
+        _ if is_editable_root_with(el, attrs) => "textbox".into(),
         other => other.into(),
     }
 }
 
 /// Whether the element is the root of a contenteditable region.
 pub fn is_editable_root(el: &Element) -> bool {
+    is_editable_root_with(el, &Attrs::of(el))
+}
+
+/// [`is_editable_root`] when the element's attribute names are known.
+pub fn is_editable_root_with(el: &Element, attrs: &Attrs) -> bool {
     // Only an element carrying the attribute can start an editable region; checking it first
     // keeps this cheap for the thousands of ordinary elements perceive walks past.
-    if !el.has_attribute("contenteditable") {
+    if !attrs.has("contenteditable") {
         return false;
     }
     let Some(h) = as_html(el) else { return false };
@@ -432,8 +451,13 @@ fn text_of_ids(el: &Element, ids: &str) -> String {
 /// The accessible name, approximated: aria-labelledby, aria-label, labels, button values,
 /// visible text, then placeholder / title / alt / name. At most 80 characters.
 pub fn name(el: &Element) -> String {
-    let attr = |a: &str| el.get_attribute(a).map(|v| collapse(&v)).filter(|v| !v.is_empty());
-    if let Some(ids) = el.get_attribute("aria-labelledby") {
+    name_with(el, &tag(el), &Attrs::of(el))
+}
+
+/// [`name`] when the tag and attribute names are known.
+pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
+    let attr = |a: &str| attrs.get(el, a).map(|v| collapse(&v)).filter(|v| !v.is_empty());
+    if let Some(ids) = attrs.get(el, "aria-labelledby") {
         let n = text_of_ids(el, &ids);
         if !n.is_empty() {
             return clip(&n, 80);
@@ -442,8 +466,7 @@ pub fn name(el: &Element) -> String {
     if let Some(n) = attr("aria-label") {
         return clip(&n, 80);
     }
-    let t = tag(el);
-    if matches!(t.as_str(), "input" | "select" | "textarea") {
+    if matches!(t, "input" | "select" | "textarea") {
         if let Ok(labels) = Reflect::get(el, &"labels".into())
             && labels.is_object()
             && let Some(list) = Some(labels.unchecked_ref::<web_sys::NodeList>())
@@ -455,11 +478,12 @@ pub fn name(el: &Element) -> String {
                 return clip(&n, 80);
             }
         }
-        if t == "input" && matches!(input_type(el).as_str(), "button" | "submit" | "reset") {
+        let kind = if t == "input" { input_type_with(el, attrs) } else { String::new() };
+        if matches!(kind.as_str(), "button" | "submit" | "reset") {
             if let Some(v) = attr("value") {
                 return clip(&v, 80);
             }
-            return if input_type(el) == "submit" { "Submit".into() } else { String::new() };
+            return if kind == "submit" { "Submit".into() } else { String::new() };
         }
     } else {
         // textContent, not innerText: no layout work per element, and screen-reader-only

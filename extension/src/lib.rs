@@ -6,7 +6,8 @@
 //!   routing page work to content scripts. Entry points `bg_start`, `bg_event`.
 //! - [`content`]: the content-script entry point `content_handle`.
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
-//! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility.
+//! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an
+//!   element carries, read in one call, so a walk asks only for those that are there.
 //! - [`perceive`]: the compact page model and visible text; [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`).
 //! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
@@ -25,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod actions;
+pub mod attrs;
 pub mod aware;
 pub mod background;
 pub mod bindings;

@@ -12,6 +12,7 @@ use nova_shared::selector::format_ref;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, Node};
 
+use crate::attrs::Attrs;
 use crate::aware;
 use crate::dom::{self, Failure, clip};
 
@@ -263,9 +264,10 @@ impl Walk {
     fn classify(&mut self, el: &Element, tag: &str) {
         // Most elements of a page carry no attribute: then the tag says everything, and the
         // attribute reads below are skipped (each is a call into the page).
-        let bare = !el.has_attributes();
-        let role = dom::role_with(el, tag, bare);
-        if tag == "input" && !bare && dom::input_type(el) == "password" {
+        // The others carry a few: their names are read once, and only those are asked for.
+        let attrs = Attrs::of(el);
+        let role = dom::role_with(el, tag, &attrs);
+        if tag == "input" && dom::input_type_with(el, &attrs) == "password" {
             self.password_visible = true;
         }
         if tag == "form" {
@@ -273,10 +275,10 @@ impl Walk {
             self.forms.push((el.clone(), label, Vec::new()));
         }
         if LANDMARK_ROLES.contains(&role.as_str()) && (tag != "header" && tag != "footer" || role != tag) {
-            let n = if bare { String::new() } else { dom::name_attr_only(el) };
+            let n = if attrs.is_empty() { String::new() } else { dom::name_attr_only(el) };
             self.landmarks.push(if n.is_empty() { role.clone() } else { format!("{role} \"{n}\"") });
         }
-        if !is_interactive(el, tag, &role, bare) {
+        if !is_interactive(el, tag, &role, &attrs) {
             return;
         }
         self.elements_total += 1;
@@ -287,7 +289,7 @@ impl Walk {
             }
         }
         if self.elements.len() < self.elements_max {
-            self.elements.push(element_line(el, tag, &role, &r));
+            self.elements.push(element_line(el, tag, &role, &r, &attrs));
         }
     }
 }
@@ -305,38 +307,38 @@ fn clips(el: &Element) -> bool {
     overflow.contains("hidden") || overflow.contains("clip") || (!clip.is_empty() && clip != "auto")
 }
 
-/// Whether an element is one an agent acts on; `bare`: it has no attributes.
-fn is_interactive(el: &Element, tag: &str, role: &str, bare: bool) -> bool {
+/// Whether an element is one an agent acts on.
+fn is_interactive(el: &Element, tag: &str, role: &str, attrs: &Attrs) -> bool {
     match tag {
-        "a" => return !bare && (el.has_attribute("href") || el.has_attribute("role")),
+        "a" => return attrs.has("href") || attrs.has("role"),
         "button" | "select" | "textarea" | "summary" => return true,
-        "input" => return bare || dom::input_type(el) != "hidden",
+        "input" => return dom::input_type_with(el, attrs) != "hidden",
         _ => {}
     }
-    INTERACTIVE_ROLES.contains(&role) || !bare && is_interactive_by_attribute(el)
+    INTERACTIVE_ROLES.contains(&role) || is_interactive_by_attribute(el, attrs)
 }
 
 /// Editable roots, click handlers in markup, and elements in the tab order.
-fn is_interactive_by_attribute(el: &Element) -> bool {
-    dom::is_editable_root(el)
-        || el.has_attribute("onclick")
-        || el.get_attribute("tabindex").and_then(|t| t.trim().parse::<i32>().ok()).is_some_and(|t| t >= 0)
+fn is_interactive_by_attribute(el: &Element, attrs: &Attrs) -> bool {
+    dom::is_editable_root_with(el, attrs)
+        || attrs.has("onclick")
+        || attrs.get(el, "tabindex").and_then(|t| t.trim().parse::<i32>().ok()).is_some_and(|t| t >= 0)
 }
 
 fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "'"))
 }
 
-fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
+fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> String {
     let mut line = format!("{r} {role}");
-    let name = dom::name(el);
+    let name = dom::name_with(el, tag, attrs);
     if !name.is_empty() {
         line.push(' ');
         line.push_str(&quote(&name));
     }
     if tag == "input" {
         let input: &web_sys::HtmlInputElement = el.unchecked_ref();
-        let t = dom::input_type(el);
+        let t = dom::input_type_with(el, attrs);
         match t.as_str() {
             "checkbox" | "radio" => {
                 if input.checked() {
@@ -357,7 +359,7 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
                 }
             }
         }
-        if input.required() {
+        if attrs.has("required") {
             line.push_str(" required");
         }
     } else if tag == "textarea" {
@@ -377,7 +379,7 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
             .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
             .collect();
         line.push_str(&format!(" options=[{}]", options.join("|")));
-    } else if dom::is_editable_root(el)
+    } else if dom::is_editable_root_with(el, attrs)
         && let Some(h) = dom::as_html(el)
     {
         let v = dom::collapse(&h.inner_text());
@@ -386,18 +388,18 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str) -> String {
         }
     }
     if tag == "a"
-        && let Some(href) = el.get_attribute("href")
+        && let Some(href) = attrs.get(el, "href")
     {
         line.push_str(&format!(" -> {}", clip(&href, 80)));
     }
-    if dom::is_disabled(el) {
+    if dom::is_disabled_with(el, tag, attrs) {
         line.push_str(" disabled");
     }
-    if el.get_attribute("aria-expanded").as_deref() == Some("true") {
+    if attrs.get(el, "aria-expanded").as_deref() == Some("true") {
         line.push_str(" expanded");
     }
-    if el.get_attribute("aria-selected").as_deref() == Some("true")
-        || el.get_attribute("aria-checked").as_deref() == Some("true")
+    if attrs.get(el, "aria-selected").as_deref() == Some("true")
+        || attrs.get(el, "aria-checked").as_deref() == Some("true")
     {
         line.push_str(" selected");
     }
