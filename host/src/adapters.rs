@@ -1,9 +1,13 @@
 //! Site adapters in the data dir (`<data dir>/adapters/*.json`, shared/adapters/README.md):
-//! read on every use, so a new file takes effect without a restart. The guarded macros read
+//! the folder is listed on every use, so a new, changed or removed file takes effect without a
+//! restart; the files are parsed again (and a bad one reported again) only when the listing
+//! (names, sizes, modification times) changed since the last use. The guarded macros read
 //! pages through them (`cls::engine`), OK learns the services they name (`ok::service`), and
 //! `nova doctor` reports the files it could not read.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use nova_shared::adapter::{self, Adapter};
 
@@ -38,12 +42,49 @@ pub fn load(dir: &Path) -> (Vec<Adapter>, Vec<String>) {
     (all, errors)
 }
 
-/// The adapters of `data`, with unreadable files logged and skipped.
+/// What the folder held when it was last parsed: each `*.json` file's path, size and
+/// modification time, in name order.
+type Listing = Vec<(PathBuf, u64, Option<SystemTime>)>;
+
+/// The last folder parsed, its listing and its adapters.
+static PARSED: Mutex<Option<(PathBuf, Listing, Vec<Adapter>)>> = Mutex::new(None);
+
+fn listing(dir: &Path) -> Listing {
+    let mut files: Listing = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .map(|e| {
+                    let meta = e.metadata().ok();
+                    (e.path(), meta.as_ref().map_or(0, |m| m.len()), meta.and_then(|m| m.modified().ok()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// The adapters of `data`, with unreadable files logged (once per change of the folder) and
+/// skipped.
 pub fn site(data: &DataDir) -> Vec<Adapter> {
-    let (all, errors) = load(&data.adapters());
+    cached(&data.adapters())
+}
+
+fn cached(dir: &Path) -> Vec<Adapter> {
+    let now = listing(dir);
+    let mut parsed = PARSED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((d, l, all)) = parsed.as_ref()
+        && d == dir
+        && *l == now
+    {
+        return all.clone();
+    }
+    let (all, errors) = load(dir);
     for e in errors {
         tracing::warn!(error = %e, "adapter file skipped");
     }
+    *parsed = Some((dir.to_path_buf(), now, all.clone()));
     all
 }
 
@@ -91,5 +132,20 @@ mod tests {
         assert!(errors[2].contains("unknown field `servce`"), "{errors:?}");
         let (only, none) = load(&dir.path().join("missing"));
         assert_eq!((only.len(), none.len()), (1, 0), "a missing folder is the generic adapter alone");
+    }
+
+    #[test]
+    fn a_new_changed_or_removed_file_takes_effect_on_the_next_use() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let names = |all: Vec<Adapter>| all.into_iter().map(|a| a.name).collect::<Vec<_>>();
+        assert_eq!(names(cached(dir.path())), ["generic"]);
+        std::fs::write(dir.path().join("a.json"), r#"{"name": "a", "urlContains": "a.example"}"#).expect("w");
+        assert_eq!(names(cached(dir.path())), ["generic", "a"], "a new file");
+        assert_eq!(names(cached(dir.path())), ["generic", "a"], "unchanged");
+        std::fs::write(dir.path().join("a.json"), r#"{"name": "a2", "urlContains": "a.example"}"#)
+            .expect("w");
+        assert_eq!(names(cached(dir.path())), ["generic", "a2"], "a changed file (another size)");
+        std::fs::remove_file(dir.path().join("a.json")).expect("rm");
+        assert_eq!(names(cached(dir.path())), ["generic"], "a removed file");
     }
 }

@@ -74,8 +74,8 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     }
     run_cmd(&mut cmd)?;
     if args.filter.is_none() {
-        step("fuzzing (every target for 30 s, unoptimised build; `cargo xtask fuzz` runs longer)");
-        crate::fuzz::run(30, &[], crate::fuzz::Build::Dev)?;
+        step("fuzzing (every target for 20 s, unoptimised build; `cargo xtask fuzz` runs longer)");
+        crate::fuzz::run(20, &[], crate::fuzz::Build::Dev)?;
         crate::acceptance::acceptance(&["chromium".into(), "firefox".into()])?;
     }
     Ok(())
