@@ -17,18 +17,15 @@ pub struct Attrs {
 impl Attrs {
     /// The element's attribute names: one call when it has none, three when it has some.
     pub fn of(el: &Element) -> Self {
-        if el.has_attributes() { Self::read(el) } else { Self::none() }
+        if !el.has_attributes() {
+            return Self::none();
+        }
+        Self { names: String::from(el.get_attribute_names().join(" ")).to_ascii_lowercase() }
     }
 
     /// No attributes: what [`Attrs::of`] gives for an element already known to have none.
     pub fn none() -> Self {
         Self { names: String::new() }
-    }
-
-    /// The element's attribute names, when it is known to have some.
-    pub fn read(el: &Element) -> Self {
-        let names = String::from(el.get_attribute_names().join(" "));
-        Self { names: names.to_ascii_lowercase() }
     }
 
     /// Whether the element has no attributes at all.

@@ -339,7 +339,7 @@ pub fn is_disabled_with(el: &Element, t: &str, attrs: &Attrs) -> bool {
     let control =
         matches!(t, "button" | "input" | "select" | "textarea" | "optgroup" | "option" | "fieldset")
             || t.contains('-');
-    control && el.matches(":disabled").unwrap_or(false)
+    (control && el.matches(":disabled").unwrap_or(false))
         || attrs.get(el, "aria-disabled").is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 

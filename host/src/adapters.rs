@@ -18,12 +18,7 @@ use crate::paths::DataDir;
 pub fn load(dir: &Path) -> (Vec<Adapter>, Vec<String>) {
     let mut all = vec![adapter::generic()];
     let mut errors = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort();
-    for path in files {
+    for (path, ..) in listing(dir) {
         let parsed = std::fs::read_to_string(&path)
             .map_err(|e| e.to_string())
             .and_then(|text| serde_json::from_str::<Adapter>(&text).map_err(|e| e.to_string()));
@@ -49,14 +44,15 @@ type Listing = Vec<(PathBuf, u64, Option<SystemTime>)>;
 /// The last folder parsed, its listing and its adapters.
 static PARSED: Mutex<Option<(PathBuf, Listing, Vec<Adapter>)>> = Mutex::new(None);
 
+/// The folder's `*.json` files in name order, with their sizes and modification times.
 fn listing(dir: &Path) -> Listing {
     let mut files: Listing = std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(Result::ok)
-                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-                .map(|e| {
-                    let meta = e.metadata().ok();
-                    (e.path(), meta.as_ref().map_or(0, |m| m.len()), meta.and_then(|m| m.modified().ok()))
+                .map(|e| (e.path(), e.metadata().ok()))
+                .filter(|(p, _)| p.extension().is_some_and(|x| x == "json"))
+                .map(|(p, meta)| {
+                    (p, meta.as_ref().map_or(0, |m| m.len()), meta.and_then(|m| m.modified().ok()))
                 })
                 .collect()
         })
