@@ -3,7 +3,7 @@
 //! "a form was submitted") are measured against a baseline taken when the watch is armed,
 //! before the dispatch, and latched once seen.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
 use nova_shared::adapter::Adapter;
 use nova_shared::cls::Observed;
@@ -169,13 +169,15 @@ fn theme() -> Option<&'static str> {
 }
 
 /// A `core.*` signal, read from what the page visibly shows. Null when the page does not show it.
-fn core(a: &Adapter, path: &str) -> Value {
-    let password_shown = visible(a.login.password.as_deref());
+/// `password` holds whether a password field shows, looked up once for all the signals of one
+/// read (it is a query of the whole document) and only by the signals that need it.
+fn core(a: &Adapter, path: &str, password: &OnceCell<bool>) -> Value {
+    let password_shown = || *password.get_or_init(|| visible(a.login.password.as_deref()));
     match path {
         "login_state" => {
-            if visible(a.login.logged_in.as_deref()) && !password_shown {
+            if visible(a.login.logged_in.as_deref()) && !password_shown() {
                 json!("logged_in")
-            } else if password_shown {
+            } else if password_shown() {
                 json!("logged_out")
             } else {
                 Value::Null
@@ -186,7 +188,7 @@ fn core(a: &Adapter, path: &str) -> Value {
                 .and_then(|w| w.location().pathname().ok())
                 .unwrap_or_default()
                 .to_lowercase();
-            if password_shown {
+            if password_shown() {
                 json!("login")
             } else if path.contains("settings") || path.contains("preferences") {
                 json!("settings")
@@ -230,7 +232,7 @@ fn core(a: &Adapter, path: &str) -> Value {
 pub fn signals(a: &Adapter) -> std::collections::BTreeMap<String, Value> {
     nova_shared::facts::CORE_FACTS
         .iter()
-        .map(|path| (format!("core.{path}"), core(a, path)))
+        .scan(OnceCell::new(), |password, path| Some((format!("core.{path}"), core(a, path, password))))
         .filter(|(_, v)| !v.is_null())
         .collect()
 }
@@ -278,7 +280,7 @@ pub fn read(key: &FactKey) -> Observed {
         ("overlay", "count") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0))),
         ("overlay", "text") => Ok(visible_banner(Some(OVERLAYS))
             .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default())))),
-        ("core", path) => Ok(core(&a, path)),
+        ("core", path) => Ok(core(&a, path, &OnceCell::new())),
         (ns, path) => Err(format!("no collector for `{ns}.{path}`")),
     }
 }

@@ -134,6 +134,11 @@ pub struct Page<'a> {
 }
 
 impl Page<'_> {
+    /// Calls a DevTools method on this page (`Profiler.start`, ...) and returns its result.
+    pub async fn call(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.cdp.call(Some(&self.session), method, params).await
+    }
+
     /// Evaluates `expression` (awaiting promises) and returns its value.
     pub async fn eval(&self, expression: &str) -> anyhow::Result<Value> {
         self.evaluate(expression, None).await

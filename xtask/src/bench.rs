@@ -25,8 +25,8 @@ pub struct BenchArgs {
     /// Iterations per browser measurement.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
-    /// Run only these groups (host, tools, browser, stages, reads, memory, guarded, evidence, coverage,
-    /// realapps, support, injection, load); all by default.
+    /// Run only these groups (host, tools, browser, stages, profile, reads, memory, guarded, evidence,
+    /// coverage, realapps, support, injection, load); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -42,6 +42,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         "tools",
         "browser",
         "stages",
+        "profile",
         "reads",
         "memory",
         "guarded",
@@ -86,6 +87,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         step("stages: the same in Firefox");
         report["firefox"]["stages"] =
             runtime.block_on(crate::bench_stages::stages(BrowserKind::Firefox, args.iterations))?;
+    }
+    if run("profile") {
+        step("profile: on what the page spends a read of the 5,000-node list (Chromium)");
+        report["profile"] = runtime.block_on(crate::bench_profile::profile(args.iterations))?;
     }
     if run("reads") {
         step("reads: tokens of full and incremental reads over a 20-step flow (Chromium)");
@@ -223,6 +228,7 @@ fn render(r: &Value) -> String {
         s += &crate::bench_reads::render(&b["reads"], label);
         s += &crate::bench_memory::render(&b["memory"], label);
     }
+    s += &crate::bench_profile::render(&r["profile"]);
     for (k, v) in r["wasm"].as_object().into_iter().flatten() {
         s += &format!("{k:<34} {} bytes, {} gzipped\n", v["bytes"], v["gzip"]);
     }

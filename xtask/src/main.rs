@@ -10,6 +10,7 @@
 //!   verdict latency on a real application; `bench_tools`: `tools/list` in tokens per listing;
 //!   `bench_reads`: tokens of full and incremental page reads over a 20-step flow;
 //!   `bench_stages`: where the time of a read and a click goes, stage by stage;
+//!   `bench_profile`: on what the page spends a read, by function, from a sampling profile;
 //!   `bench_memory`: hub RSS idle and after 10,000 calls, Nova's memory per tab).
 //! - `soak`: the 1,000-run crash soak of guarded transitions; `--all-tools`: kills during every
 //!   mutating tool (tests/tests/test_soak.rs).
@@ -21,6 +22,7 @@ mod bench;
 mod bench_injection;
 mod bench_memory;
 mod bench_peer;
+mod bench_profile;
 mod bench_reads;
 mod bench_realapps;
 mod bench_stages;
