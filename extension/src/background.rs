@@ -794,7 +794,13 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<(Value, BTreeMap
         STATE.with(|s| s.borrow_mut().listening.insert(tab, epoch));
     }
     let decoding = timing::now();
-    let reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
+    let mut reply: Value = from_js(reply).map_err(|e| fail(reason::INTERNAL, e))?;
+    // Most answers come as JSON text (`okJson`: one string crosses instead of an object tree).
+    if let Some(text) = reply.as_object_mut().and_then(|r| r.remove("okJson")) {
+        let ok: Value = serde_json::from_str(text.as_str().unwrap_or_default())
+            .map_err(|e| fail(reason::INTERNAL, format!("the page's answer is not JSON: {e}")))?;
+        reply["ok"] = ok;
+    }
     stages.insert("decodeMs".to_owned(), timing::now() - decoding);
     for (k, v) in reply.get("timing").and_then(Value::as_object).into_iter().flatten() {
         if let Some(ms) = v.as_f64() {
@@ -812,7 +818,6 @@ async fn to_page(tab: i32, name: &str, params: Value) -> Result<(Value, BTreeMap
         };
         post(&Envelope::event(method::PAGE_STAMP, serde_json::to_value(stamp).unwrap_or_default()));
     }
-    let mut reply = reply;
     if let Some(ok) = reply.as_object_mut().and_then(|r| r.remove("ok")) {
         return Ok((ok, stages));
     }

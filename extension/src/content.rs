@@ -100,8 +100,23 @@ fn params<T: DeserializeOwned>(msg: &JsValue) -> Result<T, Failure> {
     serde_wasm_bindgen::from_value(p).map_err(|e| fail(reason::BAD_PARAMS, e.to_string()))
 }
 
-fn out<T: Serialize>(r: Result<T, Failure>) -> Result<JsValue, Failure> {
-    r.map(|v| to_js(&v))
+/// An answer as JSON text: one string crosses to the background instead of a tree of objects
+/// (a whole read of a long page is thousands of them, which the browser copies one by one;
+/// docs/performance.md). The background reads `okJson` as it reads `ok`.
+fn out<T: Serialize>(r: Result<T, Failure>) -> Result<String, Failure> {
+    r.and_then(|v| serde_json::to_string(&v).map_err(|e| fail(reason::INTERNAL, e.to_string())))
+}
+
+/// The envelope of an answer given as JSON text ([`out`]): `{okJson}` or `{err}`.
+fn text_envelope(result: Result<String, Failure>) -> JsValue {
+    match result {
+        Ok(text) => {
+            let o = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&o, &"okJson".into(), &text.into());
+            o.into()
+        }
+        Err(e) => actions::envelope(Err(e)),
+    }
 }
 
 /// Handles one request from the background; never throws. Returns the reply, or a promise of
@@ -147,7 +162,7 @@ fn answer(msg: &JsValue) -> JsValue {
         method::READ_TEXT => params(msg).and_then(|p| out(perceive::read_text(&p))),
         method::CLICK => params(msg).and_then(|p| out(actions::click(&p))),
         method::TYPE => params(msg).and_then(|p| out(actions::type_text(&p))),
-        method::CHECK => params(msg).map(|p: CheckParams| to_js(&watch::check(&p))),
+        method::CHECK => params(msg).and_then(|p: CheckParams| out(Ok(watch::check(&p)))),
         method::ACT => return act(msg),
         method::WATCH => return watch_only(msg),
         method::ROUTE => params(msg).and_then(|p| out(crate::tools::route(&p))),
@@ -156,7 +171,7 @@ fn answer(msg: &JsValue) -> JsValue {
         method::PKS_PROBE => params(msg).and_then(|p| out(crate::pks::probe(&p))),
         method::PKS_STEP => params(msg).and_then(|p| out(crate::pks::step(&p))),
         method::REV => {
-            params(msg).map(|_: RevParams| to_js(&RevResult { doc_rev: crate::docrev::current() }))
+            params(msg).and_then(|_: RevParams| out(Ok(RevResult { doc_rev: crate::docrev::current() })))
         }
         method::SCAN => {
             return match params(msg) {
@@ -166,5 +181,5 @@ fn answer(msg: &JsValue) -> JsValue {
         }
         other => Err(fail(reason::UNKNOWN_METHOD, format!("the page script has no method `{other}`"))),
     };
-    actions::envelope(result)
+    text_envelope(result)
 }
