@@ -230,9 +230,10 @@ fn core(a: &Adapter, path: &str, password: &OnceCell<bool>) -> Value {
 
 /// The `core.*` signals the page shows, read through `a` (those it does not show are left out).
 pub fn signals(a: &Adapter) -> std::collections::BTreeMap<String, Value> {
+    let password = OnceCell::new();
     nova_shared::facts::CORE_FACTS
         .iter()
-        .scan(OnceCell::new(), |password, path| Some((format!("core.{path}"), core(a, path, password))))
+        .map(|path| (format!("core.{path}"), core(a, path, &password)))
         .filter(|(_, v)| !v.is_null())
         .collect()
 }

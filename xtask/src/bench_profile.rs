@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use nova_e2e::{BrowserKind, Nova, ui};
 
-use crate::measure::{BENCH_SETTINGS, WHOLE_PAGE};
+use crate::measure::{BENCH_SETTINGS, whole_page};
 
 /// The sampling interval asked of DevTools, in microseconds.
 const INTERVAL_US: u64 = 100;
@@ -30,7 +30,7 @@ pub async fn profile(reads: usize) -> anyhow::Result<Value> {
     let ui = nova.ui().await?;
     let page = ui.wait_window("bench.html", Duration::from_secs(10)).await?;
     let ui::Page::Cdp(page) = &page else { bail!("the profile is taken through DevTools, in Chromium") };
-    let args: Value = serde_json::from_str(WHOLE_PAGE)?;
+    let args = whole_page();
     // The first read loads the page module: not what a read costs afterwards.
     c.structured("nova.perceive", args.clone()).await?;
     page.call("Profiler.enable", json!({})).await?;
@@ -111,10 +111,9 @@ pub fn summarise(profile: &Value, reads: usize) -> anyhow::Result<Value> {
     for n in nodes {
         let Some(id) = n["id"].as_i64() else { continue };
         let frame = &n["callFrame"];
-        let name = frame["functionName"].as_str().unwrap_or_default();
-        let url = frame["url"].as_str().unwrap_or_default();
-        let name = if name.is_empty() { "(anonymous)".to_owned() } else { tidy(name) };
-        node.insert(id, (name, kind(frame["functionName"].as_str().unwrap_or_default(), url)));
+        let raw = frame["functionName"].as_str().unwrap_or_default();
+        let name = if raw.is_empty() { "(anonymous)".to_owned() } else { tidy(raw) };
+        node.insert(id, (name, kind(raw, frame["url"].as_str().unwrap_or_default())));
         for child in n["children"].as_array().into_iter().flatten().filter_map(Value::as_i64) {
             parent.insert(child, id);
         }
