@@ -61,25 +61,33 @@ pub struct LaunchOptions {
 /// A running browser; killed with its whole process group on drop.
 pub struct BrowserProcess {
     child: Child,
-    /// Firefox's WebDriver BiDi session (it installed the extension; the UI tests drive pages
-    /// through it, Firefox allowing one session at a time).
-    bidi: Option<std::sync::Arc<crate::bidi::Bidi>>,
+    /// Firefox's WebDriver BiDi port; the session is opened on first use ([`Self::bidi`]).
+    bidi_port: Option<u16>,
+    /// Firefox's WebDriver BiDi session, once opened (the UI tests drive pages through it,
+    /// Firefox allowing one session at a time).
+    bidi: tokio::sync::OnceCell<std::sync::Arc<crate::bidi::Bidi>>,
 }
 
 impl BrowserProcess {
     /// Wraps a spawned browser (its own process group).
     pub fn from_child(child: Child) -> Self {
-        Self { child, bidi: None }
+        Self { child, bidi_port: None, bidi: tokio::sync::OnceCell::new() }
     }
 
-    /// Keeps the BiDi session of this browser.
-    pub fn set_bidi(&mut self, bidi: std::sync::Arc<crate::bidi::Bidi>) {
-        self.bidi = Some(bidi);
+    /// Where this browser's WebDriver BiDi listens (Firefox).
+    pub fn set_bidi_port(&mut self, port: u16) {
+        self.bidi_port = Some(port);
     }
 
-    /// The BiDi session (Firefox).
-    pub fn bidi(&self) -> Option<std::sync::Arc<crate::bidi::Bidi>> {
-        self.bidi.clone()
+    /// The BiDi session (Firefox), opened on first use: a session waits for the browser's idle
+    /// startup tasks (about two seconds), which only the tests that drive pages through it pay.
+    pub async fn bidi(&self) -> anyhow::Result<std::sync::Arc<crate::bidi::Bidi>> {
+        let port = self.bidi_port.context("this browser has no WebDriver BiDi (Firefox only)")?;
+        let bidi = self
+            .bidi
+            .get_or_try_init(|| async { crate::bidi::Bidi::connect(port).await.map(std::sync::Arc::new) })
+            .await?;
+        Ok(bidi.clone())
     }
 
     /// The browser's process id (and process group id).

@@ -1,5 +1,5 @@
-//! Finding and launching Firefox with the Nova extension (a temporary add-on installed over
-//! WebDriver BiDi), in its own process group like [`crate::chromium`].
+//! Finding and launching Firefox with the Nova extension installed in its profile (as a person's
+//! add-on stays installed across restarts), in its own process group like [`crate::chromium`].
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -71,6 +71,9 @@ user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
 user_pref("app.update.disabledForTesting", true);
 user_pref("browser.tabs.warnOnClose", false);
 user_pref("extensions.autoDisableScopes", 0);
+// The extension is unsigned (a signed build comes from the store); Firefox ESR, Developer Edition
+// and Nightly honour this.
+user_pref("xpinstall.signatures.required", false);
 user_pref("browser.newtabpage.enabled", false);
 user_pref("network.captive-portal-service.enabled", false);
 user_pref("dom.disable_open_during_load", false);
@@ -82,20 +85,25 @@ user_pref("browser.dom.window.dump.enabled", true);
 user_pref("network.dns.localDomains", "www.site.localhost,shop.site.localhost,sp.site.localhost");
 "#;
 
-/// Starts Firefox, installs the extension and returns the browser (stderr in
+/// Installs the extension in the profile, starts Firefox and returns the browser (stderr in
 /// `<data_dir>/logs/firefox.log`).
-pub async fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
+pub fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     if !o.binary.is_file() {
         bail!("{} does not exist", o.binary.display());
     }
     let logs = o.data_dir.join("logs");
     std::fs::create_dir_all(&logs)?;
     std::fs::create_dir_all(&o.profile)?;
+    // On a restart (the profile has run before) the add-on is already installed and opens no
+    // settings page; tests drive the extension's pages from one (`crate::ui`: BiDi will not
+    // navigate to `moz-extension:` URLs), so the command line opens it as the install did.
+    let restart = o.profile.join("extensions.json").exists();
     let uuids = format!(
         "user_pref(\"extensions.webextensions.uuids\", {});\n",
         serde_json::to_string(&format!("{{\"{}\":\"{EXTENSION_UUID}\"}}", nova_shared::FIREFOX_ADDON_ID))?
     );
     std::fs::write(o.profile.join("user.js"), format!("{PREFS}{uuids}"))?;
+    install_in_profile(&o.profile, &o.extension)?;
     let log_path = logs.join("firefox.log");
     let log = std::fs::File::create(&log_path)?;
     let home = home_of(&o.profile);
@@ -107,6 +115,7 @@ pub async fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     cmd.args(["-no-remote", "-new-instance", "--remote-debugging-port", "0", "-profile"])
         .arg(&o.profile)
         .arg(&o.url)
+        .args(restart.then(|| format!("moz-extension://{EXTENSION_UUID}/options.html#welcome")))
         .env("HOME", &home)
         .env("NOVA_HOME", &o.data_dir)
         .env(nova_host::clock::SHIFT_ENV, crate::chromium::clock_shift_file(&o.data_dir))
@@ -122,14 +131,25 @@ pub async fn launch(o: &LaunchOptions) -> anyhow::Result<BrowserProcess> {
     }
     let child = cmd.spawn().with_context(|| format!("starting {}", o.binary.display()))?;
     let mut browser = BrowserProcess::from_child(child);
-    let port = bidi_port(&log_path, Duration::from_secs(60))?;
-    let bidi = crate::bidi::Bidi::connect(port).await?;
-    bidi.install_extension(&o.extension).await.context("installing the extension")?;
-    // The extension opens its settings page at install; until that tab has loaded it is an
-    // about:blank tab like any other and could be taken for the agents' active tab.
-    let _ = bidi.wait_context("/options.html#welcome", Duration::from_secs(15)).await;
-    browser.set_bidi(std::sync::Arc::new(bidi));
+    browser.set_bidi_port(bidi_port(&log_path, Duration::from_secs(60))?);
     Ok(browser)
+}
+
+/// Installs `extension` in `profile` before Firefox starts: a packed `.xpi` is copied to
+/// `extensions/<id>.xpi`, an unpacked directory is named by a link file `extensions/<id>` holding
+/// its path. Firefox finds it at startup and enables it (`extensions.autoDisableScopes` 0).
+fn install_in_profile(profile: &Path, extension: &Path) -> anyhow::Result<()> {
+    let dir = profile.join("extensions");
+    std::fs::create_dir_all(&dir)?;
+    let id = nova_shared::FIREFOX_ADDON_ID;
+    if extension.is_dir() {
+        let path = std::path::absolute(extension)?;
+        std::fs::write(dir.join(id), path.to_str().context("the extension's path is not UTF-8")?)?;
+    } else {
+        std::fs::copy(extension, dir.join(format!("{id}.xpi")))
+            .with_context(|| format!("copying {} into the profile", extension.display()))?;
+    }
+    Ok(())
 }
 
 /// The BiDi port Firefox prints once it listens.

@@ -407,7 +407,7 @@ impl Nova {
                 Ok(ui::Ui::Cdp(cdp::Cdp::connect(&self.profile, Duration::from_secs(30)).await?))
             }
             BrowserKind::Firefox => {
-                let bidi = self.browser.as_ref().and_then(|b| b.bidi()).context("Firefox is not running")?;
+                let bidi = self.browser.as_ref().context("Firefox is not running")?.bidi().await?;
                 Ok(ui::Ui::Bidi(bidi))
             }
         }
@@ -504,7 +504,7 @@ impl Nova {
         };
         self.browser = Some(match kind {
             BrowserKind::Chromium => chromium::launch(&opts)?,
-            BrowserKind::Firefox => firefox::launch(&opts).await?,
+            BrowserKind::Firefox => firefox::launch(&opts)?,
         });
         Ok(())
     }

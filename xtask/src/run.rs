@@ -113,11 +113,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         http_port: None,
         devtools: false,
     };
-    let runtime = tokio::runtime::Runtime::new()?;
     let mut browser = match kind {
         BrowserKind::Chromium => chromium::launch(&options)?,
-        // Firefox loads the extension as a temporary add-on (WebDriver BiDi), kept while it runs.
-        BrowserKind::Firefox => runtime.block_on(firefox::launch(&options))?,
+        BrowserKind::Firefox => firefox::launch(&options)?,
     };
     let log = data_dir.join("logs").join(format!("{}.log", kind.name()));
     let hub = nova_e2e::wait_for_hub(&data_dir, nova_e2e::HUB_START)
