@@ -1,5 +1,6 @@
-//! A small WebDriver BiDi client (Firefox): installs the extension as a temporary add-on and
-//! drives pages (the extension's popup, options and prompt pages in the UI tests).
+//! A small WebDriver BiDi client (Firefox): drives pages (the extension's popup, options and
+//! prompt pages in the UI tests). The extension itself is installed in the profile
+//! ([`crate::firefox`]).
 
 use std::time::{Duration, Instant};
 
@@ -42,15 +43,6 @@ impl Bidi {
             }
             return Ok(reply.get("result").cloned().unwrap_or(Value::Null));
         }
-    }
-
-    /// Installs an extension as a temporary add-on: an unpacked directory or a packed `.xpi`;
-    /// its id.
-    pub async fn install_extension(&self, path: &std::path::Path) -> anyhow::Result<String> {
-        let kind = if path.is_dir() { "path" } else { "archivePath" };
-        let r =
-            self.call("webExtension.install", json!({"extensionData": {"type": kind, "path": path}})).await?;
-        Ok(r["extension"].as_str().unwrap_or_default().to_owned())
     }
 
     /// Opens `url` in a new window.

@@ -11,8 +11,8 @@
 //! share lives in a submodule of its own (`aware::query`, `ui::kit`, `background::state`,
 //! `install::model`), below both the parent and its other children.
 //!
-//! Then the host's graph is checked a second time as rust-analyzer resolves it, by the
-//! maintained `cargo-modules` ([`crate::deps_ra`]).
+//! Then every crate's graph is checked a second time as rust-analyzer resolves names, method
+//! calls and fields included ([`crate::deps_ra`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
@@ -25,7 +25,7 @@ use syn::visit::Visit;
 use crate::cmd::{root, step};
 
 /// The crate roots checked, relative to the workspace root.
-const CRATE_ROOTS: &[&str] = &[
+pub const CRATE_ROOTS: &[&str] = &[
     "shared/src/lib.rs",
     "host/src/lib.rs",
     "host/src/main.rs",
@@ -35,10 +35,17 @@ const CRATE_ROOTS: &[&str] = &[
 ];
 
 /// One module: its path in the crate (`["aag", "pipeline"]`) and its file.
-struct Module {
-    path: Vec<String>,
-    file: PathBuf,
-    ast: syn::File,
+pub struct Module {
+    pub path: Vec<String>,
+    pub file: PathBuf,
+    pub ast: syn::File,
+}
+
+/// The modules of the crate whose root file is `crate_root`, as rustc finds them.
+pub fn modules(crate_root: &Path) -> anyhow::Result<Vec<Module>> {
+    let mut modules = Vec::new();
+    load(crate_root, Vec::new(), true, &mut modules)?;
+    Ok(modules)
 }
 
 /// Checks every crate; fails naming each loop and the names that tie it.
@@ -79,8 +86,7 @@ struct Graph {
 
 impl Graph {
     fn read(workspace: &Path, crate_root: &Path) -> anyhow::Result<Self> {
-        let mut modules = Vec::new();
-        load(crate_root, Vec::new(), true, &mut modules).with_context(|| {
+        let modules = modules(crate_root).with_context(|| {
             format!("reading {}", crate_root.strip_prefix(workspace).unwrap_or(crate_root).display())
         })?;
         let index: BTreeMap<Vec<String>, usize> =
@@ -220,7 +226,7 @@ fn load(file: &Path, path: Vec<String>, owns_dir: bool, out: &mut Vec<Module>) -
 }
 
 /// Whether the attributes hold `#[cfg(test)]`.
-fn is_test(attrs: &[syn::Attribute]) -> bool {
+pub fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("cfg") && a.meta.require_list().is_ok_and(|l| l.tokens.to_string().trim() == "test")
     })

@@ -11,11 +11,18 @@
 //!   `bench_reads`: tokens of full and incremental page reads over a 20-step flow;
 //!   `bench_stages`: where the time of a read and a click goes, stage by stage;
 //!   `bench_profile`: on what the page spends a read, by function, from a sampling profile;
-//!   `bench_memory`: hub RSS idle and after 10,000 calls, Nova's memory per tab).
+//!   `bench_memory`: hub RSS idle and after 10,000 calls, Nova's memory per tab;
+//!   `bench_injection`: prompt-injection warnings on the fixture set; `bench_support`: the
+//!   support commands on a large store; `bench_tasks`: evidence ingestion and correlation).
 //! - `soak`: the 1,000-run crash soak of guarded transitions; `--all-tools`: kills during every
 //!   mutating tool (tests/tests/test_soak.rs).
 //! - `fuzz`: coverage-guided fuzzing of the input parsers (cargo-fuzz, nightly).
 //! - `acceptance`: an outside MCP client drives `cargo xtask run --headless` in each browser.
+//! - `deps`: no module imports another in a loop, by reading the source; `deps_ra` checks again
+//!   as rust-analyzer resolves names (`rust-analyzer lsif`).
+//! - `package`: the store packages. Shared by the commands: `cmd` (running tools, steps),
+//!   `ensure` (installing what is missing), `jsbuild` (the strict-CSP page module), `demo` (the
+//!   demo page), `measure` (what the benches share: percentiles, rounding, gate modes).
 
 mod acceptance;
 mod bench;
@@ -74,7 +81,7 @@ enum Cmd {
         browser: Vec<String>,
     },
     /// Check that no module imports another in a loop: every crate by reading its source, and
-    /// the host again with cargo-modules (installed once). CI runs it.
+    /// again as rust-analyzer resolves names (`rust-analyzer lsif`). CI runs it.
     Deps,
     /// The crash soak: kill the hub between intent and verdict many times (default 1,000), or
     /// with `--all-tools` during every mutating tool (default 200 kills).
