@@ -102,9 +102,9 @@ impl PksRevalidate<'_> {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
-        let shown = scope::normalize(&tab.url).ok();
-        let Some(site) = given.clone().or(shown.clone()).filter(|s| Some(s) == shown.as_ref()) else {
-            return Ok(scope::not_open(given.as_deref().unwrap_or(&tab.url)));
+        let site = match scope::of_tab(given.as_deref(), &tab.url) {
+            Ok(site) => site,
+            Err(reply) => return Ok(*reply),
         };
         let now = crate::time::now_ms();
         let mut entries = self.pks.with(|c| records::entries(c, &site))?;

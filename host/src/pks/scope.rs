@@ -32,7 +32,8 @@ pub fn normalize(input: &str) -> Result<String, CallError> {
     };
     let ascii = idna::domain_to_ascii(host).map_err(|_| bad("is not a valid host name"))?;
     let ascii = ascii.strip_prefix("www.").unwrap_or(&ascii).to_owned();
-    if ascii.is_empty() || ascii.contains(['/', ' ']) {
+    // A colon left in the host is a page that is not on a site (`about:blank`, `data:,x`).
+    if ascii.is_empty() || ascii.contains(['/', ' ', ':']) {
         return Err(bad("is not a valid host name"));
     }
     let default_port = match raw.split_once("://").map(|(s, _)| s.to_ascii_lowercase()) {
@@ -63,9 +64,38 @@ pub fn not_open(scope: &str) -> crate::call::ToolReply {
     }))
 }
 
+/// The site a tool works on in a tab showing `tab_url`: `given` (already normalised), which must
+/// be what the tab shows, or else the tab's own; otherwise the [`not_open`] reply.
+pub fn of_tab(given: Option<&str>, tab_url: &str) -> Result<String, Box<crate::call::ToolReply>> {
+    match (given, normalize(tab_url).ok()) {
+        (Some(g), Some(shown)) if g == shown => Ok(shown),
+        (None, Some(shown)) => Ok(shown),
+        _ => Err(Box::new(not_open(given.unwrap_or(tab_url)))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_works_on_the_site_its_tab_shows() {
+        let tab = "https://www.shop.example/cart";
+        assert_eq!(of_tab(None, tab).ok(), Some("shop.example".to_owned()));
+        assert_eq!(of_tab(Some("shop.example"), tab).ok(), Some("shop.example".to_owned()));
+        let scope_of = |r: Result<String, Box<crate::call::ToolReply>>| {
+            let reply = r.expect_err("refused").structured;
+            (reply["reasonCode"].clone(), reply["scope"].clone())
+        };
+        assert_eq!(
+            scope_of(of_tab(Some("other.example"), tab)),
+            (serde_json::json!("pks.scope_not_open"), serde_json::json!("other.example"))
+        );
+        assert_eq!(
+            scope_of(of_tab(None, "about:blank")),
+            (serde_json::json!("pks.scope_not_open"), serde_json::json!("about:blank"))
+        );
+    }
 
     #[test]
     fn urls_and_names_become_one_scope_each() {
@@ -85,7 +115,7 @@ mod tests {
         let lookalike = normalize("p\u{430}ypal.com").expect("idn");
         assert!(lookalike.starts_with("xn--"), "{lookalike}");
         assert_ne!(lookalike, "paypal.com");
-        for bad in ["", "  ", "ftp://example.org", "file:///tmp/x"] {
+        for bad in ["", "  ", "ftp://example.org", "file:///tmp/x", "about:blank", "data:text/html,x"] {
             let e = normalize(bad).expect_err(bad).to_string();
             assert!(e.contains("`scope`"), "{bad}: {e}");
         }

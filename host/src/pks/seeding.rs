@@ -170,9 +170,9 @@ impl PksPlatforms<'_> {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
         };
-        let shown = scope::normalize(&tab.url).ok();
-        let Some(site) = given.clone().or(shown.clone()).filter(|s| Some(s) == shown.as_ref()) else {
-            return Ok(scope::not_open(given.as_deref().unwrap_or(&tab.url)));
+        let site = match scope::of_tab(given.as_deref(), &tab.url) {
+            Ok(site) => site,
+            Err(reply) => return Ok(*reply),
         };
         let probe = ProbeParams {
             target: tab.target_id.clone(),
