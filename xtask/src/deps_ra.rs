@@ -66,7 +66,7 @@ impl Index {
             (Some("vertex"), Some("document")) => {
                 let uri = v["uri"].as_str().unwrap_or_default();
                 if let (Some(id), Some(path)) = (id("id"), uri.strip_prefix("file://")) {
-                    self.documents.insert(id, PathBuf::from(path));
+                    self.documents.insert(id, PathBuf::from(percent_decoded(path)));
                 }
             }
             (Some("vertex"), Some("range")) => {
@@ -201,6 +201,12 @@ pub fn check() -> anyhow::Result<()> {
                 edges.entry(from).or_default().entry(to).or_insert((line, def_line));
             }
         }
+        // A crate none of whose files the index names would pass with no edges at all.
+        if !index.documents.values().any(|p| krate.by_file.contains_key(p)) {
+            bail!(
+                "rust-analyzer's index names no file of {name}: it indexed another tree, or paths are written differently"
+            );
+        }
         modules += krate.modules.len();
         edges_total += edges.values().map(BTreeMap::len).sum::<usize>();
         let file = |i: usize| {
@@ -236,6 +242,27 @@ pub fn check() -> anyhow::Result<()> {
         CRATE_ROOTS.len()
     );
     Ok(())
+}
+
+/// A `file:` URI's path with its `%XX` escapes decoded (a space is `%20`).
+fn percent_decoded(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Runs `rust-analyzer lsif` over the workspace and reads its index as it is printed (its
@@ -329,6 +356,12 @@ mod tests {
         assert_eq!(index.documents.get(&2), Some(&PathBuf::from("/w/b.rs")));
         assert_eq!(index.uses(), vec![(1, 4, 2, 30)]);
         assert!(index.take("{not json").is_err());
+    }
+
+    #[test]
+    fn file_uris_are_decoded() {
+        assert_eq!(percent_decoded("/w/my%20work/a.rs"), "/w/my work/a.rs");
+        assert_eq!(percent_decoded("/w/100%/a%2"), "/w/100%/a%2");
     }
 
     #[test]
