@@ -310,14 +310,25 @@ macro_rules! tool_args {
     };
     (@fields $head:tt [refine $($rest:ident)*] [$($acc:tt)*] $body:tt) => {
         $crate::tool_args!(@fields $head [$($rest)*] [$($acc)*
-            /// Refines the built contract.
+            /// Refines the built contract: fields as in `transitionContract` of
+            /// `nova.click_selector` (preconditions, postconditions, retryPolicy, ...).
             #[serde(default)]
+            #[schemars(schema_with = "crate::call::refining_contract")]
             pub transition_contract: Option<nova_shared::cls::TransitionContract>,
         ] $body);
     };
     (@fields [$($head:tt)*] [] [$($acc:tt)*] [$($body:tt)*]) => {
         $($head)* { $($body)* $($acc)* }
     };
+}
+
+/// The schema of a template's `transitionContract`: named (by the field's description), not
+/// spelled out. The template builds the contract itself and refining it is rare; the whole
+/// contract schema, listed with `nova.click_selector` in the same bundle, would otherwise take
+/// a thousand tokens of an agent's context again in every template. The argument is checked as
+/// strictly as any contract.
+pub fn refining_contract(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object"})
 }
 
 #[cfg(test)]

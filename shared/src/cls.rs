@@ -10,29 +10,29 @@ use serde_json::Value;
 
 use crate::facts;
 
-/// Assertion operators (docs/cls.md, "Contract").
+/// How the fact's observed value compares with `expected` (docs/cls.md, "Contract").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Operator {
-    /// Observed equals expected (numbers compare by value).
+    /// Equal (numbers by value).
     Eq,
-    /// Observed differs from expected.
+    /// Not equal.
     NotEq,
     /// Same as `not_eq`.
     Neq,
-    /// The fact has a value (not null).
+    /// Has a value (not null); no `expected`.
     Exists,
-    /// The fact has no value (null).
+    /// Is null; no `expected`.
     NotExists,
-    /// Text contains expected text, or a list contains expected.
+    /// Text contains the expected text, or a list the expected item.
     Contains,
-    /// Greater than.
+    /// `>`.
     Gt,
-    /// Less than.
+    /// `<`.
     Lt,
-    /// Greater than or equal.
+    /// `>=`.
     Gte,
-    /// Less than or equal.
+    /// `<=`.
     Lte,
 }
 
@@ -201,10 +201,10 @@ pub struct TransitionContract {
     /// What to watch for after dispatch.
     #[serde(default, skip_serializing_if = "Postconditions::is_empty")]
     pub postconditions: Postconditions,
-    /// Default `non_idempotent` (see [`TransitionContract::retry`]).
+    /// Default `non_idempotent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_policy: Option<RetryPolicy>,
-    /// Default `signal` (see [`TransitionContract::ambiguity`]).
+    /// Default `signal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ambiguity_policy: Option<AmbiguityPolicy>,
     /// How long to watch for an outcome (500-30000; clamped).
