@@ -48,11 +48,13 @@ pub fn modules(crate_root: &Path) -> anyhow::Result<Vec<Module>> {
     Ok(modules)
 }
 
-/// Checks every crate; fails naming each loop and the names that tie it.
-pub fn deps() -> anyhow::Result<()> {
+/// Checks every crate; fails naming each loop and the names that tie it. Answers each crate's
+/// modules (in [`CRATE_ROOTS`] order) for the second check ([`crate::deps_ra`]).
+pub fn deps() -> anyhow::Result<Vec<Vec<Module>>> {
     step("module graph: imports point one way");
     let root = root();
     let mut loops = Vec::new();
+    let mut crates = Vec::new();
     let (mut modules, mut edges) = (0, 0);
     for crate_root in CRATE_ROOTS {
         let graph = Graph::read(&root, &root.join(crate_root))?;
@@ -61,6 +63,7 @@ pub fn deps() -> anyhow::Result<()> {
         for cycle in graph.cycles() {
             loops.push(graph.describe(&root, &cycle));
         }
+        crates.push(graph.modules);
     }
     if !loops.is_empty() {
         anyhow::bail!(
@@ -74,7 +77,7 @@ pub fn deps() -> anyhow::Result<()> {
         "{} crates, {modules} modules, {edges} imports between them, no loops",
         CRATE_ROOTS.len()
     );
-    Ok(())
+    Ok(crates)
 }
 
 /// The modules of one crate and the names each takes from the others.

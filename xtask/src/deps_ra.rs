@@ -135,8 +135,7 @@ struct Crate {
 }
 
 impl Crate {
-    fn read(root: &Path, crate_root: &str) -> anyhow::Result<Self> {
-        let modules = crate::deps::modules(&root.join(crate_root))?;
+    fn of(modules: Vec<Module>) -> anyhow::Result<Self> {
         let by_file = modules
             .iter()
             .enumerate()
@@ -182,11 +181,12 @@ fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
     }
 }
 
-/// Indexes the workspace and checks every crate's graph; fails naming every loop and a use
-/// that ties each of its edges.
-pub fn check() -> anyhow::Result<()> {
+/// Indexes the workspace and checks every crate's graph (`crates`: each crate's modules as
+/// [`crate::deps::deps`] read them, in [`CRATE_ROOTS`] order); fails naming every loop and a
+/// use that ties each of its edges.
+pub fn check(crates: Vec<Vec<Module>>) -> anyhow::Result<()> {
     let root = root();
-    let crates = CRATE_ROOTS.iter().map(|c| Crate::read(&root, c)).collect::<anyhow::Result<Vec<_>>>()?;
+    let crates = crates.into_iter().map(Crate::of).collect::<anyhow::Result<Vec<_>>>()?;
     let index = index(&root)?;
     let uses = index.uses();
     let mut problems = Vec::new();

@@ -109,7 +109,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Test(args) => test::test(args),
         Cmd::Bench(args) => bench::bench(args),
         Cmd::Fuzz(args) => fuzz::fuzz(args),
-        Cmd::Deps => deps::deps().and_then(|()| deps_ra::check()),
+        Cmd::Deps => deps::deps().and_then(deps_ra::check),
         Cmd::Acceptance { mut browser } => {
             if browser.is_empty() {
                 browser = vec!["chromium".into(), "firefox".into()];

@@ -22,8 +22,7 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     if args.filter.is_none() {
         step("cargo fmt --check");
         run_cmd(cargo().args(["fmt", "--all", "--check"]))?;
-        crate::deps::deps()?;
-        crate::deps_ra::check()?;
+        crate::deps_ra::check(crate::deps::deps()?)?;
         step("cargo clippy (host side)");
         run_cmd(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
         step("cargo clippy (extension, wasm32)");
