@@ -1,4 +1,4 @@
-//! The seven consent platforms Nova knows (docs/pks.md, "Platform templates"), each on a fixture
+//! The eight consent platforms Nova knows (docs/pks.md, "Platform templates"), each on a fixture
 //! page built from the vendor's own markup (ids, classes, shadow root, iframe), in the real
 //! browser at default gates. Each is detected and seeded as a candidate; agents decline it by
 //! the template's playbook and report it; once promoted on that evidence Nova applies it itself
@@ -8,8 +8,16 @@ use nova_e2e::Nova;
 use nova_e2e::agent::Agent;
 use serde_json::{Value, json};
 
-const PLATFORMS: &[&str] =
-    &["onetrust", "cookiebot", "quantcast", "didomi", "usercentrics", "iubenda", "sourcepoint"];
+const PLATFORMS: &[&str] = &[
+    "onetrust",
+    "cookiebot",
+    "quantcast",
+    "didomi",
+    "usercentrics",
+    "usercentrics_v3",
+    "iubenda",
+    "sourcepoint",
+];
 
 async fn clicks(a: &mut Agent) -> anyhow::Result<String> {
     let r = a.step("nova.read_text", json!({"selector": "#clicks"})).await?;

@@ -152,16 +152,27 @@ pub static ALL: &[Platform] = &[
         key: "usercentrics",
         name: "Usercentrics",
         aliases: &["UC_UI"],
-        markers: &[
-            "script[src*=\"app.usercentrics.eu\"]",
-            "script[src*=\"web.cmp.usercentrics.eu\"]",
-            "#usercentrics-root",
-        ],
+        markers: &["script[src*=\"app.usercentrics.eu\"]", "#usercentrics-root"],
         banner: "#usercentrics-root >>> [data-testid=\"uc-container\"]",
         decline: ("#usercentrics-root >>> button[data-testid=\"uc-deny-all-button\"]", "Deny"),
         accept: "#usercentrics-root >>> button[data-testid=\"uc-accept-all-button\"]",
         decline_call: Some("UC_UI.denyAllConsents"),
         locks_scroll: true,
+    },
+    // Usercentrics' newer interface (CMP v3, loaded from `web.cmp.usercentrics.eu`): another
+    // host element, ids and data attributes instead of test ids, another API object. Once
+    // answered, its dialog's id is taken by a small privacy button (class `privacyButton`),
+    // which is not the banner.
+    Platform {
+        key: "usercentrics_v3",
+        name: "Usercentrics CMP v3",
+        aliases: &["__ucCmp"],
+        markers: &["script[src*=\"web.cmp.usercentrics.eu\"]", "#usercentrics-cmp-ui"],
+        banner: "#usercentrics-cmp-ui >>> #uc-main-dialog:not(.privacyButton)",
+        decline: ("#usercentrics-cmp-ui >>> button[data-action-type=\"deny\"]", "Deny"),
+        accept: "#usercentrics-cmp-ui >>> button[data-action-type=\"accept\"]",
+        decline_call: Some("__ucCmp.denyAllConsents"),
+        locks_scroll: false,
     },
     Platform {
         key: "iubenda",
@@ -207,7 +218,7 @@ mod tests {
 
     #[test]
     fn every_template_passes_the_upsert_rules_and_is_found_by_its_names() {
-        assert_eq!(ALL.len(), 7);
+        assert_eq!(ALL.len(), 8);
         for p in ALL {
             let t = p.template();
             crate::pks::poison::check(&t).unwrap_or_else(|e| panic!("{}: {e:?}", p.key));

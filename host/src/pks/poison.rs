@@ -34,6 +34,8 @@ pub const VENDOR_API_ALLOWLIST: &[(&str, Polarity)] = &[
     ("UC_UI.denyAllConsents", Polarity::Reject),
     ("UC_UI.acceptAllConsents", Polarity::Accept),
     ("UC_UI.showSecondLayer", Polarity::Manage),
+    ("__ucCmp.denyAllConsents", Polarity::Reject),
+    ("__ucCmp.acceptAllConsents", Polarity::Accept),
     ("_iub.cs.api.rejectAll", Polarity::Reject),
     ("_sp_.gdpr.loadPrivacyManagerModal", Polarity::Manage),
 ];

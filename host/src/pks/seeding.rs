@@ -72,7 +72,7 @@ crate::tool! {
     pub static PKS_PLATFORM_SEED = ToolDef::new(
         "nova.pks_platform_seed",
         "Look for the consent platforms Nova knows (OneTrust, Cookiebot, Quantcast Choice, Didomi, \
-         Usercentrics, iubenda, Sourcepoint) on a tab's page and store each one found as a \
+         Usercentrics and its CMP v3, iubenda, Sourcepoint) on a tab's page and store each one found as a \
          candidate (L0) of the site whose playbook declines.",
         registry::schema::<SeedArgs>,
         crate::handler!(PksPlatforms::pks_platform_seed),
