@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::model::Context;
-use super::summary::{Detail, describe};
+use super::summary::{Detail, describe, has_fragile_selectors};
 use super::{Pks, matching, records, scope};
 use crate::call::CallError;
 
@@ -66,31 +66,7 @@ pub fn deliver(
 ) -> Result<Map<String, Value>, CallError> {
     let mut out = Map::new();
     let Ok(site) = scope::normalize(url) else { return Ok(out) };
-    let now = crate::time::now_ms();
-    let (domain, entries, rates) = pks.with(|c| {
-        let domain = records::domain(c, &site)?;
-        let entries = records::entries(c, &site)?;
-        let rates = entries
-            .iter()
-            .map(|e| records::success_rate(c, &site, &e.id, now))
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok((domain, entries, rates))
-    })?;
-    let rev = domain.as_ref().map_or(0, |d| d.content_rev);
-    let path = url
-        .split_once("://")
-        .and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_owned()))
-        .unwrap_or_default();
-    let asked = matching::Asked { route: Some(path), ..matching::Asked::default() };
-    let active: Vec<_> = entries
-        .iter()
-        .zip(&rates)
-        .filter(|(e, _)| e.active())
-        .filter(|(e, _)| {
-            let ctx: Context = serde_json::from_value(e.context.clone()).unwrap_or_default();
-            matching::context_fit(&ctx, &asked).is_ok()
-        })
-        .collect();
+    let rev = pks.with(|c| records::domain(c, &site))?.map_or(0, |d| d.content_rev);
 
     let (first, state) = {
         let mut seen = delivered.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -108,6 +84,40 @@ pub fn deliver(
         (first, state)
     };
     let unchanged = state != "auto_refresh";
+    // The site's entries are read only when something below uses them: a caller told
+    // "unchanged" with no banner to judge and no onboarding due costs one small read.
+    let entries = if !unchanged || first || page.consent_showing {
+        pks.with(|c| records::entries(c, &site))?
+    } else {
+        Vec::new()
+    };
+    let path = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|i| rest[i..].to_owned()))
+        .unwrap_or_default();
+    let asked = matching::Asked { route: Some(path), ..matching::Asked::default() };
+    let active: Vec<&records::Entry> = entries
+        .iter()
+        .filter(|e| e.active())
+        .filter(|e| {
+            let ctx: Context = serde_json::from_value(e.context.clone()).unwrap_or_default();
+            matching::context_fit(&ctx, &asked).is_ok()
+        })
+        .collect();
+    // Success rates (a query each) only of the entries listed.
+    let listed = match include {
+        Include::Off => 0,
+        _ if unchanged => 0,
+        Include::Summary => active.len().min(SUMMARY_MAX),
+        Include::Full => active.len(),
+    };
+    let now = crate::time::now_ms();
+    let rates = pks.with(|c| {
+        active[..listed]
+            .iter()
+            .map(|e| records::success_rate(c, &site, &e.id, now))
+            .collect::<rusqlite::Result<Vec<_>>>()
+    })?;
     // Unchanged since this caller's last read of the site: only that, in a few tokens.
     let mut body = if unchanged {
         json!({"unchanged": true, "contentRev": rev})
@@ -118,38 +128,39 @@ pub fn deliver(
         Include::Off => {}
         _ if unchanged => {}
         Include::Summary => {
-            let list: Vec<Value> = active.iter().take(SUMMARY_MAX).map(|(e, r)| summary(e, **r)).collect();
+            let list: Vec<Value> = active.iter().zip(&rates).map(|(e, r)| summary(e, *r)).collect();
             body["phenomena"] = json!(list);
             if active.len() > SUMMARY_MAX {
                 body["more"] = json!(active.len() - SUMMARY_MAX);
             }
         }
         Include::Full => {
-            body["phenomena"] =
-                json!(active.iter().map(|(e, r)| describe(e, **r, Detail::Full)).collect::<Vec<_>>());
+            body["phenomena"] = json!(
+                active.iter().zip(&rates).map(|(e, r)| describe(e, *r, Detail::Full)).collect::<Vec<_>>()
+            );
         }
     }
     out.insert("pks".into(), body);
     out.insert("pksDedup".into(), json!({"state": state, "contentRev": rev}));
 
     let mut advice = Vec::new();
-    let consent_known = active.iter().any(|(e, _)| e.kind == "consent_cmp");
+    let consent_known = active.iter().any(|e| e.kind == "consent_cmp");
     if page.consent_showing && !consent_known {
         advice.push(json!({"kind": "pks_gap", "message": format!(
             "a consent banner is showing and nothing active is stored for it on {site}: \
              nova.pks_platform_seed detects the platforms Nova knows; nova.pks_upsert stores how to decline it")}));
     }
     if !active.is_empty() && !unchanged {
-        let ids: Vec<&str> = active.iter().map(|(e, _)| e.id.as_str()).collect();
+        let ids: Vec<&str> = active.iter().map(|e| e.id.as_str()).collect();
         advice.push(json!({"kind": "existing_pks_reuse", "phenomenonIds": ids, "message":
             "active entries fit this page: when one's situation is showing, nova.phenomenon_apply runs it and verifies"}));
     }
-    let fragile: Vec<&str> = active
-        .iter()
-        .filter(|(e, r)| summary(e, **r)["hasFragileSelectors"] == true)
-        .map(|(e, _)| e.id.as_str())
-        .collect();
-    if !fragile.is_empty() && !unchanged {
+    let fragile: Vec<&str> = if unchanged {
+        Vec::new()
+    } else {
+        active.iter().filter(|e| has_fragile_selectors(e)).map(|e| e.id.as_str()).collect()
+    };
+    if !fragile.is_empty() {
         advice.push(json!({"kind": "fragile_selectors", "phenomenonIds": fragile, "message":
             "these entries click generated or positional selectors that break when the site is rebuilt; prefer ids, data-testid, aria-label or name (nova.pks_patch)"}));
     }
@@ -179,8 +190,7 @@ pub fn deliver(
 
 fn summary(e: &records::Entry, rate: (Option<f64>, i64)) -> Value {
     let mut v = describe(e, rate, Detail::Summary);
-    let full = describe(e, rate, Detail::Full);
-    v["hasFragileSelectors"] = full["hasFragileSelectors"].clone();
+    v["hasFragileSelectors"] = json!(has_fragile_selectors(e));
     v
 }
 

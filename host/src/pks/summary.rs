@@ -28,25 +28,12 @@ pub fn describe(e: &Entry, (rate, attempts): (Option<f64>, i64), detail: Detail)
         "totalAttempts": attempts,
     });
     if detail == Detail::Full {
-        let selectors: Vec<String> = e.playbook["actions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|a| {
-                a["selector"]
-                    .as_str()
-                    .into_iter()
-                    .chain(a["fallbackSelectors"].as_array().into_iter().flatten().filter_map(Value::as_str))
-            })
-            .map(str::to_owned)
-            .collect();
-        let fragile: Vec<&String> = selectors.iter().filter(|s| fragile::why(s).is_some()).collect();
         v["learningLevel"] = json!(e.level);
         v["origin"] = json!(e.origin);
         v["fingerprint"] = e.fingerprint.clone();
         v["playbook"] = e.playbook.clone();
         v["context"] = e.context.clone();
-        v["hasFragileSelectors"] = json!(!fragile.is_empty());
+        v["hasFragileSelectors"] = json!(has_fragile_selectors(e));
         v["driftDebt"] = json!(e.drift_debt);
         v["health"] = json!({
             "totalAttempts": e.attempts.0, "successCount": e.attempts.1, "failureCount": e.attempts.2,
@@ -59,4 +46,55 @@ pub fn describe(e: &Entry, (rate, attempts): (Option<f64>, i64), detail: Detail)
         }
     }
     v
+}
+
+/// Whether any selector of the entry's playbook (an action's, or one of its fallbacks) is
+/// generated or positional ([`fragile::why`]).
+pub fn has_fragile_selectors(e: &Entry) -> bool {
+    e.playbook["actions"].as_array().into_iter().flatten().any(|a| {
+        a["selector"]
+            .as_str()
+            .into_iter()
+            .chain(a["fallbackSelectors"].as_array().into_iter().flatten().filter_map(Value::as_str))
+            .any(|s| fragile::why(s).is_some())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(playbook: Value) -> Entry {
+        Entry {
+            id: "p".into(),
+            kind: "consent_cmp".into(),
+            level: "L2".into(),
+            origin: "manual".into(),
+            fingerprint: json!({}),
+            playbook,
+            context: json!({}),
+            deprecated: None,
+            drift_debt: 0.0,
+            attempts: (0, 0, 0, 0),
+            last: (None, None),
+            updated_at: 0,
+            candidate_key: None,
+            deprecated_at: None,
+        }
+    }
+
+    #[test]
+    fn a_generated_selector_anywhere_in_the_playbook_is_fragile_and_shown_in_full() {
+        let steady =
+            entry(json!({"actions": [{"selector": "#reject", "fallbackSelectors": ["[data-testid=no]"]}]}));
+        assert!(!has_fragile_selectors(&steady));
+        let fallback =
+            entry(json!({"actions": [{"selector": "#reject"}, {"fallbackSelectors": [".css-1q2w3e"]}]}));
+        assert!(has_fragile_selectors(&fallback));
+        let own = entry(json!({"actions": [{"selector": "button.sc-bdVaJa"}]}));
+        assert!(has_fragile_selectors(&own));
+        assert_eq!(describe(&own, (None, 0), Detail::Full)["hasFragileSelectors"], true);
+        assert_eq!(describe(&steady, (None, 0), Detail::Full)["hasFragileSelectors"], false);
+        assert!(describe(&own, (None, 0), Detail::Summary).get("hasFragileSelectors").is_none());
+    }
 }
