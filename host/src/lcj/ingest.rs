@@ -354,6 +354,11 @@ mod tests {
         let scoped = Call { scope: Some("Other.example".into()), ..call("nova.pks_upsert", true) };
         assert_eq!(host_of(&scoped), "other.example");
         assert_eq!(host_of(&Call { url: Some("about:blank".into()), ..call("nova.perceive", true) }), "");
+        // A `scope` that names no site (a refused call's) is not taken as one: the page's is.
+        for bad in ["not a site", "ftp://files.example", "about:blank", ""] {
+            let refused = Call { scope: Some(bad.into()), ..call("nova.pks_upsert", false) };
+            assert_eq!(host_of(&refused), "shop.example", "{bad}");
+        }
 
         let p = observations(&call("nova.perceive", true), &[]);
         assert_eq!((p[0].kind, p[0].outcome), ("perceive_signature", 0));
