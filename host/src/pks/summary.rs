@@ -65,22 +65,7 @@ mod tests {
     use super::*;
 
     fn entry(playbook: Value) -> Entry {
-        Entry {
-            id: "p".into(),
-            kind: "consent_cmp".into(),
-            level: "L2".into(),
-            origin: "manual".into(),
-            fingerprint: json!({}),
-            playbook,
-            context: json!({}),
-            deprecated: None,
-            drift_debt: 0.0,
-            attempts: (0, 0, 0, 0),
-            last: (None, None),
-            updated_at: 0,
-            candidate_key: None,
-            deprecated_at: None,
-        }
+        Entry { playbook, ..Entry::sample("p", "consent_cmp", "L2") }
     }
 
     #[test]
