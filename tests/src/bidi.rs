@@ -94,13 +94,20 @@ pub struct Page<'a> {
 impl Page<'_> {
     /// Evaluates `expression` (awaiting promises); its JSON value.
     pub async fn eval(&self, expression: &str) -> anyhow::Result<Value> {
+        self.evaluate(expression, json!({"context": self.context})).await
+    }
+
+    /// Evaluates `expression` as [`Page::eval`] does, in a sandbox: a realm of its own that sees
+    /// the page through the same Xray wrappers as an extension's content script.
+    pub async fn eval_in_sandbox(&self, expression: &str) -> anyhow::Result<Value> {
+        self.evaluate(expression, json!({"context": self.context, "sandbox": "nova-e2e"})).await
+    }
+
+    async fn evaluate(&self, expression: &str, target: Value) -> anyhow::Result<Value> {
         let wrapped = format!("(async () => JSON.stringify(await ({expression})))()");
         let r = self
             .bidi
-            .call(
-                "script.evaluate",
-                json!({"expression": wrapped, "target": {"context": self.context}, "awaitPromise": true}),
-            )
+            .call("script.evaluate", json!({"expression": wrapped, "target": target, "awaitPromise": true}))
             .await?;
         if r["type"] == "exception" {
             bail!("`{expression}` threw: {}", r["exceptionDetails"]);

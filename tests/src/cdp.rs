@@ -92,7 +92,7 @@ impl Cdp {
         let attached =
             self.call(None, "Target.attachToTarget", json!({"targetId": target, "flatten": true})).await?;
         let session = attached["sessionId"].as_str().context("sessionId")?.to_owned();
-        Ok(Page { cdp: self, session, target: target.to_owned() })
+        Ok(Page { cdp: self, session, target: target.to_owned(), nova_world: std::sync::Mutex::default() })
     }
 
     /// Waits for a page target whose URL contains `part` (a window opened by the extension).
@@ -131,6 +131,8 @@ pub struct Page<'a> {
     cdp: &'a Cdp,
     session: String,
     target: String,
+    /// The last world [`Page::nova_world`] found (checked again before it is reused).
+    nova_world: std::sync::Mutex<Option<i64>>,
 }
 
 impl Page<'_> {
@@ -174,6 +176,28 @@ impl Page<'_> {
     /// from [`Page::isolated_worlds`]) and returns its value.
     pub async fn eval_in(&self, context: i64, expression: &str) -> anyhow::Result<Value> {
         self.evaluate(expression, Some(context)).await
+    }
+
+    /// The execution context of Nova's own content script in this page: the isolated world whose
+    /// `chrome.runtime.id` is Nova's extension id.
+    pub async fn nova_world(&self) -> anyhow::Result<i64> {
+        const RUNTIME_ID: &str = "(globalThis.chrome && chrome.runtime && chrome.runtime.id) || ''";
+        let nova = json!(nova_shared::CHROMIUM_EXTENSION_ID);
+        let last = *self.nova_world.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = last
+            && self.eval_in(id, RUNTIME_ID).await.ok().as_ref() == Some(&nova)
+        {
+            return Ok(id);
+        }
+        let worlds = self.isolated_worlds().await?;
+        for w in &worlds {
+            let id = w["id"].as_i64().unwrap_or_default();
+            if self.eval_in(id, RUNTIME_ID).await? == nova {
+                *self.nova_world.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+                return Ok(id);
+            }
+        }
+        bail!("no Nova content-script world in {worlds:?}")
     }
 
     /// The page's JavaScript heap after a garbage collection (`Runtime.getHeapUsage`: `usedSize`,

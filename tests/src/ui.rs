@@ -95,6 +95,15 @@ impl Page<'_> {
         }
     }
 
+    /// Evaluates `expression` as an extension's content script would: in Nova's content-script
+    /// world in Chromium, in a sandbox realm (the same Xray wrappers) in Firefox.
+    pub async fn eval_as_content_script(&self, expression: &str) -> anyhow::Result<Value> {
+        match self {
+            Self::Cdp(p) => p.eval_in(p.nova_world().await?, expression).await,
+            Self::Bidi(p) => p.eval_in_sandbox(expression).await,
+        }
+    }
+
     /// Starts watching for the page's native dialogs (before one shows), for [`Page::accept_dialog`].
     pub async fn watch_dialogs(&self) -> anyhow::Result<()> {
         match self {

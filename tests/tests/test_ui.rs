@@ -367,17 +367,7 @@ async fn a_content_script_cannot_release_stop_or_change_settings() -> anyhow::Re
     let ui = nova.ui().await?;
     let nova_e2e::ui::Ui::Cdp(cdp) = &ui else { anyhow::bail!("Chromium drives DevTools") };
     let tab = cdp.attach(&cdp.wait_target("world=content-script", WAIT).await?).await?;
-    let worlds = tab.isolated_worlds().await?;
-    let mut nova_world = None;
-    for w in &worlds {
-        let id = w["id"].as_i64().unwrap_or_default();
-        let runtime =
-            tab.eval_in(id, "(globalThis.chrome && chrome.runtime && chrome.runtime.id) || ''").await?;
-        if runtime == json!(nova_shared::CHROMIUM_EXTENSION_ID) {
-            nova_world = Some(id);
-        }
-    }
-    let world = nova_world.ok_or_else(|| anyhow::anyhow!("no Nova content-script world in {worlds:?}"))?;
+    let world = tab.nova_world().await?;
     let forged = tab
         .eval_in(
             world,

@@ -18,8 +18,10 @@ use crate::measure::{BENCH_SETTINGS, whole_page};
 
 /// The sampling interval asked of DevTools, in microseconds.
 const INTERVAL_US: u64 = 100;
-/// How many functions and callers are kept.
-const TOP: usize = 20;
+/// How many functions and callers the JSON keeps (the long tail, for a closer look).
+const TOP: usize = 120;
+/// How many of them are printed.
+const PRINTED: usize = 20;
 
 /// Profiles `reads` whole-page reads of the list.
 pub async fn profile(reads: usize) -> anyhow::Result<Value> {
@@ -190,7 +192,7 @@ pub fn render(r: &Value) -> String {
         f(&k["glue"]),
         f(&k["engine"]),
     );
-    for e in r["functions"].as_array().into_iter().flatten() {
+    for e in r["functions"].as_array().into_iter().flatten().take(PRINTED) {
         s += &format!(
             "  {:>7.2} {:>5.1} %  {:<8} {}\n",
             f(&e["msPerRead"]),
@@ -200,7 +202,7 @@ pub fn render(r: &Value) -> String {
         );
     }
     s += "  the browser's calls by the module's function that made them:\n";
-    for e in r["callers"].as_array().into_iter().flatten() {
+    for e in r["callers"].as_array().into_iter().flatten().take(PRINTED) {
         s += &format!(
             "  {:>7.2}  {} <- {}\n",
             f(&e["msPerRead"]),

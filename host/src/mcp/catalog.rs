@@ -74,8 +74,8 @@ fn optional_not_null(o: &mut Map<String, Value>) {
             }
         }
         let Some(Value::Array(any)) = p.get("anyOf") else { continue };
-        let mut kept =
-            any.iter().filter(|s| s.get("type") != Some(&null) || s.as_object().is_some_and(|s| s.len() > 1));
+        let null_only = serde_json::json!({"type": "null"});
+        let mut kept = any.iter().filter(|s| **s != null_only);
         if let (Some(Value::Object(only)), None, 2) = (kept.next(), kept.next(), any.len()) {
             let only = only.clone();
             p.remove("anyOf");

@@ -86,7 +86,8 @@ pub fn deliver(
     let unchanged = state != "auto_refresh";
     // The site's entries are read only when something below uses them: a caller told
     // "unchanged" with no banner to judge and no onboarding due costs one small read.
-    let entries = if !unchanged || first || page.consent_showing {
+    // (A first read always refreshes, so `!unchanged` covers it.)
+    let entries = if !unchanged || page.consent_showing {
         pks.with(|c| records::entries(c, &site))?
     } else {
         Vec::new()
@@ -112,12 +113,16 @@ pub fn deliver(
         Include::Full => active.len(),
     };
     let now = crate::time::now_ms();
-    let rates = pks.with(|c| {
-        active[..listed]
-            .iter()
-            .map(|e| records::success_rate(c, &site, &e.id, now))
-            .collect::<rusqlite::Result<Vec<_>>>()
-    })?;
+    let rates = if listed == 0 {
+        Vec::new()
+    } else {
+        pks.with(|c| {
+            active[..listed]
+                .iter()
+                .map(|e| records::success_rate(c, &site, &e.id, now))
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?
+    };
     // Unchanged since this caller's last read of the site: only that, in a few tokens.
     let mut body = if unchanged {
         json!({"unchanged": true, "contentRev": rev})
