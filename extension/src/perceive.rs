@@ -230,7 +230,7 @@ impl Walk {
                     self.layers.leave_document();
                 }
             }
-        } else if let Some(shadow) = el.shadow_root() {
+        } else if let Some(shadow) = can_host_shadow(&tag).then(|| el.shadow_root()).flatten() {
             self.children(&shadow);
         } else if tag == "slot" {
             let assigned = js_sys::Reflect::get(el, &"assignedNodes".into())
@@ -252,7 +252,7 @@ impl Walk {
                 }
                 None => self.children(el),
             }
-        } else if !matches!(tag.as_str(), "select" | "textarea") {
+        } else if !shows_no_children(&tag) {
             self.children(el);
         }
         self.layers.pop();
@@ -292,6 +292,53 @@ impl Walk {
             self.elements.push(element_line(el, tag, &role, &r, &attrs));
         }
     }
+}
+
+/// Whether an element with this tag can have a shadow root a script attached: a custom element
+/// or one of the tags `attachShadow` accepts (the others are not asked, a call each saved).
+fn can_host_shadow(tag: &str) -> bool {
+    tag.contains('-')
+        || matches!(
+            tag,
+            "article"
+                | "aside"
+                | "blockquote"
+                | "body"
+                | "div"
+                | "footer"
+                | "h1"
+                | "h2"
+                | "h3"
+                | "h4"
+                | "h5"
+                | "h6"
+                | "header"
+                | "main"
+                | "nav"
+                | "p"
+                | "section"
+                | "span"
+        )
+}
+
+/// Whether the page never shows what is inside an element with this tag: the void elements
+/// (a script may still append to them, and nothing of it is drawn), and form controls whose
+/// options and text are read as the control's value instead.
+fn shows_no_children(tag: &str) -> bool {
+    matches!(
+        tag,
+        "select"
+            | "textarea"
+            | "input"
+            | "img"
+            | "hr"
+            | "wbr"
+            | "embed"
+            | "area"
+            | "col"
+            | "source"
+            | "track"
+    )
 }
 
 /// One computed style property.

@@ -86,6 +86,8 @@ const UNSEEN: &[&str] = &[
     "INJECT-CLIP-CIRCLE",
     "INJECT-CLIP-ANCESTOR",
     "INJECT-CLIP-RECT",
+    "INJECT-INSIDE-INPUT",
+    "INJECT-INSIDE-IMG",
 ];
 
 #[tokio::test(flavor = "multi_thread")]
