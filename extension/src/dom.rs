@@ -300,6 +300,8 @@ const HOT_NAMES: &[&str] = &[
     "background-color",
     "background-image",
     "clip-path",
+    "opacity",
+    "text-indent",
     "display",
     "overflow",
     "clip",

@@ -6,7 +6,13 @@
 //!   colour, else the canvas: white unless the page asks for a dark scheme; a background image
 //!   or a dark canvas makes the colour unknowable, and the text counts as seen);
 //! - an element or ancestor clipped away entirely by `clip-path` (`inset()` of half or more from
-//!   both sides, a circle or ellipse of radius 0).
+//!   both sides, a circle or ellipse of radius 0);
+//! - nearly transparent: the colour's alpha times the `opacity` of the element and of every
+//!   ancestor under 5 % (`opacity: 0` itself is `checkVisibility`'s);
+//! - moved out of its own box to where nobody can scroll (a negative `text-indent`, the old
+//!   image-replacement trick) or drawn at no size (`transform: scale(0)` on it or an ancestor):
+//!   judged by the box of the element's contents (a `Range`), read only when the element's
+//!   indent is negative or its own box is a point.
 //!
 //! Costs: computed style is read only for elements that hold text directly, and each ancestor's
 //! background once per walk ([`Layers`] keeps them as the walk descends); background images
@@ -72,6 +78,8 @@ struct Reads {
     colour: Recent<Option<Rgba>>,
     background: Recent<Option<Rgba>>,
     clip_path: Recent<bool>,
+    opacity: Recent<f64>,
+    text_indent: Recent<f64>,
 }
 
 impl Reads {
@@ -92,6 +100,19 @@ impl Reads {
     fn has_clip_path(&mut self, style: &CssStyleDeclaration) -> bool {
         self.clip_path.read(style, "clip-path", |c| c != "none" && !c.is_empty())
     }
+
+    /// `opacity` (1 when unreadable).
+    fn opacity(&mut self, style: &CssStyleDeclaration) -> f64 {
+        self.opacity.read(style, "opacity", |o| o.trim().parse::<f64>().unwrap_or(1.0))
+    }
+
+    /// `text-indent` in px (0 when unreadable: a percentage, say, is never negative enough to
+    /// matter here without a length).
+    fn text_indent(&mut self, style: &CssStyleDeclaration) -> f64 {
+        self.text_indent.read(style, "text-indent", |t| {
+            t.trim().strip_suffix("px").and_then(|v| v.parse().ok()).unwrap_or(0.0)
+        })
+    }
 }
 
 /// An RGBA colour, channels 0-255, alpha 0-1.
@@ -108,13 +129,25 @@ struct Backdrop {
     image: bool,
     /// Clipped away entirely.
     clipped: bool,
+    /// Its `opacity` (for [`Layers::outer`], the product over the walk root's ancestors).
+    opacity: f64,
+}
+
+/// An element the walk is inside.
+struct Layer {
+    el: Element,
+    /// Its own box is a point (both sides 1 px or less).
+    point: bool,
+    /// What it puts behind its text, once read.
+    backdrop: Option<Backdrop>,
+    /// Whether its own text is seen, once judged.
+    seen: Option<bool>,
 }
 
 /// The elements the walk is inside, innermost last, with what each contributes once read.
 #[derive(Default)]
 pub struct Layers {
-    /// Element, its backdrop once read, whether its own text is seen once judged.
-    stack: Vec<(Element, Option<Backdrop>, Option<bool>)>,
+    stack: Vec<Layer>,
     /// What lies above the walk's root (read once, for `read_text` on a selector).
     outer: Option<Backdrop>,
     /// The windows of the documents the walk is in (a same-origin iframe's innermost), so
@@ -124,9 +157,9 @@ pub struct Layers {
 }
 
 impl Layers {
-    /// Enters `el`.
-    pub fn push(&mut self, el: &Element) {
-        self.stack.push((el.clone(), None, None));
+    /// Enters `el`; `point` when its box, already read by the walk, is 1 px or less each way.
+    pub fn push(&mut self, el: &Element, point: bool) {
+        self.stack.push(Layer { el: el.clone(), point, backdrop: None, seen: None });
     }
 
     /// Leaves the innermost element.
@@ -155,18 +188,18 @@ impl Layers {
     /// element).
     pub fn text_seen(&mut self) -> bool {
         let Some(last) = self.stack.last() else { return true };
-        if let Some(seen) = last.2 {
+        if let Some(seen) = last.seen {
             return seen;
         }
         let seen = self.judge();
         if let Some(last) = self.stack.last_mut() {
-            last.2 = Some(seen);
+            last.seen = Some(seen);
         }
         seen
     }
 
     fn judge(&mut self) -> bool {
-        let Some(el) = self.stack.last().map(|l| l.0.clone()) else { return true };
+        let Some((el, point)) = self.stack.last().map(|l| (l.el.clone(), l.point)) else { return true };
         let Some(own) = self.style(&el) else { return true };
         if self.reads.font_size(&own).is_some_and(|f| f < 1.0) {
             return false;
@@ -175,23 +208,29 @@ impl Layers {
         if colour.3 < 0.05 {
             return false;
         }
+        if (point || self.reads.text_indent(&own) < 0.0) && contents_out_of_sight(&el) {
+            return false;
+        }
         let top = self.stack.len() - 1;
-        self.stack[top].1 = Some(self.backdrop(&el, &own));
-        // Any clipped layer hides the text; the nearest opaque colour is what it is read on.
+        self.stack[top].backdrop = Some(self.backdrop(&el, &own));
+        // Any clipped layer hides the text; the nearest opaque colour is what it is read on;
+        // the layers' opacities multiply.
         let mut coloured = None;
+        let mut alpha = colour.3;
         for i in (0..self.stack.len()).rev() {
-            let b = match self.stack[i].1 {
+            let b = match self.stack[i].backdrop {
                 Some(b) => b,
                 None => {
-                    let layer = self.stack[i].0.clone();
+                    let layer = self.stack[i].el.clone();
                     let b = self.style(&layer).map_or(CLEAR, |s| self.backdrop(&layer, &s));
-                    self.stack[i].1 = Some(b);
+                    self.stack[i].backdrop = Some(b);
                     b
                 }
             };
             if b.clipped {
                 return false;
             }
+            alpha *= b.opacity;
             if coloured.is_none() && b.colour.is_some() {
                 coloured = Some(i);
             }
@@ -199,16 +238,16 @@ impl Layers {
         let outer = match self.outer {
             Some(o) => o,
             None => {
-                let o = self.stack.first().map_or(CLEAR, |l| outer_backdrop(&l.0));
+                let o = self.stack.first().map_or(CLEAR, |l| outer_backdrop(&l.el));
                 self.outer = Some(o);
                 o
             }
         };
-        if outer.clipped {
+        if outer.clipped || alpha * outer.opacity < FAINT {
             return false;
         }
         let background = match coloured {
-            Some(i) => self.stack[i].1.and_then(|b| b.colour),
+            Some(i) => self.stack[i].backdrop.and_then(|b| b.colour),
             None if outer.image => return true,
             None => outer.colour,
         };
@@ -219,7 +258,7 @@ impl Layers {
         // shows it after all. Read only now, as it is rare (one property less per element).
         let nearest = coloured.unwrap_or(0);
         (nearest..self.stack.len()).rev().any(|i| {
-            let layer = self.stack[i].0.clone();
+            let layer = self.stack[i].el.clone();
             self.style(&layer).is_some_and(|s| has_image(&s))
         })
     }
@@ -229,12 +268,30 @@ impl Layers {
     fn backdrop(&mut self, el: &Element, style: &CssStyleDeclaration) -> Backdrop {
         let colour = self.reads.background(style);
         let clipped = self.reads.has_clip_path(style) && clipped_away(el, style);
-        Backdrop { colour, image: false, clipped }
+        let opacity = self.reads.opacity(style);
+        Backdrop { colour, image: false, clipped, opacity }
     }
 }
 
 const WHITE: Rgba = Rgba(255.0, 255.0, 255.0, 1.0);
-const CLEAR: Backdrop = Backdrop { colour: None, image: false, clipped: false };
+const CLEAR: Backdrop = Backdrop { colour: None, image: false, clipped: false, opacity: 1.0 };
+/// Below this much of its colour left (alpha times opacities), text is not seen.
+const FAINT: f64 = 0.05;
+
+/// Whether the box of everything `el` holds is a point, or lies left of or above the page
+/// where nobody can scroll: text moved out by a negative indent, or scaled to nothing.
+fn contents_out_of_sight(el: &Element) -> bool {
+    let Some(doc) = el.owner_document() else { return false };
+    let Ok(range) = doc.create_range() else { return false };
+    if range.select_node_contents(el).is_err() {
+        return false;
+    }
+    let r = range.get_bounding_client_rect();
+    let (right, bottom, width, height) = (r.right(), r.bottom(), r.width(), r.height());
+    let view = doc.default_view();
+    let (x, y) = view.map_or((0.0, 0.0), |v| (v.scroll_x().unwrap_or(0.0), v.scroll_y().unwrap_or(0.0)));
+    (width <= 1.0 && height <= 1.0) || right + x <= 0.0 || bottom + y <= 0.0
+}
 
 fn style(el: &Element) -> Option<CssStyleDeclaration> {
     el.owner_document()?.default_view()?.get_computed_style(el).ok().flatten()
@@ -250,7 +307,8 @@ fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
     let colour = prop(style, "background-color").and_then(|c| parse_colour(&c)).filter(|c| c.3 >= 0.95);
     let image = has_image(style);
     let clipped = clipped_away(el, style);
-    Backdrop { colour, image, clipped }
+    let opacity = prop(style, "opacity").and_then(|o| o.trim().parse::<f64>().ok()).unwrap_or(1.0);
+    Backdrop { colour, image, clipped, opacity }
 }
 
 /// Whether `el`'s `clip-path` leaves nothing of its box.
@@ -277,6 +335,7 @@ fn outer_backdrop(root: &Element) -> Backdrop {
         if let Some(s) = style(&el) {
             let b = backdrop_of(&el, &s);
             out.clipped |= b.clipped;
+            out.opacity *= b.opacity;
             if out.colour.is_none() && !out.image && (b.image || b.colour.is_some()) {
                 out.colour = b.colour;
                 out.image = b.image;

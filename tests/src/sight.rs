@@ -8,7 +8,8 @@
 //! ancestor cuts it away (`overflow` other than visible on a box of 1 px or less, a `clip` rect,
 //! any `clip-path`: text under a clip path is left out of the measure, neither seen nor unseen),
 //! and its colour is not transparent nor within 8 per channel of the first background behind it
-//! (a background image counts as a contrast; no background at all is white).
+//! (a background image counts as a contrast; no background at all is white), nor nearly
+//! transparent (the colour's alpha times every layer's `opacity` under 5 %).
 //! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
 //! page text.
 
@@ -43,6 +44,13 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     }
     return fg[0] >= 247 && fg[1] >= 247 && fg[2] >= 247;
   };
+  // Nearly transparent: the text colour's alpha times every layer's opacity under 5 %.
+  const faint = (el) => {
+    const fg = rgba(getComputedStyle(el).color);
+    let alpha = fg.length === 4 ? fg[3] : 1;
+    for (let a = el; a; a = a.parentElement) alpha *= parseFloat(getComputedStyle(a).opacity);
+    return alpha < 0.05;
+  };
   const seen = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -55,7 +63,7 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
     if (r.width < 2 || r.height < 2 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0) continue;
-    if (cut(el) || onItsGround(el)) continue;
+    if (cut(el) || onItsGround(el) || faint(el)) continue;
     seen.push(text);
   }
   return seen;

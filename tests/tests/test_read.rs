@@ -70,6 +70,9 @@ const SEEN: &[&str] = &[
     "Partly clipped is visible.",
     "Decorative but visible.",
     "Visible tail after a hidden span.",
+    "Indented paragraph is visible.",
+    "Hanging indent is visible.",
+    "Thirty percent opaque is visible.",
 ];
 const UNSEEN: &[&str] = &[
     "INJECT-OPACITY ",
@@ -88,6 +91,11 @@ const UNSEEN: &[&str] = &[
     "INJECT-CLIP-RECT",
     "INJECT-INSIDE-INPUT",
     "INJECT-INSIDE-IMG",
+    "INJECT-TEXT-INDENT",
+    "INJECT-SCALE-ZERO",
+    "INJECT-SCALE-ANCESTOR",
+    "INJECT-FAINT ",
+    "INJECT-FAINT-LAYERS",
 ];
 
 #[tokio::test(flavor = "multi_thread")]
