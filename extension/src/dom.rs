@@ -296,6 +296,7 @@ pub fn is_seen(el: &Element) -> bool {
 /// on every call (on a 5,000-element page that decoding was a sixth of the walk).
 const HOT_NAMES: &[&str] = &[
     "font-size",
+    "-webkit-text-fill-color",
     "color",
     "background-color",
     "background-image",

@@ -1,7 +1,9 @@
 //! Whether a person can see the text of an element, beyond what `checkVisibility` answers
 //! (docs/perceive.md, "What a person sees"). Text that is there for machines only is the
 //! classic carrier of prompt injection, so the page walk leaves it out:
-//! - a zero-size font (`font-size: 0`) or a fully transparent colour;
+//! - a zero-size font (`font-size: 0`) or a fully transparent colour (the glyphs' colour is
+//!   their fill, `-webkit-text-fill-color`, the text colour unless set apart; a background
+//!   clipped to the text, `background-clip: text`, paints them whatever it is);
 //! - a colour the same as the background behind it (the nearest ancestor's opaque background
 //!   colour, else the canvas: white unless the page asks for a dark scheme; a background image
 //!   or a dark canvas makes the colour unknowable, and the text counts as seen);
@@ -75,6 +77,7 @@ impl<T: Copy> Default for Recent<T> {
 #[derive(Default)]
 struct Reads {
     font_size: Recent<Option<f64>>,
+    fill: Recent<Option<Rgba>>,
     colour: Recent<Option<Rgba>>,
     background: Recent<Option<Rgba>>,
     clip_path: Recent<bool>,
@@ -87,8 +90,11 @@ impl Reads {
         self.font_size.read(style, "font-size", |f| f.trim_end_matches("px").trim().parse::<f64>().ok())
     }
 
-    fn colour(&mut self, style: &CssStyleDeclaration) -> Option<Rgba> {
-        self.colour.read(style, "color", parse_colour)
+    /// The glyphs' colour: their fill, else (a browser that does not say) the text colour.
+    fn ink(&mut self, style: &CssStyleDeclaration) -> Option<Rgba> {
+        self.fill
+            .read(style, "-webkit-text-fill-color", parse_colour)
+            .or_else(|| self.colour.read(style, "color", parse_colour))
     }
 
     /// The opaque background colour; `None` when (partly) transparent.
@@ -204,8 +210,10 @@ impl Layers {
         if self.reads.font_size(&own).is_some_and(|f| f < 1.0) {
             return false;
         }
-        let Some(colour) = self.reads.colour(&own) else { return true };
-        if colour.3 < 0.05 {
+        let Some(colour) = self.reads.ink(&own) else { return true };
+        // Rare: transparent glyphs show only a background clipped to them.
+        let painted = colour.3 < FAINT && self.painted_through();
+        if colour.3 < FAINT && !painted {
             return false;
         }
         if (point || self.reads.text_indent(&own) < 0.0) && contents_out_of_sight(&el) {
@@ -216,7 +224,7 @@ impl Layers {
         // Any clipped layer hides the text; the nearest opaque colour is what it is read on;
         // the layers' opacities multiply.
         let mut coloured = None;
-        let mut alpha = colour.3;
+        let mut alpha = if painted { 1.0 } else { colour.3 };
         for i in (0..self.stack.len()).rev() {
             let b = match self.stack[i].backdrop {
                 Some(b) => b,
@@ -246,6 +254,9 @@ impl Layers {
         if outer.clipped || alpha * outer.opacity < FAINT {
             return false;
         }
+        if painted {
+            return true;
+        }
         let background = match coloured {
             Some(i) => self.stack[i].backdrop.and_then(|b| b.colour),
             None if outer.image => return true,
@@ -260,6 +271,21 @@ impl Layers {
         (nearest..self.stack.len()).rev().any(|i| {
             let layer = self.stack[i].el.clone();
             self.style(&layer).is_some_and(|s| has_image(&s))
+        })
+    }
+
+    /// Whether the innermost element or a layer around it has a background clipped to its
+    /// text (`background-clip: text`) that paints the glyphs: an image, or a colour.
+    fn painted_through(&self) -> bool {
+        self.stack.iter().rev().any(|layer| {
+            self.style(&layer.el).is_some_and(|s| {
+                let clip = |p: &str| prop(&s, p).is_some_and(|c| c.contains("text"));
+                (clip("background-clip") || clip("-webkit-background-clip"))
+                    && (has_image(&s)
+                        || prop(&s, "background-color")
+                            .and_then(|c| parse_colour(&c))
+                            .is_some_and(|c| c.3 > 0.0))
+            })
         })
     }
 

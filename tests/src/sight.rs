@@ -9,7 +9,9 @@
 //! any `clip-path`: text under a clip path is left out of the measure, neither seen nor unseen),
 //! and its colour is not transparent nor within 8 per channel of the first background behind it
 //! (a background image counts as a contrast; no background at all is white), nor nearly
-//! transparent (the colour's alpha times every layer's `opacity` under 5 %).
+//! transparent (the colour's alpha times every layer's `opacity` under 5 %). The colour is the
+//! glyphs' fill (`-webkit-text-fill-color`), and a background clipped to the text
+//! (`background-clip: text`) paints them whatever it is.
 //! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
 //! page text.
 
@@ -31,8 +33,23 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     return false;
   };
   const rgba = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+  // The glyphs' colour: their fill, which is the text colour unless set apart.
+  const ink = (el) => {
+    const s = getComputedStyle(el);
+    return rgba(s.webkitTextFillColor || s.color);
+  };
+  // A background clipped to the text (gradient headings) paints the glyphs whatever their colour.
+  const paintedThrough = (el) => {
+    for (let a = el; a; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      const clip = `${s.backgroundClip} ${s.webkitBackgroundClip}`;
+      if (clip.includes('text') && (s.backgroundImage !== 'none' || rgba(s.backgroundColor)[3] !== 0)) return true;
+    }
+    return false;
+  };
   const onItsGround = (el) => {
-    const fg = rgba(getComputedStyle(el).color);
+    if (paintedThrough(el)) return false;
+    const fg = ink(el);
     if (fg.length === 4 && fg[3] === 0) return true;
     for (let a = el; a; a = a.parentElement) {
       const s = getComputedStyle(a);
@@ -46,8 +63,8 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
   };
   // Nearly transparent: the text colour's alpha times every layer's opacity under 5 %.
   const faint = (el) => {
-    const fg = rgba(getComputedStyle(el).color);
-    let alpha = fg.length === 4 ? fg[3] : 1;
+    const fg = ink(el);
+    let alpha = fg.length === 4 && !paintedThrough(el) ? fg[3] : 1;
     for (let a = el; a; a = a.parentElement) alpha *= parseFloat(getComputedStyle(a).opacity);
     return alpha < 0.05;
   };

@@ -73,6 +73,7 @@ const SEEN: &[&str] = &[
     "Indented paragraph is visible.",
     "Hanging indent is visible.",
     "Thirty percent opaque is visible.",
+    "Gradient text is visible.",
 ];
 const UNSEEN: &[&str] = &[
     "INJECT-OPACITY ",
@@ -94,6 +95,8 @@ const UNSEEN: &[&str] = &[
     "INJECT-TEXT-INDENT",
     "INJECT-SCALE-ZERO",
     "INJECT-SCALE-ANCESTOR",
+    "INJECT-FILL-TRANSPARENT",
+    "INJECT-FILL-WHITE",
     "INJECT-FAINT ",
     "INJECT-FAINT-LAYERS",
 ];
