@@ -2,8 +2,9 @@
 //! (docs/perceive.md, "What a person sees"). Text that is there for machines only is the
 //! classic carrier of prompt injection, so the page walk leaves it out:
 //! - a zero-size font (`font-size: 0`) or a fully transparent colour (the glyphs' colour is
-//!   their fill, `-webkit-text-fill-color`, the text colour unless set apart; a background
-//!   clipped to the text, `background-clip: text`, paints them whatever it is);
+//!   their fill, `-webkit-text-fill-color`, the text colour unless set apart; an outline, a
+//!   text stroke with a width or a text shadow, draws them too; a background clipped to the
+//!   text, `background-clip: text`, paints them whatever it is);
 //! - a colour the same as the background behind it (the nearest ancestor's opaque background
 //!   colour, else the canvas: white unless the page asks for a dark scheme; a background image
 //!   or a dark canvas makes the colour unknowable, and the text counts as seen);
@@ -210,10 +211,13 @@ impl Layers {
         if self.reads.font_size(&own).is_some_and(|f| f < 1.0) {
             return false;
         }
-        let Some(colour) = self.reads.ink(&own) else { return true };
-        // Rare: transparent glyphs show only a background clipped to them.
-        let painted = colour.3 < FAINT && self.painted_through();
-        if colour.3 < FAINT && !painted {
+        let Some(fill) = self.reads.ink(&own) else { return true };
+        let filled = fill.3 >= FAINT;
+        // Rare: glyphs with a transparent fill show only a background clipped to them, or
+        // their outline.
+        let painted = !filled && self.painted_through();
+        let outline = if filled || painted { Vec::new() } else { outline_inks(&own) };
+        if !filled && !painted && outline.is_empty() {
             return false;
         }
         if (point || self.reads.text_indent(&own) < 0.0) && contents_out_of_sight(&el) {
@@ -224,7 +228,11 @@ impl Layers {
         // Any clipped layer hides the text; the nearest opaque colour is what it is read on;
         // the layers' opacities multiply.
         let mut coloured = None;
-        let mut alpha = if painted { 1.0 } else { colour.3 };
+        let mut alpha = match (painted, filled) {
+            (true, _) => 1.0,
+            (false, true) => fill.3,
+            (false, false) => outline.iter().map(|c| c.3).fold(0.0, f64::max),
+        };
         for i in (0..self.stack.len()).rev() {
             let b = match self.stack[i].backdrop {
                 Some(b) => b,
@@ -262,11 +270,16 @@ impl Layers {
             None if outer.image => return true,
             None => outer.colour,
         };
-        if background.is_none_or(|bg| !same_colour(colour, bg)) {
+        let Some(bg) = background else { return true };
+        let differs = |c: &Rgba| !same_colour(*c, bg);
+        if (filled && differs(&fill)) || outline.iter().any(differs) {
             return true;
         }
-        // The same colour as the text: a background image on that layer or nearer the text
-        // shows it after all. Read only now, as it is rare (one property less per element).
+        // The same colour as the background: an outline (read only now) or a background image
+        // on that layer or nearer the text shows it after all. Both rare: read only now.
+        if filled && outline_inks(&own).iter().any(differs) {
+            return true;
+        }
         let nearest = coloured.unwrap_or(0);
         (nearest..self.stack.len()).rev().any(|i| {
             let layer = self.stack[i].el.clone();
@@ -303,6 +316,35 @@ const WHITE: Rgba = Rgba(255.0, 255.0, 255.0, 1.0);
 const CLEAR: Backdrop = Backdrop { colour: None, image: false, clipped: false, opacity: 1.0 };
 /// Below this much of its colour left (alpha times opacities), text is not seen.
 const FAINT: f64 = 0.05;
+
+/// The colours an outline draws the glyphs in: the text stroke when it has a width, and each
+/// text shadow; those not (nearly) transparent. Read only when the fill alone would hide them.
+fn outline_inks(style: &CssStyleDeclaration) -> Vec<Rgba> {
+    let mut inks = Vec::new();
+    let stroke = prop(style, "-webkit-text-stroke-width")
+        .and_then(|w| w.trim().trim_end_matches("px").parse::<f64>().ok())
+        .unwrap_or(0.0);
+    if stroke > 0.0 {
+        inks.extend(prop(style, "-webkit-text-stroke-color").and_then(|c| parse_colour(&c)));
+    }
+    if let Some(shadows) = prop(style, "text-shadow") {
+        inks.extend(colours_in(&shadows));
+    }
+    inks.retain(|c| c.3 >= FAINT);
+    inks
+}
+
+/// Every `rgb()` / `rgba()` colour in a computed value (a list of text shadows, say).
+pub fn colours_in(value: &str) -> Vec<Rgba> {
+    let mut out = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("rgb") {
+        let Some(len) = rest[start..].find(')') else { break };
+        out.extend(parse_colour(&rest[start..=start + len]));
+        rest = &rest[start + len + 1..];
+    }
+    out
+}
 
 /// Whether the box of everything `el` holds is a point, or lies left of or above the page
 /// where nobody can scroll: text moved out by a negative indent, or scaled to nothing.
@@ -455,6 +497,14 @@ mod tests {
         assert_eq!(parse_colour("color(srgb 1 1 1)"), None);
         assert!(same_colour(Rgba(250.0, 252.0, 255.0, 1.0), WHITE));
         assert!(!same_colour(Rgba(200.0, 200.0, 200.0, 1.0), WHITE));
+    }
+
+    #[test]
+    fn every_colour_of_a_shadow_list() {
+        let shadows = "rgb(0, 0, 0) 0px 0px 2px, rgba(51, 51, 51, 0.5) 1px 1px 0px";
+        assert_eq!(colours_in(shadows), vec![Rgba(0.0, 0.0, 0.0, 1.0), Rgba(51.0, 51.0, 51.0, 0.5)]);
+        assert_eq!(colours_in("none"), vec![]);
+        assert_eq!(colours_in("rgb(1, 2"), vec![]);
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! and its colour is not transparent nor within 8 per channel of the first background behind it
 //! (a background image counts as a contrast; no background at all is white), nor nearly
 //! transparent (the colour's alpha times every layer's `opacity` under 5 %). The colour is the
-//! glyphs' fill (`-webkit-text-fill-color`), and a background clipped to the text
-//! (`background-clip: text`) paints them whatever it is.
+//! glyphs' fill (`-webkit-text-fill-color`), an outline (a text stroke with a width, a text
+//! shadow) draws them too, and a background clipped to the text (`background-clip: text`) paints
+//! them whatever it is.
 //! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
 //! page text.
 
@@ -47,24 +48,33 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     }
     return false;
   };
+  const alphaOf = (c) => (c.length === 4 ? c[3] : 1);
+  // What draws the glyphs: their fill, and an outline (a stroke with a width, text shadows).
+  const inks = (el) => {
+    const s = getComputedStyle(el);
+    const out = [ink(el)];
+    if (parseFloat(s.webkitTextStrokeWidth) > 0) out.push(rgba(s.webkitTextStrokeColor));
+    if (s.textShadow && s.textShadow !== 'none') {
+      for (const m of s.textShadow.matchAll(/rgba?\([^)]*\)/g)) out.push(rgba(m[0]));
+    }
+    return out.filter((c) => c.length >= 3 && alphaOf(c) >= 0.05);
+  };
   const onItsGround = (el) => {
     if (paintedThrough(el)) return false;
-    const fg = ink(el);
-    if (fg.length === 4 && fg[3] === 0) return true;
+    const drawn = inks(el);
+    if (!drawn.length) return true;
+    const same = (bg) => drawn.every((fg) => [0, 1, 2].every((i) => Math.abs(bg[i] - fg[i]) <= 8));
     for (let a = el; a; a = a.parentElement) {
       const s = getComputedStyle(a);
       if (s.backgroundImage && s.backgroundImage !== 'none') return false;
       const bg = rgba(s.backgroundColor);
-      if (bg.length >= 3 && !(bg.length === 4 && bg[3] === 0)) {
-        return [0, 1, 2].every((i) => Math.abs(bg[i] - fg[i]) <= 8);
-      }
+      if (bg.length >= 3 && !(bg.length === 4 && bg[3] === 0)) return same(bg);
     }
-    return fg[0] >= 247 && fg[1] >= 247 && fg[2] >= 247;
+    return same([255, 255, 255]) && drawn.every((fg) => fg[0] >= 247 && fg[1] >= 247 && fg[2] >= 247);
   };
   // Nearly transparent: the text colour's alpha times every layer's opacity under 5 %.
   const faint = (el) => {
-    const fg = ink(el);
-    let alpha = fg.length === 4 && !paintedThrough(el) ? fg[3] : 1;
+    let alpha = paintedThrough(el) ? 1 : Math.max(0, ...inks(el).map(alphaOf));
     for (let a = el; a; a = a.parentElement) alpha *= parseFloat(getComputedStyle(a).opacity);
     return alpha < 0.05;
   };

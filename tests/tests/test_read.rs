@@ -74,6 +74,8 @@ const SEEN: &[&str] = &[
     "Hanging indent is visible.",
     "Thirty percent opaque is visible.",
     "Gradient text is visible.",
+    "Outlined text is visible.",
+    "Shadowed white text is visible.",
 ];
 const UNSEEN: &[&str] = &[
     "INJECT-OPACITY ",
@@ -97,6 +99,9 @@ const UNSEEN: &[&str] = &[
     "INJECT-SCALE-ANCESTOR",
     "INJECT-FILL-TRANSPARENT",
     "INJECT-FILL-WHITE",
+    "INJECT-SHADOW-WHITE",
+    "INJECT-STROKE-CLEAR",
+    "INJECT-STROKE-WHITE",
     "INJECT-FAINT ",
     "INJECT-FAINT-LAYERS",
 ];
