@@ -302,6 +302,7 @@ const HOT_NAMES: &[&str] = &[
     "background-image",
     "clip-path",
     "opacity",
+    "filter",
     "text-indent",
     "display",
     "overflow",

@@ -10,8 +10,8 @@
 //!   or a dark canvas makes the colour unknowable, and the text counts as seen);
 //! - an element or ancestor clipped away entirely by `clip-path` (`inset()` of half or more from
 //!   both sides, a circle or ellipse of radius 0);
-//! - nearly transparent: the colour's alpha times the `opacity` of the element and of every
-//!   ancestor under 5 % (`opacity: 0` itself is `checkVisibility`'s);
+//! - nearly transparent: the colour's alpha times the `opacity` (and a `filter`'s `opacity()`)
+//!   of the element and of every ancestor under 5 % (`opacity: 0` itself is `checkVisibility`'s);
 //! - moved out of its own box to where nobody can scroll (a negative `text-indent`, the old
 //!   image-replacement trick) or drawn at no size (`transform: scale(0)` on it or an ancestor):
 //!   judged by the box of the element's contents (a `Range`), read only when the element's
@@ -83,6 +83,7 @@ struct Reads {
     background: Recent<Option<Rgba>>,
     clip_path: Recent<bool>,
     opacity: Recent<f64>,
+    filter: Recent<f64>,
     text_indent: Recent<f64>,
 }
 
@@ -108,9 +109,10 @@ impl Reads {
         self.clip_path.read(style, "clip-path", |c| c != "none" && !c.is_empty())
     }
 
-    /// `opacity` (1 when unreadable).
+    /// `opacity` times the `opacity()` of `filter` (1 when unreadable).
     fn opacity(&mut self, style: &CssStyleDeclaration) -> f64 {
         self.opacity.read(style, "opacity", |o| o.trim().parse::<f64>().unwrap_or(1.0))
+            * self.filter.read(style, "filter", filter_opacity)
     }
 
     /// `text-indent` in px (0 when unreadable: a percentage, say, is never negative enough to
@@ -334,6 +336,25 @@ fn outline_inks(style: &CssStyleDeclaration) -> Vec<Rgba> {
     inks
 }
 
+/// What the `opacity()` functions of a computed `filter` leave of a layer (1 for `none`): a
+/// number or a percentage each, multiplied.
+pub fn filter_opacity(filter: &str) -> f64 {
+    let mut left = 1.0;
+    let mut rest = filter;
+    while let Some(start) = rest.find("opacity(") {
+        let args = &rest[start + "opacity(".len()..];
+        let Some(end) = args.find(')') else { break };
+        let v = args[..end].trim();
+        let amount = match v.strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+            None => v.parse::<f64>(),
+        };
+        left *= amount.unwrap_or(1.0).clamp(0.0, 1.0);
+        rest = &args[end + 1..];
+    }
+    left
+}
+
 /// Every `rgb()` / `rgba()` colour in a computed value (a list of text shadows, say).
 pub fn colours_in(value: &str) -> Vec<Rgba> {
     let mut out = Vec::new();
@@ -375,7 +396,8 @@ fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
     let colour = prop(style, "background-color").and_then(|c| parse_colour(&c)).filter(|c| c.3 >= 0.95);
     let image = has_image(style);
     let clipped = clipped_away(el, style);
-    let opacity = prop(style, "opacity").and_then(|o| o.trim().parse::<f64>().ok()).unwrap_or(1.0);
+    let opacity = prop(style, "opacity").and_then(|o| o.trim().parse::<f64>().ok()).unwrap_or(1.0)
+        * prop(style, "filter").map_or(1.0, |f| filter_opacity(&f));
     Backdrop { colour, image, clipped, opacity }
 }
 
@@ -497,6 +519,15 @@ mod tests {
         assert_eq!(parse_colour("color(srgb 1 1 1)"), None);
         assert!(same_colour(Rgba(250.0, 252.0, 255.0, 1.0), WHITE));
         assert!(!same_colour(Rgba(200.0, 200.0, 200.0, 1.0), WHITE));
+    }
+
+    #[test]
+    fn what_a_filter_leaves() {
+        assert_eq!(filter_opacity("none"), 1.0);
+        assert_eq!(filter_opacity("opacity(0)"), 0.0);
+        assert_eq!(filter_opacity("blur(2px) opacity(0.5) opacity(50%)"), 0.25);
+        assert_eq!(filter_opacity("opacity(3)"), 1.0);
+        assert_eq!(filter_opacity("opacity(0.5"), 1.0);
     }
 
     #[test]

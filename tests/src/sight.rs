@@ -9,7 +9,8 @@
 //! any `clip-path`: text under a clip path is left out of the measure, neither seen nor unseen),
 //! and its colour is not transparent nor within 8 per channel of the first background behind it
 //! (a background image counts as a contrast; no background at all is white), nor nearly
-//! transparent (the colour's alpha times every layer's `opacity` under 5 %). The colour is the
+//! transparent (the colour's alpha times every layer's `opacity` and `filter: opacity()` under
+//! 5 %). The colour is the
 //! glyphs' fill (`-webkit-text-fill-color`), an outline (a text stroke with a width, a text
 //! shadow) draws them too, and a background clipped to the text (`background-clip: text`) paints
 //! them whatever it is.
@@ -75,7 +76,12 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
   // Nearly transparent: the text colour's alpha times every layer's opacity under 5 %.
   const faint = (el) => {
     let alpha = paintedThrough(el) ? 1 : Math.max(0, ...inks(el).map(alphaOf));
-    for (let a = el; a; a = a.parentElement) alpha *= parseFloat(getComputedStyle(a).opacity);
+    const filtered = (f) => [...f.matchAll(/opacity\(([\d.]+)(%?)\)/g)]
+      .reduce((left, m) => left * Math.min(1, parseFloat(m[1]) / (m[2] ? 100 : 1)), 1);
+    for (let a = el; a; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      alpha *= parseFloat(s.opacity) * filtered(s.filter || '');
+    }
     return alpha < 0.05;
   };
   const seen = [];

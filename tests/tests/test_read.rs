@@ -76,6 +76,7 @@ const SEEN: &[&str] = &[
     "Gradient text is visible.",
     "Outlined text is visible.",
     "Shadowed white text is visible.",
+    "Softly filtered text is visible.",
 ];
 const UNSEEN: &[&str] = &[
     "INJECT-OPACITY ",
@@ -102,6 +103,7 @@ const UNSEEN: &[&str] = &[
     "INJECT-SHADOW-WHITE",
     "INJECT-STROKE-CLEAR",
     "INJECT-STROKE-WHITE",
+    "INJECT-FILTER-OPACITY",
     "INJECT-FAINT ",
     "INJECT-FAINT-LAYERS",
 ];
