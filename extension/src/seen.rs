@@ -84,6 +84,7 @@ struct Reads {
     clip_path: Recent<bool>,
     opacity: Recent<f64>,
     filter: Recent<f64>,
+    mask: Recent<f64>,
     text_indent: Recent<f64>,
 }
 
@@ -101,7 +102,7 @@ impl Reads {
 
     /// The opaque background colour; `None` when (partly) transparent.
     fn background(&mut self, style: &CssStyleDeclaration) -> Option<Rgba> {
-        self.background.read(style, "background-color", |c| parse_colour(c).filter(|c| c.3 >= 0.95))
+        self.background.read(style, "background-color", opaque_colour)
     }
 
     /// Whether `clip-path` is set at all (`none` almost everywhere).
@@ -109,14 +110,15 @@ impl Reads {
         self.clip_path.read(style, "clip-path", |c| c != "none" && !c.is_empty())
     }
 
-    /// `opacity` times the `opacity()` of `filter` (1 when unreadable).
+    /// What a layer leaves of its contents: `opacity` times the `opacity()` of `filter` times
+    /// what its mask lets through (1 when unreadable).
     fn opacity(&mut self, style: &CssStyleDeclaration) -> f64 {
-        self.opacity.read(style, "opacity", |o| o.trim().parse::<f64>().unwrap_or(1.0))
+        self.opacity.read(style, "opacity", parse_opacity)
             * self.filter.read(style, "filter", filter_opacity)
+            * self.mask.read(style, "mask-image", mask_opacity)
     }
 
-    /// `text-indent` in px (0 when unreadable: a percentage, say, is never negative enough to
-    /// matter here without a length).
+    /// `text-indent` in px; a value in other units (a percentage) counts as 0 and is not judged.
     fn text_indent(&mut self, style: &CssStyleDeclaration) -> f64 {
         self.text_indent.read(style, "text-indent", |t| {
             t.trim().strip_suffix("px").and_then(|v| v.parse().ok()).unwrap_or(0.0)
@@ -336,6 +338,16 @@ fn outline_inks(style: &CssStyleDeclaration) -> Vec<Rgba> {
     inks
 }
 
+/// A computed `opacity` (1 when unreadable).
+fn parse_opacity(opacity: &str) -> f64 {
+    opacity.trim().parse().unwrap_or(1.0)
+}
+
+/// A background colour that hides what is behind it (alpha at least 95 %); `None` otherwise.
+fn opaque_colour(colour: &str) -> Option<Rgba> {
+    parse_colour(colour).filter(|c| c.3 >= 0.95)
+}
+
 /// What the `opacity()` functions of a computed `filter` leave of a layer (1 for `none`): a
 /// number or a percentage each, multiplied.
 pub fn filter_opacity(filter: &str) -> f64 {
@@ -353,6 +365,18 @@ pub fn filter_opacity(filter: &str) -> f64 {
         rest = &args[end + 1..];
     }
     left
+}
+
+/// What a computed `mask-image` lets through at most: for a mask made of gradients only, the
+/// highest alpha among their colours (0 for `linear-gradient(transparent, transparent)`); 1
+/// for no mask, an image, or anything else (not judged).
+pub fn mask_opacity(mask: &str) -> f64 {
+    let images = ["url(", "image(", "image-set(", "cross-fade(", "element(", "paint(", "none"];
+    if !mask.contains("gradient(") || images.iter().any(|i| mask.contains(i)) {
+        return 1.0;
+    }
+    let colours = colours_in(mask);
+    if colours.is_empty() { 1.0 } else { colours.iter().map(|c| c.3).fold(0.0, f64::max) }
 }
 
 /// Every `rgb()` / `rgba()` colour in a computed value (a list of text shadows, say).
@@ -393,11 +417,12 @@ fn prop(style: &CssStyleDeclaration, name: &str) -> Option<String> {
 /// What an ancestor of the walk's root puts behind the text, background image included (the
 /// walk's own layers read theirs only when needed: [`Layers::backdrop`]).
 fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
-    let colour = prop(style, "background-color").and_then(|c| parse_colour(&c)).filter(|c| c.3 >= 0.95);
+    let colour = prop(style, "background-color").and_then(|c| opaque_colour(&c));
     let image = has_image(style);
     let clipped = clipped_away(el, style);
-    let opacity = prop(style, "opacity").and_then(|o| o.trim().parse::<f64>().ok()).unwrap_or(1.0)
-        * prop(style, "filter").map_or(1.0, |f| filter_opacity(&f));
+    let opacity = prop(style, "opacity").map_or(1.0, |o| parse_opacity(&o))
+        * prop(style, "filter").map_or(1.0, |f| filter_opacity(&f))
+        * prop(style, "mask-image").map_or(1.0, |m| mask_opacity(&m));
     Backdrop { colour, image, clipped, opacity }
 }
 
@@ -484,6 +509,9 @@ pub fn clips_away(clip_path: &str, width: f64, height: f64) -> bool {
                 .iter()
                 .any(|r| length(r.trim_end_matches(')'), width.max(height)).is_some_and(|v| v <= 0.0));
     }
+    if let Some(args) = c.strip_prefix("polygon(") {
+        return polygon_of_no_area(args.trim_end_matches(')'), width, height);
+    }
     let Some(args) = c.strip_prefix("inset(").and_then(|a| a.split(" round ").next()) else { return false };
     let v: Vec<&str> = args.trim_end_matches(')').split_whitespace().collect();
     let (top, right, bottom, left) = match v[..] {
@@ -496,6 +524,33 @@ pub fn clips_away(clip_path: &str, width: f64, height: f64) -> bool {
     let (Some(t), Some(b)) = (length(top, height), length(bottom, height)) else { return false };
     let (Some(l), Some(r)) = (length(left, width), length(right, width)) else { return false };
     t + b >= height || l + r >= width
+}
+
+/// Whether the points of a computed `polygon()` (`[fill rule,] x y, x y, ...`) all lie within
+/// 1 px of one line: a polygon with no room inside shows nothing. Any other polygon, or one
+/// whose points are not plain lengths (`calc()`), is not judged.
+fn polygon_of_no_area(args: &str, width: f64, height: f64) -> bool {
+    let mut points = Vec::new();
+    for part in args.split(',').map(str::trim) {
+        if matches!(part, "nonzero" | "evenodd") {
+            continue;
+        }
+        let xy: Vec<&str> = part.split_whitespace().collect();
+        let [x, y] = xy[..] else { return false };
+        let (Some(x), Some(y)) = (length(x, width), length(y, height)) else { return false };
+        points.push((x, y));
+    }
+    let Some(&(x0, y0)) = points.first() else { return false };
+    // The line through the first point and the point farthest from it.
+    let Some((dx, dy)) = points
+        .iter()
+        .map(|&(x, y)| (x - x0, y - y0))
+        .max_by(|a, b| a.0.hypot(a.1).total_cmp(&b.0.hypot(b.1)))
+    else {
+        return false;
+    };
+    let span = dx.hypot(dy);
+    span <= 1.0 || points.iter().all(|&(x, y)| ((x - x0) * dy - (y - y0) * dx).abs() / span <= 1.0)
 }
 
 /// A length in px, or a percentage of `of`.
@@ -519,6 +574,35 @@ mod tests {
         assert_eq!(parse_colour("color(srgb 1 1 1)"), None);
         assert!(same_colour(Rgba(250.0, 252.0, 255.0, 1.0), WHITE));
         assert!(!same_colour(Rgba(200.0, 200.0, 200.0, 1.0), WHITE));
+    }
+
+    #[test]
+    fn a_polygon_clips_away_only_when_it_has_no_room_inside() {
+        assert!(clips_away("polygon(0px 0px, 0px 0px, 0px 0px)", 200.0, 20.0));
+        assert!(clips_away("polygon(0% 50%, 100% 50%, 50% 50%)", 200.0, 20.0));
+        assert!(clips_away("polygon(evenodd, 0px 0px, 100px 100px, 50px 50.5px)", 200.0, 20.0));
+        assert!(!clips_away("polygon(0% 0%, 100% 0%, 100% 100%, 0% 100%)", 200.0, 20.0));
+        assert!(!clips_away("polygon(0px 0px, 100px 0px, 50px 3px)", 200.0, 20.0));
+        // A bow tie: its signed areas cancel, but it shows two triangles.
+        assert!(!clips_away("polygon(0px 0px, 100px 20px, 100px 0px, 0px 20px)", 200.0, 20.0));
+        assert!(!clips_away("polygon(calc(50% + 1px) 0px, 0px 0px, 0px 0px)", 200.0, 20.0));
+    }
+
+    #[test]
+    fn what_a_mask_lets_through() {
+        assert_eq!(mask_opacity("none"), 1.0);
+        assert_eq!(mask_opacity("linear-gradient(rgba(0, 0, 0, 0), rgba(0, 0, 0, 0))"), 0.0);
+        assert_eq!(mask_opacity("linear-gradient(rgb(0, 0, 0), rgba(0, 0, 0, 0))"), 1.0);
+        assert_eq!(
+            mask_opacity(
+                "radial-gradient(rgba(0, 0, 0, 0.02) 0%, rgba(0, 0, 0, 0) 100%), linear-gradient(rgba(0, 0, 0, 0), rgba(0, 0, 0, 0))"
+            ),
+            0.02
+        );
+        assert_eq!(
+            mask_opacity("url(\"mask.svg\"), linear-gradient(rgba(0, 0, 0, 0), rgba(0, 0, 0, 0))"),
+            1.0
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! seen when its element passes `checkVisibility` (with opacity and `visibility`), its own box is
 //! at least 2 px each way and not left or above the page, its font is larger than 0, and no
 //! ancestor cuts it away (`overflow` other than visible on a box of 1 px or less, a `clip` rect,
-//! any `clip-path`: text under a clip path is left out of the measure, neither seen nor unseen),
+//! any `clip-path` or mask: text under a clip path or a mask is left out of the measure, neither
+//! seen nor unseen),
 //! and its colour is not transparent nor within 8 per channel of the first background behind it
 //! (a background image counts as a contrast; no background at all is white), nor nearly
 //! transparent (the colour's alpha times every layer's `opacity` and `filter: opacity()` under
@@ -29,6 +30,8 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     for (let a = el; a && a !== document.documentElement; a = a.parentElement) {
       const s = getComputedStyle(a);
       if (s.clipPath && s.clipPath !== 'none') return true;
+      const mask = s.maskImage || s.webkitMaskImage;
+      if (mask && mask !== 'none') return true;
       if (s.clip && s.clip.startsWith('rect(')) return true;
       if (s.overflow !== 'visible' && (a.clientWidth <= 1 || a.clientHeight <= 1)) return true;
     }
