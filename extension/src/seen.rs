@@ -212,9 +212,11 @@ impl Layers {
     fn judge(&mut self) -> bool {
         let Some((el, point)) = self.stack.last().map(|l| (l.el.clone(), l.point)) else { return true };
         let Some(own) = self.style(&el) else { return true };
-        if self.reads.font_size(&own).is_some_and(|f| f < 1.0) {
+        let font = self.reads.font_size(&own);
+        if font.is_some_and(|f| f < 1.0) {
             return false;
         }
+        let tiny = font.is_some_and(|f| f < UNREADABLE);
         let Some(fill) = self.reads.ink(&own) else { return true };
         let filled = fill.3 >= FAINT;
         // Rare: glyphs with a transparent fill show only a background clipped to them, or
@@ -224,7 +226,7 @@ impl Layers {
         if !filled && !painted && outline.is_empty() {
             return false;
         }
-        if (point || self.reads.text_indent(&own) < 0.0) && contents_out_of_sight(&el) {
+        if (point || tiny || self.reads.text_indent(&own) < 0.0) && contents_out_of_sight(&el) {
             return false;
         }
         let top = self.stack.len() - 1;
@@ -320,6 +322,9 @@ const WHITE: Rgba = Rgba(255.0, 255.0, 255.0, 1.0);
 const CLEAR: Backdrop = Backdrop { colour: None, image: false, clipped: false, opacity: 1.0 };
 /// Below this much of its colour left (alpha times opacities), text is not seen.
 const FAINT: f64 = 0.05;
+/// Type set smaller than this (px) is read only where it is drawn taller than this: a 3 px font
+/// draws lines 4 px tall, which are a line of dots to a person.
+const UNREADABLE: f64 = 4.0;
 
 /// The colours an outline draws the glyphs in: the text stroke when it has a width, and each
 /// text shadow; those not (nearly) transparent. Read only when the fill alone would hide them.
@@ -391,8 +396,10 @@ pub fn colours_in(value: &str) -> Vec<Rgba> {
     out
 }
 
-/// Whether the box of everything `el` holds is a point, or lies left of or above the page
-/// where nobody can scroll: text moved out by a negative indent, or scaled to nothing.
+/// Whether the box of everything `el` holds is a point, is drawn [`UNREADABLE`] px tall or less,
+/// or lies left of or above the page where nobody can scroll: text moved out by a negative
+/// indent, scaled to nothing, or set in a type too small to read (a 1 px font; a small font a
+/// transform enlarges stays).
 fn contents_out_of_sight(el: &Element) -> bool {
     let Some(doc) = el.owner_document() else { return false };
     let Ok(range) = doc.create_range() else { return false };
@@ -403,7 +410,7 @@ fn contents_out_of_sight(el: &Element) -> bool {
     let (right, bottom, width, height) = (r.right(), r.bottom(), r.width(), r.height());
     let view = doc.default_view();
     let (x, y) = view.map_or((0.0, 0.0), |v| (v.scroll_x().unwrap_or(0.0), v.scroll_y().unwrap_or(0.0)));
-    (width <= 1.0 && height <= 1.0) || right + x <= 0.0 || bottom + y <= 0.0
+    (width <= 1.0 && height <= 1.0) || height <= UNREADABLE || right + x <= 0.0 || bottom + y <= 0.0
 }
 
 fn style(el: &Element) -> Option<CssStyleDeclaration> {

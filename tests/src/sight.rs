@@ -4,7 +4,8 @@
 //!
 //! The measure is deliberately simple and independent of the extension's walk: a text counts as
 //! seen when its element passes `checkVisibility` (with opacity and `visibility`), its own box is
-//! at least 2 px each way and not left or above the page, its font is larger than 0, and no
+//! at least 2 px each way and not left or above the page, its font is larger than 0 (and a font
+//! under 4 px is drawn more than 4 px tall), and no
 //! ancestor cuts it away (`overflow` other than visible on a box of 1 px or less, a `clip` rect,
 //! any `clip-path` or mask: text under a clip path or a mask is left out of the measure, neither
 //! seen nor unseen),
@@ -99,6 +100,8 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
     if (r.width < 2 || r.height < 2 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0) continue;
+    // Type under 4 px drawn 4 px tall or less is a line of dots.
+    if (parseFloat(getComputedStyle(el).fontSize) < 4 && r.height <= 4) continue;
     if (cut(el) || onItsGround(el) || faint(el)) continue;
     seen.push(text);
   }

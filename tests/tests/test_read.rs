@@ -79,6 +79,7 @@ const SEEN: &[&str] = &[
     "Softly filtered text is visible.",
     "Clipped to a triangle is visible.",
     "Faded out by a mask is visible.",
+    "Tiny type scaled up is visible.",
 ];
 
 /// Lines of [`SEEN`] under a clip path or a mask, which the browser's measure leaves out.
@@ -90,6 +91,8 @@ const UNSEEN: &[&str] = &[
     "INJECT-FONT ",
     "INJECT-FONT-INLINE",
     "INJECT-FONT-TALL",
+    "INJECT-FONT-ONE-PIXEL",
+    "INJECT-FONT-THREE-PIXELS",
     "INJECT-COLOUR ",
     "INJECT-COLOUR-BOX",
     "INJECT-TRANSPARENT",
