@@ -347,9 +347,10 @@ pub fn is_disabled_with(el: &Element, t: &str, attrs: &Attrs) -> bool {
         || attrs.get(el, "aria-disabled").is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
-/// Collapses whitespace and trims.
+/// Collapses whitespace and trims, and drops the characters a browser draws as nothing
+/// ([`nova_shared::invisible`]).
 pub fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    nova_shared::invisible::visible(s).0.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// At most `max` characters, with an ellipsis when cut.

@@ -97,6 +97,8 @@ const HEAD_CHARS: usize = 3000;
 struct Walk {
     text: String,
     text_total: usize,
+    /// Characters of hidden text taken out of the text ([`nova_shared::invisible`]).
+    hidden_chars: usize,
     /// The start of the visible text (about [`HEAD_CHARS`] bytes), kept whatever `text_max` is.
     head: String,
     text_max: usize,
@@ -115,6 +117,12 @@ struct Walk {
 impl Walk {
     fn push_text(&mut self, s: &str) {
         for word in s.split_whitespace() {
+            let (word, hidden) = nova_shared::invisible::visible(word);
+            self.hidden_chars += hidden;
+            if word.is_empty() {
+                continue;
+            }
+            let word = word.as_ref();
             let needs_space = !self.text.is_empty() && !self.text.ends_with(['\n', ' ']);
             let piece_len = word.chars().count() + usize::from(needs_space);
             if self.head.len() < HEAD_CHARS {
@@ -553,6 +561,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
             elements_total: u32::try_from(w.elements_total).unwrap_or(u32::MAX),
             text_chars_total: u32::try_from(w.text_total).unwrap_or(u32::MAX),
         },
+        hidden_chars: u32::try_from(w.hidden_chars).unwrap_or(u32::MAX),
     })
 }
 
@@ -577,5 +586,6 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
         text: w.text.trim().to_owned(),
         truncated: w.text_total > w.text_max,
         total_chars: u32::try_from(w.text_total).unwrap_or(u32::MAX),
+        hidden_chars: u32::try_from(w.hidden_chars).unwrap_or(u32::MAX),
     })
 }

@@ -336,11 +336,12 @@ impl Browser<'_> {
         rec.executed();
         rec.obs.url_after = Some(page.url.clone());
         let signals = std::mem::take(&mut page.signals);
+        let hidden_chars = std::mem::take(&mut page.hidden_chars);
         self.note_overlay(&tab.target_id, frame_id, &page);
         let text = render_page(&page, &frames);
         let mut structured = ok_body(&tab.target_id);
         merge(&mut structured, serde_json::to_value(&page).unwrap_or(Value::Null));
-        note_injection(&mut structured, &page.text, page.elements.iter().map(String::as_str));
+        note_injection(&mut structured, &page.text, page.elements.iter().map(String::as_str), hidden_chars);
         structured["frames"] = json!(frames);
         structured["goalContext"] = self.cls.goals.context(&tab.target_id, &rec.obs.agent_id);
         if let Some(site) = &site {
@@ -460,15 +461,16 @@ impl Browser<'_> {
         } else {
             rec.obs.signal_flags |= flags::FULL_DOCUMENT;
         }
-        let read: TextRead = match self.bridge.call(method::READ_TEXT, params, DEFAULT_TIMEOUT).await {
+        let mut read: TextRead = match self.bridge.call(method::READ_TEXT, params, DEFAULT_TIMEOUT).await {
             Ok(r) => r,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
         rec.executed();
         rec.obs.url_after = Some(read.url.clone());
         let mut structured = ok_body(&tab.target_id);
+        let hidden_chars = std::mem::take(&mut read.hidden_chars);
         merge(&mut structured, serde_json::to_value(&read).unwrap_or(Value::Null));
-        note_injection(&mut structured, &read.text, []);
+        note_injection(&mut structured, &read.text, [], hidden_chars);
         Ok(ToolReply::ok(structured).with_text(read.text))
     }
 
@@ -721,9 +723,16 @@ fn render_page(p: &PageModel, frames: &[String]) -> String {
     out
 }
 
-/// Adds `promptInjectionWarning` when the text the agent gets addresses AI agents with orders.
-fn note_injection<'a>(structured: &mut Value, text: &str, elements: impl IntoIterator<Item = &'a str>) {
-    if let Some(w) = nova_shared::injection::scan(text, elements) {
+/// Adds `promptInjectionWarning` when the text the agent gets addresses AI agents with orders,
+/// or the page hid text in invisible characters (`hidden_chars` taken out of it).
+fn note_injection<'a>(
+    structured: &mut Value,
+    text: &str,
+    elements: impl IntoIterator<Item = &'a str>,
+    hidden_chars: u32,
+) {
+    let found = nova_shared::injection::scan(text, elements);
+    if let Some(w) = nova_shared::injection::with_hidden(found, hidden_chars) {
         structured["promptInjectionWarning"] = serde_json::to_value(w).unwrap_or(Value::Null);
     }
 }

@@ -12,6 +12,8 @@
 //! - [`facts`]: the fact-key grammar (`page.*`, `dom.*(SEL)`, collector namespaces).
 //! - [`csp`]: whether a page's Content-Security-Policy forbids WebAssembly.
 //! - [`injection`]: `promptInjectionWarning`, page text that addresses AI agents with orders.
+//! - [`invisible`]: characters a browser draws as nothing (tag characters that smuggle text),
+//!   taken out of what an agent reads.
 //! - [`reason`]: reason codes that cross the host/extension boundary.
 //! - [`ui`]: what the extension's popup, options and prompt pages and the hub say to each other.
 //!
@@ -28,6 +30,7 @@ pub mod cls;
 pub mod csp;
 pub mod facts;
 pub mod injection;
+pub mod invisible;
 pub mod page;
 pub mod protocol;
 pub mod reason;

@@ -32,6 +32,11 @@ pub struct PageModel {
     pub text: String,
     /// What was cut to respect the size bounds.
     pub truncated: Truncation,
+    /// Characters of hidden text taken out of `text` (Unicode tags and runs of variation
+    /// selectors: [`crate::invisible`]). The host reports them in `promptInjectionWarning` and
+    /// leaves this out of the reply.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hidden_chars: u32,
     /// Visible identity, SSO, payment or consent overlays (absent when none is showing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity_overlay_warning: Option<IdentityOverlayWarning>,
@@ -172,6 +177,13 @@ pub struct TextRead {
     pub truncated: bool,
     /// Visible characters in total.
     pub total_chars: u32,
+    /// Characters of hidden text taken out of `text`, as [`PageModel::hidden_chars`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hidden_chars: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Result of `page.click` and `page.type`.

@@ -92,3 +92,56 @@ async fn text_that_gives_agents_orders_is_pointed_out_and_ordinary_text_is_not()
     }
     Ok(())
 }
+
+/// Text hidden from people in invisible characters (Unicode tags, a run of variation selectors:
+/// "ASCII smuggling") is taken out of what the agent reads and pointed out; a flag, emoji and
+/// an ideograph's variant, which use the same characters, come through whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn text_hidden_in_invisible_characters_is_taken_out_and_pointed_out() -> anyhow::Result<()> {
+    let nova = Nova::start_with_default_gates().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let tag = |c: char| ('\u{E0000}'..='\u{E007F}').contains(&c);
+    // 62 + 22 tag characters and 16 variation selectors after the first (smuggled.html).
+    const HIDDEN: u32 = 100;
+    let page = a.visit(&nova.url("smuggled.html")).await?;
+    let read = a.step("nova.read_text", json!({"selector": "#smuggled"})).await?;
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        let w = &v["promptInjectionWarning"];
+        assert_eq!(w["hiddenChars"], json!(HIDDEN), "{tool}: {v}");
+        assert!(v.get("hiddenChars").is_none(), "{tool}: the count is the warning's: {v}");
+        assert!(w["message"].as_str().is_some_and(|m| m.contains("invisible")), "{tool}: {w}");
+        let text = v["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Welcome back to your account."), "{tool}: {text:?}");
+        // The first selector after the letter stays (a variant of it); the run after it goes.
+        assert!(text.contains("Thanks for reading A\u{E015F}."), "{tool}: {text:?}");
+        let scotland: String = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}".into();
+        assert!(
+            !text.replace(&scotland, "").chars().any(tag),
+            "{tool}: hidden characters reached the agent: {text:?}"
+        );
+    }
+    let save = page["elements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|l| l.contains("button"));
+    assert!(
+        save.is_some_and(|l| l.ends_with("button \"Save\"")),
+        "the button's name without its hidden text: {page}"
+    );
+    // What uses the same characters openly is kept whole and not pointed out.
+    let ordinary = a.step("nova.read_text", json!({"selector": "#ordinary"})).await?;
+    assert!(ordinary.get("promptInjectionWarning").is_none(), "{ordinary}");
+    let text = ordinary["text"].as_str().unwrap_or_default();
+    for kept in [
+        "Go Scotland \u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}!",
+        "We \u{2764}\u{FE0F} our family \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+        "the variant \u{845B}\u{E0100} of a name",
+        "An invisible break and a softhyphen.",
+    ] {
+        assert!(text.contains(kept), "{kept:?} is not whole in {text:?}");
+    }
+    Ok(())
+}
