@@ -82,9 +82,8 @@ struct Reads {
     colour: Recent<Option<Rgba>>,
     background: Recent<Option<Rgba>>,
     clip_path: Recent<bool>,
-    opacity: Recent<f64>,
-    filter: Recent<f64>,
-    mask: Recent<f64>,
+    /// One per [`LAYER`] factor.
+    layer: [Recent<f64>; LAYER.len()],
     text_indent: Recent<f64>,
 }
 
@@ -110,12 +109,13 @@ impl Reads {
         self.clip_path.read(style, "clip-path", |c| c != "none" && !c.is_empty())
     }
 
-    /// What a layer leaves of its contents: `opacity` times the `opacity()` of `filter` times
-    /// what its mask lets through (1 when unreadable).
+    /// What a layer leaves of its contents: the product of its [`LAYER`] factors.
     fn opacity(&mut self, style: &CssStyleDeclaration) -> f64 {
-        self.opacity.read(style, "opacity", parse_opacity)
-            * self.filter.read(style, "filter", filter_opacity)
-            * self.mask.read(style, "mask-image", mask_opacity)
+        self.layer
+            .iter_mut()
+            .zip(LAYER)
+            .map(|(recent, (name, parse))| recent.read(style, name, parse))
+            .product()
     }
 
     /// `text-indent` in px; a value in other units (a percentage) counts as 0 and is not judged.
@@ -343,6 +343,15 @@ fn outline_inks(style: &CssStyleDeclaration) -> Vec<Rgba> {
     inks
 }
 
+/// What makes a layer's opacity, each a computed property and what it leaves of the layer's
+/// contents (1 when unreadable): `opacity`, the `opacity()` of `filter`, what the mask lets
+/// through. A layer leaves their product.
+const LAYER: [Factor; 3] =
+    [("opacity", parse_opacity), ("filter", filter_opacity), ("mask-image", mask_opacity)];
+
+/// A computed property and how to read what it leaves of a layer.
+type Factor = (&'static str, fn(&str) -> f64);
+
 /// A computed `opacity` (1 when unreadable).
 fn parse_opacity(opacity: &str) -> f64 {
     opacity.trim().parse().unwrap_or(1.0)
@@ -427,9 +436,7 @@ fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
     let colour = prop(style, "background-color").and_then(|c| opaque_colour(&c));
     let image = has_image(style);
     let clipped = clipped_away(el, style);
-    let opacity = prop(style, "opacity").map_or(1.0, |o| parse_opacity(&o))
-        * prop(style, "filter").map_or(1.0, |f| filter_opacity(&f))
-        * prop(style, "mask-image").map_or(1.0, |m| mask_opacity(&m));
+    let opacity = LAYER.iter().map(|(name, parse)| prop(style, name).map_or(1.0, |v| parse(&v))).product();
     Backdrop { colour, image, clipped, opacity }
 }
 

@@ -165,6 +165,20 @@ pub struct PromptInjectionWarning {
     pub message: String,
 }
 
+impl PromptInjectionWarning {
+    /// The warning for a page whose visible text addresses no agent but which held
+    /// `hidden_chars` characters of hidden text.
+    fn hidden_only(hidden_chars: u32) -> Self {
+        Self {
+            matches: Vec::new(),
+            phrases: Vec::new(),
+            refs: Vec::new(),
+            hidden_chars: Some(hidden_chars),
+            message: HIDDEN_MESSAGE.into(),
+        }
+    }
+}
+
 /// Scans a page: its visible text, and its elements (`e12 button "..."` lines, whose first word is
 /// the ref). `None` when nothing addresses an agent.
 pub fn scan<'a>(text: &str, elements: impl IntoIterator<Item = &'a str>) -> Option<PromptInjectionWarning> {
@@ -209,17 +223,14 @@ pub fn with_hidden(
     if hidden_chars == 0 {
         return found;
     }
-    let mut w = found.unwrap_or_else(|| PromptInjectionWarning {
-        matches: Vec::new(),
-        phrases: Vec::new(),
-        refs: Vec::new(),
-        hidden_chars: None,
-        message: String::new(),
-    });
-    w.message =
-        if w.matches.is_empty() { HIDDEN_MESSAGE.into() } else { format!("{MESSAGE} {HIDDEN_MESSAGE}") };
-    w.hidden_chars = Some(hidden_chars);
-    Some(w)
+    Some(match found {
+        Some(w) => PromptInjectionWarning {
+            hidden_chars: Some(hidden_chars),
+            message: format!("{MESSAGE} {HIDDEN_MESSAGE}"),
+            ..w
+        },
+        None => PromptInjectionWarning::hidden_only(hidden_chars),
+    })
 }
 
 /// What a pattern found in the text starts.
