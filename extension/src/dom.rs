@@ -87,6 +87,15 @@ impl Root {
         }
     }
 
+    /// Every element at a viewport point within this root, topmost first.
+    pub fn elements_from_point(&self, x: f32, y: f32) -> Vec<Element> {
+        let all = match self {
+            Self::Doc(d) => d.elements_from_point(x, y),
+            Self::Shadow(s) => s.elements_from_point(x, y),
+        };
+        all.iter().filter_map(|e| e.dyn_into::<Element>().ok()).collect()
+    }
+
     /// The root an element lives in.
     pub fn of(el: &Element) -> Option<Self> {
         let node = el.get_root_node();

@@ -9,7 +9,8 @@
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an
 //!   element carries, read in one call, so a walk asks only for those that are there.
 //! - [`perceive`]: the compact page model and visible text; [`seen`]: whether a person can see
-//!   an element's text (font size, colour against its background, `clip-path`).
+//!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
+//!   whether another element is painted over it.
 //! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
 //!   started a navigation away from its document.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
@@ -32,6 +33,7 @@ pub mod background;
 pub mod bindings;
 pub mod collect;
 pub mod content;
+pub mod covered;
 pub mod docrev;
 pub mod dom;
 pub mod leaving;

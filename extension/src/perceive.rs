@@ -200,7 +200,7 @@ impl Walk {
         } else {
             return;
         };
-        let mut point = false;
+        let mut rect = None;
         if !contents {
             // Each read of the box is a call into the page: four, once each.
             let r = el.get_bounding_client_rect();
@@ -212,7 +212,7 @@ impl Walk {
             if flat && clips(el) {
                 return; // a box with no room that hides its overflow (screen-reader-only, collapsed)
             }
-            point = width <= 1.0 && height <= 1.0;
+            rect = Some(crate::covered::Rect { left, top, width, height });
         }
         if self.collect_elements {
             self.classify(el, &tag);
@@ -225,7 +225,7 @@ impl Walk {
         if block {
             self.break_line();
         }
-        self.layers.push(el, point);
+        self.layers.push(el, rect);
         // The tag is known: only an `iframe` pays for the namespace check.
         if let Some(frame) = (tag == "iframe").then(|| dom::as_iframe(el)).flatten() {
             if let Some(body) = frame.content_document().and_then(|d| d.body()) {

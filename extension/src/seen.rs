@@ -27,6 +27,8 @@ use js_sys::JsString;
 use wasm_bindgen::prelude::*;
 use web_sys::{CssStyleDeclaration, Element};
 
+use crate::covered::{self, Rect};
+
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(extends = CssStyleDeclaration)]
@@ -147,8 +149,8 @@ struct Backdrop {
 /// An element the walk is inside.
 struct Layer {
     el: Element,
-    /// Its own box is a point (both sides 1 px or less).
-    point: bool,
+    /// Its own box, as the walk read it (`None` for `display: contents`).
+    rect: Option<Rect>,
     /// What it puts behind its text, once read.
     backdrop: Option<Backdrop>,
     /// Whether its own text is seen, once judged.
@@ -162,15 +164,15 @@ pub struct Layers {
     /// What lies above the walk's root (read once, for `read_text` on a selector).
     outer: Option<Backdrop>,
     /// The windows of the documents the walk is in (a same-origin iframe's innermost), so
-    /// that reading an element's style costs one call, not three.
-    views: Vec<web_sys::Window>,
+    /// that reading an element's style costs one call, not three; with their viewports' size.
+    views: Vec<(web_sys::Window, (f64, f64))>,
     reads: Reads,
 }
 
 impl Layers {
-    /// Enters `el`; `point` when its box, already read by the walk, is 1 px or less each way.
-    pub fn push(&mut self, el: &Element, point: bool) {
-        self.stack.push(Layer { el: el.clone(), point, backdrop: None, seen: None });
+    /// Enters `el`, whose box the walk has read (`None` when it has none of its own).
+    pub fn push(&mut self, el: &Element, rect: Option<Rect>) {
+        self.stack.push(Layer { el: el.clone(), rect, backdrop: None, seen: None });
     }
 
     /// Leaves the innermost element.
@@ -180,7 +182,9 @@ impl Layers {
 
     /// Enters a document (the walk's own, or a same-origin iframe's) whose window is `view`.
     pub fn enter_document(&mut self, view: web_sys::Window) {
-        self.views.push(view);
+        let size = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+        let viewport = (size(view.inner_width()), size(view.inner_height()));
+        self.views.push((view, viewport));
     }
 
     /// Leaves the innermost document.
@@ -190,7 +194,7 @@ impl Layers {
 
     fn style(&self, el: &Element) -> Option<CssStyleDeclaration> {
         match self.views.last() {
-            Some(view) => view.get_computed_style(el).ok().flatten(),
+            Some((view, _)) => view.get_computed_style(el).ok().flatten(),
             None => style(el),
         }
     }
@@ -209,8 +213,22 @@ impl Layers {
         seen
     }
 
+    /// The text's paint and its layers ([`Layers::painted`]), then whether anything is painted
+    /// over it ([`covered`]).
     fn judge(&mut self) -> bool {
-        let Some((el, point)) = self.stack.last().map(|l| (l.el.clone(), l.point)) else { return true };
+        if !self.painted() {
+            return false;
+        }
+        let Some((el, Some(rect))) = self.stack.last().map(|l| (l.el.clone(), l.rect)) else { return true };
+        let viewport = self.views.last().map_or((0.0, 0.0), |(_, v)| *v);
+        !covered::covered(&el, rect, viewport, self)
+    }
+
+    /// Whether the innermost element's text is drawn so a person can read it: its font, its
+    /// colour against its background, its layers' clipping and opacity.
+    fn painted(&mut self) -> bool {
+        let Some((el, rect)) = self.stack.last().map(|l| (l.el.clone(), l.rect)) else { return true };
+        let point = rect.is_some_and(|r| r.width <= 1.0 && r.height <= 1.0);
         let Some(own) = self.style(&el) else { return true };
         let font = self.reads.font_size(&own);
         if font.is_some_and(|f| f < 1.0) {
@@ -315,6 +333,20 @@ impl Layers {
         let clipped = self.reads.has_clip_path(style) && clipped_away(el, style);
         let opacity = self.reads.opacity(style);
         Backdrop { colour, image: false, clipped, opacity }
+    }
+}
+
+impl covered::Paint for Layers {
+    fn style_of(&mut self, el: &Element) -> Option<CssStyleDeclaration> {
+        self.style(el)
+    }
+
+    fn opaque(&mut self, style: &CssStyleDeclaration) -> bool {
+        self.reads.background(style).is_some()
+    }
+
+    fn layer_opacity(&mut self, style: &CssStyleDeclaration) -> f64 {
+        self.reads.opacity(style)
     }
 }
 

@@ -17,7 +17,9 @@
 //! shadow) draws them too, and a background clipped to the text (`background-clip: text`) paints
 //! them whatever it is.
 //! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
-//! page text.
+//! page text. Text under something else (every point sampled across its lines in the viewport
+//! hits an element that is neither its own nor around it) is left out, neither seen nor unseen:
+//! whether that element hides it (opaque, fixed to the viewport, a menu) is not judged here.
 
 use serde_json::json;
 
@@ -88,6 +90,22 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     }
     return alpha < 0.05;
   };
+  // Under something else: five points across each of the text's lines, all in the viewport's
+  // hit by an element unrelated to the text's own.
+  const underSomething = (el, range) => {
+    let sampled = 0;
+    for (const r of range.getClientRects()) {
+      for (let i = 0; i < 5; i++) {
+        const x = r.left + (r.width * (i + 0.5)) / 5;
+        const y = r.top + r.height / 2;
+        if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+        const hit = document.elementFromPoint(x, y);
+        if (!hit || hit === el || el.contains(hit) || hit.contains(el)) return false;
+        sampled++;
+      }
+    }
+    return sampled > 0;
+  };
   const seen = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -102,7 +120,7 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     if (r.width < 2 || r.height < 2 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0) continue;
     // Type under 4 px drawn 4 px tall or less is a line of dots.
     if (parseFloat(getComputedStyle(el).fontSize) < 4 && r.height <= 4) continue;
-    if (cut(el) || onItsGround(el) || faint(el)) continue;
+    if (cut(el) || onItsGround(el) || faint(el) || underSomething(el, range)) continue;
     seen.push(text);
   }
   return seen;

@@ -159,6 +159,73 @@ async fn perceive_and_read_text_give_the_agent_only_what_a_person_sees() -> anyh
     Ok(())
 }
 
+/// What a person sees of `covered.html`, or would once a menu closes or the page scrolls.
+const SEEN_AROUND_COVERS: &[&str] = &[
+    "Scrolled under a fixed bar is kept.",
+    "Site header",
+    "Under a see-through overlay is visible.",
+    "Under a half-transparent veil is visible.",
+    "Under a box in a faded wrapper is visible.",
+    "Partly covered in the middle is visible.",
+    "Under an open menu is kept.",
+    "Menu item",
+    "Floating label is visible.",
+    "Pane header",
+    "Scrolled out of the pane is kept.",
+    "Plain visible sentence.",
+];
+
+/// Lines of [`SEEN_AROUND_COVERS`] under something else, which the browser's measure leaves out.
+const UNDER_SOMETHING: &[&str] = &[
+    "Scrolled under a fixed bar is kept.",
+    "Under a see-through overlay is visible.",
+    "Under a half-transparent veil is visible.",
+    "Under a box in a faded wrapper is visible.",
+    "Under an open menu is kept.",
+    "Floating label is visible.",
+    "Scrolled out of the pane is kept.",
+];
+
+/// Text an opaque box is painted over.
+const COVERED: &[&str] = &["INJECT-COVERED ", "INJECT-COVERED-RAISED", "INJECT-COVERED-PULLED"];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_an_opaque_box_is_painted_over_is_not_read() -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let url = nova.url("covered.html");
+    a.visit(&url).await?;
+    let ui = nova.ui().await?;
+    let tab = ui.wait_window(&url, std::time::Duration::from_secs(10)).await?;
+    let measured = sight::seen(&tab).await?.join("\n");
+    for seen in SEEN_AROUND_COVERS.iter().filter(|s| !UNDER_SOMETHING.contains(s)) {
+        assert!(measured.contains(seen), "the browser's measure misses {seen:?}: {measured}");
+    }
+    for under in UNDER_SOMETHING.iter().chain(COVERED) {
+        assert!(
+            !measured.contains(under.trim()),
+            "the browser's measure finds {under:?} uncovered: {measured}"
+        );
+    }
+    let c = &mut a;
+    let page = c.step("nova.perceive", json!({})).await?;
+    let read = c.step("nova.read_text", json!({})).await?;
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        let text = v["text"].as_str().unwrap_or_default();
+        for seen in SEEN_AROUND_COVERS {
+            assert!(text.contains(seen), "{tool}: {seen:?} is seen but missing from {text:?}");
+        }
+        for covered in COVERED {
+            assert!(
+                !text.contains(covered),
+                "{tool}: {covered:?} is covered but reached the agent: {text:?}"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Every ordinary page of the test site: nothing a person sees is missing from what Nova reads.
 #[tokio::test(flavor = "multi_thread")]
 async fn ordinary_pages_lose_no_visible_text() -> anyhow::Result<()> {
