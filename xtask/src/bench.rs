@@ -29,6 +29,9 @@ pub struct BenchArgs {
     /// coverage, realapps, support, injection, load); all by default.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// The page `profile` reads: list (5,000 nodes), article or app.
+    #[arg(long, default_value = "list", value_parser = ["list", "article", "app"])]
+    profile_page: String,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -89,8 +92,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
             runtime.block_on(crate::bench_stages::stages(BrowserKind::Firefox, args.iterations))?;
     }
     if run("profile") {
-        step("profile: on what the page spends a read of the 5,000-node list (Chromium)");
-        report["profile"] = runtime.block_on(crate::bench_profile::profile(args.iterations))?;
+        step(&format!(
+            "profile: on what the page spends a read of the {} page (Chromium)",
+            args.profile_page
+        ));
+        report["profile"] =
+            runtime.block_on(crate::bench_profile::profile(&args.profile_page, args.iterations))?;
     }
     if run("reads") {
         step("reads: tokens of full and incremental reads over a 20-step flow (Chromium)");

@@ -15,7 +15,9 @@ use crate::measure::{BENCH_SETTINGS, p50, whole_page};
 use crate::peer::{PEERS, Session, Target, text_of};
 
 /// The pages: (kind, fixture).
-const PAGES: [(&str, &str); 3] = [("list", "bench.html"), ("article", "article.html"), ("app", "app.html")];
+/// The three kinds of page every read is measured on: a name and the test site's page.
+pub const PAGES: [(&str, &str); 3] =
+    [("list", "bench.html"), ("article", "article.html"), ("app", "app.html")];
 
 /// The clicked button of the list page.
 const BUTTON: Target<'static> = Target { selector: "#bench-btn", role: "button", name: "Bench click" };

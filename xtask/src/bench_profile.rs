@@ -1,5 +1,5 @@
 //! `cargo xtask bench --only profile`: on what the page spends its time in a read of the
-//! 5,000-node list, by function (Chromium). DevTools samples the page's main thread every
+//! 5,000-node list (or the article or app, `--profile-page`), by function (Chromium). DevTools samples the page's main thread every
 //! 100 µs over a run of reads; each sample is charged to the function it was in (self time):
 //! the browser's own calls (`getBoundingClientRect`, `checkVisibility`, `querySelectorAll`, ...),
 //! the module's Rust functions (named by the WebAssembly name section) and the glue between
@@ -23,14 +23,17 @@ const TOP: usize = 120;
 /// How many of them are printed.
 const PRINTED: usize = 20;
 
-/// Profiles `reads` whole-page reads of the list.
-pub async fn profile(reads: usize) -> anyhow::Result<Value> {
+/// Profiles `reads` whole-page reads of the page called `kind` ([`crate::bench_peer::PAGES`]).
+pub async fn profile(kind: &str, reads: usize) -> anyhow::Result<Value> {
+    let Some((_, file)) = crate::bench_peer::PAGES.into_iter().find(|(k, _)| *k == kind) else {
+        bail!("--profile-page {kind}: not one of list, article, app")
+    };
     let nova = Nova::start_with_ui_in(BrowserKind::Chromium).await?;
     std::fs::write(nova.data.join("settings.json"), BENCH_SETTINGS)?;
     let c = nova.client().await?;
-    c.structured("nova.navigate", json!({"url": nova.url("bench.html")})).await?;
+    c.structured("nova.navigate", json!({"url": nova.url(file)})).await?;
     let ui = nova.ui().await?;
-    let page = ui.wait_window("bench.html", Duration::from_secs(10)).await?;
+    let page = ui.wait_window(file, Duration::from_secs(10)).await?;
     let ui::Page::Cdp(page) = &page else { bail!("the profile is taken through DevTools, in Chromium") };
     let args = whole_page();
     // The first read loads the page module: not what a read costs afterwards.
@@ -40,10 +43,12 @@ pub async fn profile(reads: usize) -> anyhow::Result<Value> {
     page.call("Profiler.start", json!({})).await?;
     for _ in 0..reads {
         let (r, _) = c.call_timed("nova.perceive", args.clone()).await?;
-        anyhow::ensure!(r.is_error != Some(true), "nova.perceive failed on bench.html");
+        anyhow::ensure!(r.is_error != Some(true), "nova.perceive failed on {file}");
     }
     let stopped = page.call("Profiler.stop", json!({})).await?;
-    summarise(&stopped["profile"], reads)
+    let mut summary = summarise(&stopped["profile"], reads)?;
+    summary["page"] = json!(kind);
+    Ok(summary)
 }
 
 /// What a function is: the browser's, the module's, the glue's, or the engine's own state.
@@ -180,7 +185,11 @@ pub fn render(r: &Value) -> String {
     }
     let f = |v: &Value| v.as_f64().unwrap_or(0.0);
     let mut s = format!(
-        "on what the page spends a read of the 5,000-node list, ms per read (Chromium, {} reads, sampled every {INTERVAL_US} µs): {:.1} busy\n",
+        "on what the page spends a read of the {}, ms per read (Chromium, {} reads, sampled every {INTERVAL_US} µs): {:.1} busy\n",
+        match r["page"].as_str() {
+            Some("list") | None => "5,000-node list",
+            Some(other) => other,
+        },
         r["reads"],
         f(&r["busyMsPerRead"]),
     );
