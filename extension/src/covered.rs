@@ -4,8 +4,9 @@
 //!
 //! Judged with the browser's hit tests, so only for elements whose box is in the viewport, at
 //! three points across the middle of the box (half, a tenth and nine tenths of its width). The
-//! text is covered when at each point an element that is neither it, inside it nor around it
-//! lies over it (the element is itself hit there, further down) and:
+//! text is covered when at each point another element lies over it (found above the element by
+//! the hit test; one inside the element counts only when taken out of its flow, `position:
+//! absolute`, since a box in the flow lies beside the text) and:
 //! - its own box holds the point (not a pseudo-element or overflow reaching over);
 //! - it paints over what is under it ([`Paint`]: an opaque background colour, and its layers
 //!   leave at least 95 % of it);
@@ -17,7 +18,7 @@
 //! never found under anything and counts as seen, as does text scrolled out of an inner
 //! scrolling box (hit tests stop at its edge). Costs: one `elementFromPoint` per element holding
 //! text whose box is in the viewport; the list of everything at the point, the cover's style
-//! and its ancestors only when something unrelated is on top.
+//! and its ancestors only when something other than the element is on top.
 
 use web_sys::{CssStyleDeclaration, Element};
 
@@ -63,13 +64,20 @@ pub fn covered(el: &Element, rect: Rect, viewport: (f64, f64), paint: &mut impl 
     let mut covers: Vec<Element> = Vec::new();
     for x in [mid, rect.left + rect.width * 0.1, rect.left + rect.width * 0.9] {
         let Some(top) = root.element_from_point(x as f32, y as f32) else { return false };
-        if related(el, &top) {
+        if top == *el || top.contains(Some(el)) {
             return false;
         }
         if covers.contains(&top) {
             continue;
         }
-        match cover_at(&root, el, x, y, paint) {
+        // Something inside the element is drawn over its own text, or it is part of it; anything
+        // else must be found above the element at the point.
+        let cover = if el.contains(Some(&top)) {
+            paints_over(&top, el, x, y, paint).then_some(top)
+        } else {
+            cover_at(&root, el, x, y, paint)
+        };
+        match cover {
             Some(cover) => covers.push(cover),
             None => return false,
         }
@@ -81,11 +89,12 @@ pub fn covered(el: &Element, rect: Rect, viewport: (f64, f64), paint: &mut impl 
 fn cover_at(root: &dom::Root, el: &Element, x: f64, y: f64, paint: &mut impl Paint) -> Option<Element> {
     let all = root.elements_from_point(x as f32, y as f32);
     let at = all.iter().position(|e| e == el)?;
-    all.into_iter().take(at).filter(|c| !related(el, c)).find(|c| paints_over(c, el, x, y, paint))
+    all.into_iter().take(at).filter(|c| !c.contains(Some(el))).find(|c| paints_over(c, el, x, y, paint))
 }
 
 /// Whether `cover` hides `el` at (`x`, `y`): its own box holds the point, it is opaque, and it
-/// moves with the page and stays.
+/// moves with the page and stays. One inside `el` must be taken out of its flow (`position:
+/// absolute`, on it or an ancestor below `el`): a box in the flow lies beside the text, not on it.
 fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl Paint) -> bool {
     let r = cover.get_bounding_client_rect();
     if x < r.left() || x >= r.right() || y < r.top() || y >= r.bottom() {
@@ -97,6 +106,7 @@ fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl P
     }
     // The cover and its ancestors up to the one it shares with the text.
     let mut left = 1.0;
+    let mut out_of_flow = false;
     let mut next = Some(cover.clone());
     while let Some(a) = next.filter(|a| !a.contains(Some(el))) {
         let Some(style) = paint.style_of(&a) else { return false };
@@ -104,10 +114,11 @@ fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl P
         if position == "fixed" || position == "sticky" || passing(&a) {
             return false;
         }
+        out_of_flow |= position == "absolute";
         left *= paint.layer_opacity(&style);
         next = a.parent_element();
     }
-    left >= SOLID
+    left >= SOLID && (out_of_flow || !el.contains(Some(cover)))
 }
 
 /// Whether `el` is something laid over the page for a moment: a dialog, a popover, an element
@@ -116,9 +127,4 @@ fn passing(el: &Element) -> bool {
     dom::tag(el) == "dialog"
         || el.has_attribute("popover")
         || el.get_attribute("role").is_some_and(|r| r.split_whitespace().any(|r| PASSING_ROLES.contains(&r)))
-}
-
-/// Whether `other` is `el`, inside it, or around it.
-fn related(el: &Element, other: &Element) -> bool {
-    other == el || el.contains(Some(other)) || other.contains(Some(el))
 }

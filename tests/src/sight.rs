@@ -91,7 +91,8 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     return alpha < 0.05;
   };
   // Under something else: five points across each of the text's lines, all in the viewport's
-  // hit by an element unrelated to the text's own.
+  // hit by an element that is neither the text's own nor around it (one inside it, hit on the
+  // text's own line, lies over the text).
   const underSomething = (el, range) => {
     let sampled = 0;
     for (const r of range.getClientRects()) {
@@ -100,7 +101,7 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
         const y = r.top + r.height / 2;
         if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
         const hit = document.elementFromPoint(x, y);
-        if (!hit || hit === el || el.contains(hit) || hit.contains(el)) return false;
+        if (!hit || hit.contains(el)) return false;
         sampled++;
       }
     }
