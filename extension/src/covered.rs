@@ -47,8 +47,10 @@ pub trait Paint {
     fn layer_opacity(&mut self, style: &CssStyleDeclaration) -> f64;
 }
 
-/// Roles of what is laid over a page for a moment.
-const PASSING_ROLES: &[&str] = &["menu", "listbox", "dialog", "alertdialog", "tooltip"];
+/// What is laid over a page for a moment: a dialog, a popover, an element whose role is a
+/// menu, list box, dialog or tooltip.
+const PASSING: &str = "dialog, [popover], [role~=\"menu\"], [role~=\"listbox\"], [role~=\"dialog\"], \
+     [role~=\"alertdialog\"], [role~=\"tooltip\"]";
 
 /// Below this much left of a cover's paint, what is under it shows through.
 const SOLID: f64 = 0.95;
@@ -111,7 +113,7 @@ fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl P
     while let Some(a) = next.filter(|a| !a.contains(Some(el))) {
         let Some(style) = paint.style_of(&a) else { return false };
         let position = style.get_property_value("position").unwrap_or_default();
-        if position == "fixed" || position == "sticky" || passing(&a) {
+        if position == "fixed" || position == "sticky" || a.matches(PASSING).unwrap_or(false) {
             return false;
         }
         out_of_flow |= position == "absolute";
@@ -119,12 +121,4 @@ fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl P
         next = a.parent_element();
     }
     left >= SOLID && (out_of_flow || !el.contains(Some(cover)))
-}
-
-/// Whether `el` is something laid over the page for a moment: a dialog, a popover, an element
-/// whose role is a menu, list box, dialog or tooltip.
-fn passing(el: &Element) -> bool {
-    dom::tag(el) == "dialog"
-        || el.has_attribute("popover")
-        || el.get_attribute("role").is_some_and(|r| r.split_whitespace().any(|r| PASSING_ROLES.contains(&r)))
 }
