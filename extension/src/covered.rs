@@ -3,22 +3,31 @@
 //! as a transparent colour does.
 //!
 //! Judged with the browser's hit tests, so only for elements whose box is in the viewport, at
-//! three points across the middle of the box (half, a tenth and nine tenths of its width). The
-//! text is covered when at each point another element lies over it (found above the element by
-//! the hit test; one inside the element counts only when taken out of its flow, `position:
-//! absolute`, since a box in the flow lies beside the text) and:
-//! - its own box holds the point (not a pseudo-element or overflow reaching over);
+//! five points across the middle of the box ([`SAMPLED`]: the middle, near either edge, a
+//! quarter in from each). The
+//! text is covered when at each point another element, or a box drawn by a `::before` or
+//! `::after`, lies over it (found above the element by the hit test; one inside the element
+//! counts only when taken out of its flow, `position: absolute`, since a box in the flow lies
+//! beside the text) and:
+//! - its own box holds the point (for a pseudo-element, the box its style places in the element
+//!   that draws it: [`drawn_boxes`]);
 //! - it paints over what is under it ([`Paint`]: an opaque background colour, and its layers
-//!   leave at least 95 % of it);
+//!   leave at least 95 %);
 //! - it moves with the page: a bar fixed to the viewport (`position: fixed` or `sticky`, itself
 //!   or an ancestor up to the one they share) hides text only until the person scrolls, and an
 //!   open menu, list box, dialog, tooltip or popover only until it closes; both keep the text.
 //!
+//! A hit test names the element that draws a pseudo-element, so when the text's own element or
+//! one around it is on top, its `::before` and `::after` are what may cover the text: boxes
+//! placed absolutely, not below the text (`z-index` not negative; around the text, the elements
+//! between hold it in the flow), not moved or scaled by a transform.
+//!
 //! Text that lets hit tests through (`pointer-events: none`, floating labels over a field) is
-//! never found under anything and counts as seen, as does text scrolled out of an inner
+//! never found under another element and counts as seen, as does text scrolled out of an inner
 //! scrolling box (hit tests stop at its edge). Costs: one `elementFromPoint` per element holding
-//! text whose box is in the viewport; the list of everything at the point, the cover's style
-//! and its ancestors only when something other than the element is on top.
+//! text whose box is in the viewport, and when the element on top is positioned, the `content`
+//! of its two pseudo-elements; the list of everything at the point, the cover's style and its
+//! ancestors only when something other than the element is on top.
 
 use web_sys::{CssStyleDeclaration, Element};
 
@@ -41,6 +50,11 @@ pub struct Rect {
 pub trait Paint {
     /// An element's computed style.
     fn style_of(&mut self, el: &Element) -> Option<CssStyleDeclaration>;
+    /// The computed style of `el`'s pseudo-element `pseudo` (`::before`, `::after`) when it is
+    /// generated (`content` not `none`).
+    fn drawn_style_of(&mut self, el: &Element, pseudo: &str) -> Option<CssStyleDeclaration>;
+    /// Whether a style positions its element (`position` not `static`).
+    fn positioned(&mut self, style: &CssStyleDeclaration) -> bool;
     /// Whether a style paints an opaque background colour.
     fn opaque(&mut self, style: &CssStyleDeclaration) -> bool;
     /// What a layer with this style leaves of what it paints (1 = all of it).
@@ -52,21 +66,38 @@ pub trait Paint {
 const PASSING: &str = "dialog, [popover], [role~=\"menu\"], [role~=\"listbox\"], [role~=\"dialog\"], \
      [role~=\"alertdialog\"], [role~=\"tooltip\"]";
 
+/// Where across the middle line of an element's box the hit tests are made, as fractions of its
+/// width: the middle first (text under nothing is settled by one), then near either edge and
+/// between, so that a line left showing at an edge or a quarter in is seen.
+const SAMPLED: [f64; 5] = [0.5, 0.02, 0.98, 0.25, 0.75];
+
 /// Below this much left of a cover's paint, what is under it shows through.
 const SOLID: f64 = 0.95;
 
 /// Whether `el`, whose box is `rect` in a viewport of `viewport` (width, height), is covered.
 pub fn covered(el: &Element, rect: Rect, viewport: (f64, f64), paint: &mut impl Paint) -> bool {
     let y = rect.top + rect.height / 2.0;
-    let mid = rect.left + rect.width / 2.0;
+    let mid = rect.left + rect.width * SAMPLED[0];
     if !(0.0..viewport.1).contains(&y) || !(0.0..viewport.0).contains(&mid) {
         return false;
     }
     let Some(root) = dom::Root::of(el) else { return false };
     let mut covers: Vec<Element> = Vec::new();
-    for x in [mid, rect.left + rect.width * 0.1, rect.left + rect.width * 0.9] {
+    let mut drawn: Vec<(Element, Vec<Rect>)> = Vec::new();
+    for x in SAMPLED.iter().map(|f| rect.left + rect.width * f) {
         let Some(top) = root.element_from_point(x as f32, y as f32) else { return false };
         if top == *el || top.contains(Some(el)) {
+            // The text, or a box a pseudo-element of it or of an element around it draws.
+            let known = drawn.iter().position(|(e, _)| *e == top);
+            let at = known.unwrap_or_else(|| {
+                let boxes =
+                    if holds_in_flow(&top, el, paint) { drawn_boxes(&top, paint) } else { Vec::new() };
+                drawn.push((top, boxes));
+                drawn.len() - 1
+            });
+            if drawn[at].1.iter().any(|b| b.holds(x, y)) {
+                continue;
+            }
             return false;
         }
         if covers.contains(&top) {
@@ -94,21 +125,21 @@ fn cover_at(root: &dom::Root, el: &Element, x: f64, y: f64, paint: &mut impl Pai
     all.into_iter().take(at).filter(|c| !c.contains(Some(el))).find(|c| paints_over(c, el, x, y, paint))
 }
 
-/// Whether `cover` hides `el` at (`x`, `y`): its own box holds the point, it is opaque, and it
-/// moves with the page and stays. One inside `el` must be taken out of its flow (`position:
-/// absolute`, on it or an ancestor below `el`): a box in the flow lies beside the text, not on it.
+/// Whether `cover` hides `el` at (`x`, `y`): its own box holds the point and is opaque, or a
+/// box one of its pseudo-elements draws does ([`drawn_boxes`]); and it moves with the page and
+/// stays. One inside `el` must be taken out of its flow (`position: absolute`, on it or an
+/// ancestor below `el`, or a pseudo-element's box): a box in the flow lies beside the text, not
+/// on it.
 fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl Paint) -> bool {
-    let r = cover.get_bounding_client_rect();
-    if x < r.left() || x >= r.right() || y < r.top() || y >= r.bottom() {
-        return false;
-    }
-    let Some(own) = paint.style_of(cover) else { return false };
-    if !paint.opaque(&own) {
+    let own = Rect::of(&cover.get_bounding_client_rect()).holds(x, y)
+        && paint.style_of(cover).is_some_and(|s| paint.opaque(&s));
+    let drawn = !own && drawn_boxes(cover, paint).iter().any(|b| b.holds(x, y));
+    if !own && !drawn {
         return false;
     }
     // The cover and its ancestors up to the one it shares with the text.
     let mut left = 1.0;
-    let mut out_of_flow = false;
+    let mut out_of_flow = drawn;
     let mut next = Some(cover.clone());
     while let Some(a) = next.filter(|a| !a.contains(Some(el))) {
         let Some(style) = paint.style_of(&a) else { return false };
@@ -121,4 +152,77 @@ fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl P
         next = a.parent_element();
     }
     left >= SOLID && (out_of_flow || !el.contains(Some(cover)))
+}
+
+/// Whether the text of `el` lies in the flow of `around` (`el` itself, or an element around
+/// it): no element from `el` up to `around` is positioned, so what `around` places absolutely
+/// is painted over the text. `el` itself may be anything when it is `around`.
+fn holds_in_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> bool {
+    let mut next = Some(el.clone()).filter(|e| e != around);
+    while let Some(e) = next {
+        if e == *around {
+            return true;
+        }
+        if paint.style_of(&e).is_none_or(|style| paint.positioned(&style)) {
+            return false;
+        }
+        next = e.parent_element();
+    }
+    true
+}
+
+/// The boxes `el`'s `::before` and `::after` paint opaque over what `el` holds, in the
+/// viewport: generated (`content` not `none`), placed absolutely in `el` (positioned, so it
+/// holds them, and not transformed), not below the text (`z-index` not negative), not moved,
+/// scaled or clipped, with an opaque background colour their layers leave at least 95 % of.
+/// Each box is its offsets from `el`'s padding box and its used width and height: the border
+/// box or inside it, never more.
+fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
+    let mut boxes = Vec::new();
+    let Some(own) = paint.style_of(el) else { return boxes };
+    if !paint.positioned(&own) {
+        return boxes;
+    }
+    for pseudo in ["::before", "::after"] {
+        let Some(s) = paint.drawn_style_of(el, pseudo) else { continue };
+        let v = |name: &str| s.get_property_value(name).unwrap_or_default();
+        if v("position") != "absolute" || v("display") == "none" || v("visibility") != "visible" {
+            continue;
+        }
+        if v("z-index").starts_with('-') || !paint.opaque(&s) || paint.layer_opacity(&s) < SOLID {
+            continue;
+        }
+        if ["transform", "translate", "scale", "clip-path"].iter().any(|p| v(p) != "none") {
+            continue;
+        }
+        if own.get_property_value("transform").unwrap_or_default() != "none" {
+            return boxes;
+        }
+        let px = |name: &str| v(name).strip_suffix("px").and_then(|n| n.parse::<f64>().ok());
+        let (Some(left), Some(top), Some(width), Some(height), Some(ml), Some(mt)) =
+            (px("left"), px("top"), px("width"), px("height"), px("margin-left"), px("margin-top"))
+        else {
+            continue;
+        };
+        let at = el.get_bounding_client_rect();
+        boxes.push(Rect {
+            left: at.left() + f64::from(el.client_left()) + left + ml,
+            top: at.top() + f64::from(el.client_top()) + top + mt,
+            width,
+            height,
+        });
+    }
+    boxes
+}
+
+impl Rect {
+    /// A box the browser measured.
+    fn of(r: &web_sys::DomRect) -> Self {
+        Self { left: r.left(), top: r.top(), width: r.width(), height: r.height() }
+    }
+
+    /// Whether the point (`x`, `y`) lies in the box.
+    fn holds(&self, x: f64, y: f64) -> bool {
+        x >= self.left && x < self.left + self.width && y >= self.top && y < self.top + self.height
+    }
 }

@@ -519,16 +519,15 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
         scroll: scroll(),
         ..Default::default()
     };
-    w.layers.enter_document(win.clone());
+    let (vw, vh) = w.layers.enter_document(win.clone());
     if let Some(body) = doc.body() {
         w.element(&body);
     }
     let text = w.text.trim().to_owned();
-    let dim = |v: Result<wasm_bindgen::JsValue, _>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as u32;
     let doc_height = doc.document_element().map(|e| e.scroll_height().max(0) as u32).unwrap_or(0);
     let truncated_elements = w.elements_total > w.elements.len();
     let truncated_text = w.text_total > w.text_max;
-    let (vw, vh) = (dim(win.inner_width()), dim(win.inner_height()));
+    let (vw, vh) = (vw.max(0.0) as u32, vh.max(0.0) as u32);
     Ok(PageModel {
         url: doc.url().unwrap_or_default(),
         title: doc.title(),

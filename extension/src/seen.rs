@@ -87,6 +87,8 @@ struct Reads {
     /// One per [`LAYER`] factor.
     layer: [Recent<f64>; LAYER.len()],
     text_indent: Recent<f64>,
+    positioned: Recent<bool>,
+    generated: Recent<bool>,
 }
 
 impl Reads {
@@ -118,6 +120,16 @@ impl Reads {
             .zip(LAYER)
             .map(|(recent, (name, parse))| recent.read(style, name, parse))
             .product()
+    }
+
+    /// Whether `position` takes the element out of the static flow (not `static`).
+    fn positioned(&mut self, style: &CssStyleDeclaration) -> bool {
+        self.positioned.read(style, "position", |p| p != "static")
+    }
+
+    /// Whether a pseudo-element's `content` generates it (not `none` or `normal`).
+    fn generated(&mut self, style: &CssStyleDeclaration) -> bool {
+        self.generated.read(style, "content", |c| c != "none" && c != "normal")
     }
 
     /// `text-indent` in px; a value in other units (a percentage) counts as 0 and is not judged.
@@ -155,6 +167,8 @@ struct Layer {
     backdrop: Option<Backdrop>,
     /// Whether its own text is seen, once judged.
     seen: Option<bool>,
+    /// Its computed style, once its own text is judged.
+    style: Option<CssStyleDeclaration>,
 }
 
 /// The elements the walk is inside, innermost last, with what each contributes once read.
@@ -172,7 +186,7 @@ pub struct Layers {
 impl Layers {
     /// Enters `el`, whose box the walk has read (`None` when it has none of its own).
     pub fn push(&mut self, el: &Element, rect: Option<Rect>) {
-        self.stack.push(Layer { el: el.clone(), rect, backdrop: None, seen: None });
+        self.stack.push(Layer { el: el.clone(), rect, backdrop: None, seen: None, style: None });
     }
 
     /// Leaves the innermost element.
@@ -180,11 +194,13 @@ impl Layers {
         self.stack.pop();
     }
 
-    /// Enters a document (the walk's own, or a same-origin iframe's) whose window is `view`.
-    pub fn enter_document(&mut self, view: web_sys::Window) {
+    /// Enters a document (the walk's own, or a same-origin iframe's) whose window is `view`;
+    /// answers the size of its viewport (width, height, CSS px), read once per document.
+    pub fn enter_document(&mut self, view: web_sys::Window) -> (f64, f64) {
         let size = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
         let viewport = (size(view.inner_width()), size(view.inner_height()));
         self.views.push((view, viewport));
+        viewport
     }
 
     /// Leaves the innermost document.
@@ -230,6 +246,9 @@ impl Layers {
         let Some((el, rect)) = self.stack.last().map(|l| (l.el.clone(), l.rect)) else { return true };
         let point = rect.is_some_and(|r| r.width <= 1.0 && r.height <= 1.0);
         let Some(own) = self.style(&el) else { return true };
+        if let Some(last) = self.stack.last_mut() {
+            last.style = Some(own.clone());
+        }
         let font = self.reads.font_size(&own);
         if font.is_some_and(|f| f < 1.0) {
             return false;
@@ -338,7 +357,22 @@ impl Layers {
 
 impl covered::Paint for Layers {
     fn style_of(&mut self, el: &Element) -> Option<CssStyleDeclaration> {
-        self.style(el)
+        match self.stack.last() {
+            Some(Layer { el: last, style: Some(style), .. }) if last == el => Some(style.clone()),
+            _ => self.style(el),
+        }
+    }
+
+    fn drawn_style_of(&mut self, el: &Element, pseudo: &str) -> Option<CssStyleDeclaration> {
+        let style = match self.views.last() {
+            Some((view, _)) => view.get_computed_style_with_pseudo_elt(el, pseudo),
+            None => el.owner_document()?.default_view()?.get_computed_style_with_pseudo_elt(el, pseudo),
+        };
+        style.ok().flatten().filter(|s| self.reads.generated(s))
+    }
+
+    fn positioned(&mut self, style: &CssStyleDeclaration) -> bool {
+        self.reads.positioned(style)
     }
 
     fn opaque(&mut self, style: &CssStyleDeclaration) -> bool {

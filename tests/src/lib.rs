@@ -14,7 +14,8 @@
 //! - [`realapps`]: real web applications from the package registries (the Django admin,
 //!   MediaWiki, Jingo), for judging verdicts against their own databases.
 //! - [`sight`]: what a person sees of a page, by the browser's own measures, to hold Nova's reads
-//!   against.
+//!   against; [`pixels`]: whether a text's lines show any ink in a screenshot, the measure of
+//!   last resort for what hides text without the layout APIs knowing (pseudo-elements).
 //! - [`store`]: reading the evidence store (SQLite) the way support staff would.
 //! - [`crash`]: what the crash tests share (a seeded generator, waiting for the next hub).
 //! - [`Nova`]: one isolated test world (data dir, profile, browser, fixtures) and its MCP
@@ -31,6 +32,7 @@ pub mod firefox;
 pub mod fixtures;
 pub mod journey;
 pub mod load;
+pub mod pixels;
 pub mod realapps;
 pub mod sight;
 pub mod site;

@@ -1,0 +1,85 @@
+//! Whether a text's lines show any ink on screen, read from a screenshot: the measure for what
+//! hides text where the layout APIs cannot tell (a box a `::before` or `::after` draws over it is
+//! named by hit tests as the element drawing it). Independent of any style rule: a text is
+//! inked when some pixel in the boxes of its lines differs clearly from the colour most of them
+//! have (the ground), and blank when none does.
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use crate::ui;
+
+/// A pixel differs from the ground when its channels differ by more than this in sum.
+const INK: u32 = 96;
+
+/// Finds each of `texts` on `page` (the first text node holding it) and says whether the boxes
+/// of its lines show ink in a screenshot saved at `shot`. Fails naming a text that is not on
+/// the page or not in the capture.
+pub async fn inked(page: &ui::Page<'_>, texts: &[&str], shot: &std::path::Path) -> anyhow::Result<Vec<bool>> {
+    let boxes = page
+        .eval(&format!(
+            r#"(() => {{
+              const wanted = {};
+              const found = wanted.map(() => null);
+              const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+              for (let n = walk.nextNode(); n; n = walk.nextNode()) {{
+                wanted.forEach((w, i) => {{
+                  if (found[i] || !n.data.includes(w)) return;
+                  const range = document.createRange();
+                  range.selectNodeContents(n);
+                  found[i] = [...range.getClientRects()].map(r =>
+                    [r.left + scrollX, r.top + scrollY, r.width, r.height]);
+                }});
+              }}
+              return {{found, width: document.documentElement.clientWidth}};
+            }})()"#,
+            json!(texts)
+        ))
+        .await?;
+    page.screenshot(shot).await?;
+    let file = std::fs::File::open(shot)?;
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info()?;
+    let mut buf = vec![0; reader.output_buffer_size().context("capture too large")?];
+    let info = reader.next_frame(&mut buf)?;
+    let channels = info.color_type.samples();
+    anyhow::ensure!(channels >= 3, "capture {} is not in colour", shot.display());
+    let width = boxes["width"].as_f64().context("page width")?;
+    let scale = f64::from(info.width) / width;
+    let pixel = |x: u32, y: u32| {
+        let at = (y as usize * info.width as usize + x as usize) * channels;
+        [buf[at], buf[at + 1], buf[at + 2]]
+    };
+    let mut answers = Vec::new();
+    for (text, lines) in texts.iter().zip(boxes["found"].as_array().context("found")?) {
+        let lines = lines.as_array().with_context(|| format!("{text:?} is not on the page"))?;
+        let mut seen = Vec::new();
+        for line in lines {
+            let n = |i: usize| line[i].as_f64().unwrap_or(0.0) * scale;
+            let (x0, y0) = (n(0).ceil() as u32, n(1).ceil() as u32);
+            let (x1, y1) = ((n(0) + n(2)).floor() as u32, (n(1) + n(3)).floor() as u32);
+            anyhow::ensure!(
+                x1 <= info.width && y1 <= info.height && x0 < x1 && y0 < y1,
+                "{text:?} lies outside the {} x {} capture",
+                info.width,
+                info.height
+            );
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    seen.push(pixel(x, y));
+                }
+            }
+        }
+        anyhow::ensure!(!seen.is_empty(), "{text:?} has no box on the page");
+        let mut counts: std::collections::HashMap<[u8; 3], usize> = std::collections::HashMap::new();
+        for p in &seen {
+            *counts.entry(*p).or_default() += 1;
+        }
+        let ground = counts.into_iter().max_by_key(|(_, c)| *c).map(|(p, _)| p).unwrap_or_default();
+        let differs =
+            |p: &[u8; 3]| p.iter().zip(ground).map(|(a, b)| u32::from(a.abs_diff(b))).sum::<u32>() > INK;
+        answers.push(seen.iter().any(differs));
+    }
+    Ok(answers)
+}
