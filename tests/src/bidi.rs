@@ -118,10 +118,13 @@ impl Page<'_> {
         }
     }
 
-    /// Saves a PNG of the viewport.
+    /// Saves a PNG of the whole page (the document, not only the viewport).
     pub async fn screenshot(&self, path: &std::path::Path) -> anyhow::Result<()> {
         use base64::Engine as _;
-        let r = self.bidi.call("browsingContext.captureScreenshot", json!({"context": self.context})).await?;
+        let r = self
+            .bidi
+            .call("browsingContext.captureScreenshot", json!({"context": self.context, "origin": "document"}))
+            .await?;
         let bytes = base64::engine::general_purpose::STANDARD.decode(r["data"].as_str().context("data")?)?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;

@@ -13,9 +13,13 @@ use crate::ui;
 const INK: u32 = 96;
 
 /// Finds each of `texts` on `page` (the first text node holding it) and says whether the boxes
-/// of its lines show ink in a screenshot saved at `shot`. Fails naming a text that is not on
-/// the page or not in the capture.
-pub async fn inked(page: &ui::Page<'_>, texts: &[&str], shot: &std::path::Path) -> anyhow::Result<Vec<bool>> {
+/// of its lines show ink in a screenshot saved at `shot`: `None` when no part of them lies in
+/// the capture (a box of no size, or off the page). Fails naming a text that is not on the page.
+pub async fn inked(
+    page: &ui::Page<'_>,
+    texts: &[&str],
+    shot: &std::path::Path,
+) -> anyhow::Result<Vec<Option<bool>>> {
     let boxes = page
         .eval(&format!(
             r#"(() => {{
@@ -57,21 +61,20 @@ pub async fn inked(page: &ui::Page<'_>, texts: &[&str], shot: &std::path::Path) 
         let mut seen = Vec::new();
         for line in lines {
             let n = |i: usize| line[i].as_f64().unwrap_or(0.0) * scale;
-            let (x0, y0) = (n(0).ceil() as u32, n(1).ceil() as u32);
-            let (x1, y1) = ((n(0) + n(2)).floor() as u32, (n(1) + n(3)).floor() as u32);
-            anyhow::ensure!(
-                x1 <= info.width && y1 <= info.height && x0 < x1 && y0 < y1,
-                "{text:?} lies outside the {} x {} capture",
-                info.width,
-                info.height
-            );
+            let clamp = |v: f64, max: u32| v.clamp(0.0, f64::from(max)) as u32;
+            let (x0, y0) = (clamp(n(0).ceil(), info.width), clamp(n(1).ceil(), info.height));
+            let (x1, y1) =
+                (clamp((n(0) + n(2)).floor(), info.width), clamp((n(1) + n(3)).floor(), info.height));
             for y in y0..y1 {
                 for x in x0..x1 {
                     seen.push(pixel(x, y));
                 }
             }
         }
-        anyhow::ensure!(!seen.is_empty(), "{text:?} has no box on the page");
+        if seen.is_empty() {
+            answers.push(None);
+            continue;
+        }
         let mut counts: std::collections::HashMap<[u8; 3], usize> = std::collections::HashMap::new();
         for p in &seen {
             *counts.entry(*p).or_default() += 1;
@@ -79,7 +82,7 @@ pub async fn inked(page: &ui::Page<'_>, texts: &[&str], shot: &std::path::Path) 
         let ground = counts.into_iter().max_by_key(|(_, c)| *c).map(|(p, _)| p).unwrap_or_default();
         let differs =
             |p: &[u8; 3]| p.iter().zip(ground).map(|(a, b)| u32::from(a.abs_diff(b))).sum::<u32>() > INK;
-        answers.push(seen.iter().any(differs));
+        answers.push(Some(seen.iter().any(differs)));
     }
     Ok(answers)
 }

@@ -121,6 +121,9 @@ const UNSEEN: &[&str] = &[
     "INJECT-FAINT-LAYERS",
 ];
 
+/// Lines of [`UNSEEN`] a screenshot shows ink of: type too small to read, a line of dots.
+const DOTS: &[&str] = &["INJECT-FONT-THREE-PIXELS"];
+
 #[tokio::test(flavor = "multi_thread")]
 async fn perceive_and_read_text_give_the_agent_only_what_a_person_sees() -> anyhow::Result<()> {
     let nova = Nova::start_with_ui().await?;
@@ -139,6 +142,15 @@ async fn perceive_and_read_text_give_the_agent_only_what_a_person_sees() -> anyh
     }
     for unseen in UNSEEN {
         assert!(!measured.contains(unseen.trim()), "the browser's measure sees {unseen:?}: {measured}");
+    }
+    // And the screenshot: ink on every seen line, none on an unseen one that has a box on the page
+    // (a line of dots aside).
+    let lines: Vec<&str> = SEEN.iter().chain(UNSEEN).copied().collect();
+    let inked = pixels::inked(&tab, &lines, &nova.artifact("invisible")).await?;
+    for (line, ink) in lines.iter().zip(inked) {
+        let fine =
+            if SEEN.contains(line) { ink == Some(true) } else { ink != Some(true) || DOTS.contains(line) };
+        assert!(fine, "the screenshot shows {line:?}: inked {ink:?}");
     }
     let c = &mut a;
     let page = c.step("nova.perceive", json!({})).await?;
@@ -229,12 +241,7 @@ async fn text_an_opaque_box_is_painted_over_is_not_read() -> anyhow::Result<()> 
     let lines: Vec<&str> = shown.iter().chain(&hidden).copied().collect();
     let inked = pixels::inked(&tab, &lines, &nova.artifact("covered")).await?;
     for (line, ink) in lines.iter().zip(inked) {
-        assert_eq!(
-            ink,
-            shown.contains(line),
-            "the screenshot shows {line:?} {}",
-            if ink { "inked" } else { "blank" }
-        );
+        assert_eq!(ink, Some(shown.contains(line)), "the screenshot shows {line:?}: inked {ink:?}");
     }
     let c = &mut a;
     let page = c.step("nova.perceive", json!({})).await?;
