@@ -173,7 +173,7 @@ fn holds_in_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> bool
 
 /// The boxes `el`'s `::before` and `::after` paint opaque over what `el` holds, in the
 /// viewport: generated (`content` not `none`), placed absolutely in `el` (positioned, so it
-/// holds them, and not transformed), not below the text (`z-index` not negative), not moved,
+/// holds them, not transformed, and not an inline box broken over lines), not below the text (`z-index` not negative), not moved,
 /// scaled or clipped, with an opaque background colour their layers leave at least 95 % of.
 /// Each box is its offsets from `el`'s padding box and its used width and height: the border
 /// box or inside it, never more.
@@ -195,7 +195,10 @@ fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
         if ["transform", "translate", "scale", "clip-path"].iter().any(|p| v(p) != "none") {
             continue;
         }
-        if own.get_property_value("transform").unwrap_or_default() != "none" {
+        // The box is placed in `el`'s padding box: one box (an inline on one line), as drawn.
+        let still = |name: &str| own.get_property_value(name).unwrap_or_default();
+        if still("transform") != "none" || still("display") == "inline" && el.get_client_rects().length() != 1
+        {
             return boxes;
         }
         let px = |name: &str| v(name).strip_suffix("px").and_then(|n| n.parse::<f64>().ok());

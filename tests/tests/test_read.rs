@@ -192,6 +192,7 @@ const SEEN_AROUND_COVERS: &[&str] = &[
     "Over an underline drawn by ::after is visible.",
     "Under a ::after with no content is visible.",
     "Plain visible sentence.",
+    "A spoiler:",
 ];
 
 /// Lines of [`SEEN_AROUND_COVERS`] under something else, which the browser's measure leaves out.
@@ -216,7 +217,7 @@ const COVERED: &[&str] = &[
 
 /// Text a box drawn by a pseudo-element of its own element, or of one around it, is painted
 /// over: hit tests name the element drawing it, so only the screenshot tells.
-const DRAWN_OVER: &[&str] = &["INJECT-COVERED-AFTER", "INJECT-COVERED-WRAPPED"];
+const DRAWN_OVER: &[&str] = &["INJECT-COVERED-AFTER", "INJECT-COVERED-WRAPPED", "INJECT-COVERED-SPOILER"];
 
 #[tokio::test(flavor = "multi_thread")]
 async fn text_an_opaque_box_is_painted_over_is_not_read() -> anyhow::Result<()> {
