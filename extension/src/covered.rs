@@ -4,11 +4,10 @@
 //!
 //! Judged with the browser's hit tests, so only for elements whose box is in the viewport, at
 //! five points across the middle of the box ([`SAMPLED`]: the middle, near either edge, a
-//! quarter in from each). The
-//! text is covered when at each point another element, or a box drawn by a `::before` or
-//! `::after`, lies over it (found above the element by the hit test; one inside the element
-//! counts only when taken out of its flow, `position: absolute`, since a box in the flow lies
-//! beside the text) and:
+//! quarter in from each). The text is covered when at each point another element, or a box
+//! drawn by a `::before` or `::after`, lies over it (found above the element by the hit test;
+//! one inside the element counts only when taken out of its flow, `position: absolute`, since a
+//! box in the flow lies beside the text) and:
 //! - its own box holds the point (for a pseudo-element, the box its style places in the element
 //!   that draws it: [`drawn_boxes`]);
 //! - it paints over what is under it ([`Paint`]: an opaque background colour, and its layers
@@ -173,10 +172,10 @@ fn holds_in_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> bool
 
 /// The boxes `el`'s `::before` and `::after` paint opaque over what `el` holds, in the
 /// viewport: generated (`content` not `none`), placed absolutely in `el` (positioned, so it
-/// holds them, not transformed, and not an inline box broken over lines), not below the text (`z-index` not negative), not moved,
-/// scaled or clipped, with an opaque background colour their layers leave at least 95 % of.
-/// Each box is its offsets from `el`'s padding box and its used width and height: the border
-/// box or inside it, never more.
+/// holds them, not transformed, and not an inline box broken over lines), not below the text
+/// (`z-index` not negative), not moved, scaled or clipped, with an opaque background colour
+/// their layers leave at least 95 % of. Each box is its offsets from `el`'s padding box and its
+/// used width and height: the border box or inside it, never more.
 fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
     let mut boxes = Vec::new();
     let Some(own) = paint.style_of(el) else { return boxes };
