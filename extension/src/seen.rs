@@ -15,10 +15,11 @@
 //! - moved out of its own box to where nobody can scroll (a negative `text-indent`, the old
 //!   image-replacement trick) or drawn at no size (`transform: scale(0)` on it or an ancestor):
 //!   judged by the box of the element's contents (a `Range`), read only when the element's
-//!   indent is negative or its own box is a point.
+//!   indent is negative or its own box is a point;
+//! - an element wholly outside a box around it that hides its overflow ([`overflow`]).
 //!
 //! Costs: computed style is read only for elements that hold text directly, and each ancestor's
-//! background once per walk ([`Layers`] keeps them as the walk descends); background images
+//! background and `overflow` once per walk ([`Layers`] keeps them as the walk descends); background images
 //! only when the colours alone would hide the text (an image under it makes it seen). A value
 //! is compared inside the page with the last few of its property before it is copied into Rust
 //! and parsed ([`Recent`]): pages use few font sizes and colours.
@@ -28,6 +29,8 @@ use wasm_bindgen::prelude::*;
 use web_sys::{CssStyleDeclaration, Element};
 
 use crate::covered::{self, Rect};
+use crate::dom;
+use crate::overflow::{self, Axis};
 
 #[wasm_bindgen]
 extern "C" {
@@ -89,6 +92,7 @@ struct Reads {
     text_indent: Recent<f64>,
     positioned: Recent<bool>,
     generated: Recent<bool>,
+    overflow: Recent<[Axis; 2]>,
 }
 
 impl Reads {
@@ -120,6 +124,11 @@ impl Reads {
             .zip(LAYER)
             .map(|(recent, (name, parse))| recent.read(style, name, parse))
             .product()
+    }
+
+    /// How the box treats what overflows it, horizontally and vertically.
+    fn overflow(&mut self, style: &CssStyleDeclaration) -> [Axis; 2] {
+        self.overflow.read(style, "overflow", overflow::parse)
     }
 
     /// Whether `position` takes the element out of the static flow (not `static`).
@@ -156,6 +165,9 @@ struct Backdrop {
     clipped: bool,
     /// Its `opacity` (for [`Layers::outer`], the product over the walk root's ancestors).
     opacity: f64,
+    /// What it lets show of what overflows it, on each axis it clips ([`overflow::window`]);
+    /// read for the walk's own layers.
+    window: [Option<(f64, f64)>; 2],
 }
 
 /// An element the walk is inside.
@@ -267,7 +279,7 @@ impl Layers {
             return false;
         }
         let top = self.stack.len() - 1;
-        self.stack[top].backdrop = Some(self.backdrop(&el, &own));
+        self.stack[top].backdrop = Some(self.backdrop(&el, rect, &own));
         // Any clipped layer hides the text; the nearest opaque colour is what it is read on;
         // the layers' opacities multiply.
         let mut coloured = None;
@@ -280,8 +292,8 @@ impl Layers {
             let b = match self.stack[i].backdrop {
                 Some(b) => b,
                 None => {
-                    let layer = self.stack[i].el.clone();
-                    let b = self.style(&layer).map_or(CLEAR, |s| self.backdrop(&layer, &s));
+                    let (layer, at) = (self.stack[i].el.clone(), self.stack[i].rect);
+                    let b = self.style(&layer).map_or(CLEAR, |s| self.backdrop(&layer, at, &s));
                     self.stack[i].backdrop = Some(b);
                     b
                 }
@@ -293,6 +305,9 @@ impl Layers {
             if coloured.is_none() && b.colour.is_some() {
                 coloured = Some(i);
             }
+        }
+        if self.cut_by_overflow() {
+            return false;
         }
         let outer = match self.outer {
             Some(o) => o,
@@ -345,13 +360,51 @@ impl Layers {
         })
     }
 
-    /// What a layer of the walk puts behind its text (its background image is read only when
-    /// needed, in [`Layers::judge`]).
-    fn backdrop(&mut self, el: &Element, style: &CssStyleDeclaration) -> Backdrop {
+    /// What a layer of the walk, whose box is `at`, puts behind its text (its background image
+    /// is read only when needed, in [`Layers::judge`]).
+    fn backdrop(&mut self, el: &Element, at: Option<Rect>, style: &CssStyleDeclaration) -> Backdrop {
         let colour = self.reads.background(style);
         let clipped = self.reads.has_clip_path(style) && clipped_away(el, style);
         let opacity = self.reads.opacity(style);
-        Backdrop { colour, image: false, clipped, opacity }
+        let axes = self.reads.overflow(style);
+        let window = match at {
+            Some(at) if axes != [Axis::Open; 2] => overflow::window(axes, at, style),
+            _ => [None; 2],
+        };
+        Backdrop { colour, image: false, clipped, opacity, window }
+    }
+
+    /// Whether a layer around the innermost element hides its overflow and holds the element's
+    /// box wholly outside what it lets show ([`overflow`]): a box `overflow` applies to, not
+    /// `<body>` or `<html>`, whose overflow is the viewport's, in the same document, and with
+    /// nothing on the way from the element up to it positioned `absolute` or `fixed`.
+    fn cut_by_overflow(&mut self) -> bool {
+        let top = self.stack.len() - 1;
+        let Some(r) = self.stack[top].rect else { return false };
+        for i in (0..top).rev() {
+            if !self.stack[i].backdrop.is_some_and(|b| overflow::outside(r, b.window)) {
+                continue;
+            }
+            let (around, el) = (self.stack[i].el.clone(), self.stack[top].el.clone());
+            if matches!(dom::tag(&around).as_str(), "body" | "html")
+                || around.owner_document() != el.owner_document()
+            {
+                continue;
+            }
+            // `overflow` applies to block, flex and grid containers: not an inline or a table row.
+            let display = self.style(&around).and_then(|s| prop(&s, "display")).unwrap_or_default();
+            if !overflow::applies(&display) {
+                continue;
+            }
+            let escaped = (i + 1..=top).any(|j| {
+                let e = self.stack[j].el.clone();
+                self.style(&e).and_then(|s| prop(&s, "position")).is_some_and(|p| overflow::escapes(&p))
+            });
+            if !escaped {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -385,7 +438,8 @@ impl covered::Paint for Layers {
 }
 
 const WHITE: Rgba = Rgba(255.0, 255.0, 255.0, 1.0);
-const CLEAR: Backdrop = Backdrop { colour: None, image: false, clipped: false, opacity: 1.0 };
+const CLEAR: Backdrop =
+    Backdrop { colour: None, image: false, clipped: false, opacity: 1.0, window: [None; 2] };
 /// Below this much of its colour left (alpha times opacities), text is not seen.
 const FAINT: f64 = 0.05;
 /// Type set smaller than this (px) is read only where it is drawn taller than this: a 3 px font
@@ -503,7 +557,7 @@ fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
     let image = has_image(style);
     let clipped = clipped_away(el, style);
     let opacity = LAYER.iter().map(|(name, parse)| prop(style, name).map_or(1.0, |v| parse(&v))).product();
-    Backdrop { colour, image, clipped, opacity }
+    Backdrop { colour, image, clipped, opacity, window: [None; 2] }
 }
 
 /// Whether `el`'s `clip-path` leaves nothing of its box.

@@ -6,9 +6,10 @@
 //! seen when its element passes `checkVisibility` (with opacity and `visibility`), its own box is
 //! at least 2 px each way and not left or above the page, its font is larger than 0 (and a font
 //! under 4 px is drawn more than 4 px tall), and no
-//! ancestor cuts it away (`overflow` other than visible on a box of 1 px or less, a `clip` rect,
+//! ancestor cuts it away (`overflow` other than visible on a box of 1 px or less, `overflow`
+//! `hidden` or `clip` on a box (not an inline) the text lies wholly outside of on that axis, a `clip` rect,
 //! any `clip-path` or mask: text under a clip path or a mask is left out of the measure, neither
-//! seen nor unseen),
+//! seen nor unseen, as is text placed absolutely outside such a box, which escapes it),
 //! and its colour is not transparent nor within 8 per channel of the first background behind it
 //! (a background image counts as a contrast; no background at all is white), nor nearly
 //! transparent (the colour's alpha times every layer's `opacity` and `filter: opacity()` under
@@ -29,14 +30,21 @@ use crate::ui;
 /// A page expression listing the texts a person sees, each with its white space collapsed.
 pub const VISIBLE_TEXTS: &str = r#"(() => {
   const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TEXTAREA', 'OPTION', 'SELECT', 'TITLE']);
-  const cut = (el) => {
+  const hides = (v) => v === 'hidden' || v === 'clip';
+  const cut = (el, r) => {
     for (let a = el; a && a !== document.documentElement; a = a.parentElement) {
       const s = getComputedStyle(a);
+      if (a !== el && a !== document.body && s.display !== 'inline') {
+        const b = a.getBoundingClientRect();
+        if (hides(s.overflowX) && (r.right <= b.left || r.left >= b.right)) return true;
+        if (hides(s.overflowY) && (r.bottom <= b.top || r.top >= b.bottom)) return true;
+      }
       if (s.clipPath && s.clipPath !== 'none') return true;
       const mask = s.maskImage || s.webkitMaskImage;
       if (mask && mask !== 'none') return true;
       if (s.clip && s.clip.startsWith('rect(')) return true;
-      if (s.overflow !== 'visible' && (a.clientWidth <= 1 || a.clientHeight <= 1)) return true;
+      // `overflow` does not apply to an inline (whose client size is 0 whatever it holds).
+      if (s.overflow !== 'visible' && s.display !== 'inline' && (a.clientWidth <= 1 || a.clientHeight <= 1)) return true;
     }
     return false;
   };
@@ -121,7 +129,7 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     if (r.width < 2 || r.height < 2 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0) continue;
     // Type under 4 px drawn 4 px tall or less is a line of dots.
     if (parseFloat(getComputedStyle(el).fontSize) < 4 && r.height <= 4) continue;
-    if (cut(el) || onItsGround(el) || faint(el) || underSomething(el, range)) continue;
+    if (cut(el, r) || onItsGround(el) || faint(el) || underSomething(el, range)) continue;
     seen.push(text);
   }
   return seen;

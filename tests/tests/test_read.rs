@@ -80,11 +80,28 @@ const SEEN: &[&str] = &[
     "Clipped to a triangle is visible.",
     "Faded out by a mask is visible.",
     "Tiny type scaled up is visible.",
+    "Shown in a small window is visible.",
+    "Shown in a clipping window is visible.",
+    "Shown at a window's left is visible.",
+    "Shown in a scrolling window is visible.",
+    "Below a scrolling window is kept.",
+    "Shown above an escaping line is visible.",
+    "Escaped from a window is visible.",
+    "Dropped below an inline box is visible.",
 ];
 
-/// Lines of [`SEEN`] under a clip path or a mask, which the browser's measure leaves out.
-const CLIPPED_OR_MASKED: &[&str] =
-    &["Partly clipped is visible.", "Clipped to a triangle is visible.", "Faded out by a mask is visible."];
+/// Lines of [`SEEN`] under a clip path or a mask, or outside a box that hides its overflow,
+/// which the browser's measure leaves out.
+const CLIPPED_OR_MASKED: &[&str] = &[
+    "Partly clipped is visible.",
+    "Clipped to a triangle is visible.",
+    "Faded out by a mask is visible.",
+    "Below a scrolling window is kept.",
+    "Escaped from a window is visible.",
+];
+
+/// Lines of [`SEEN`] a person scrolls to: kept, though not on the screen now.
+const SCROLLED_AWAY: &[&str] = &["Below a scrolling window is kept."];
 const UNSEEN: &[&str] = &[
     "INJECT-OPACITY ",
     "INJECT-OPACITY-ANCESTOR",
@@ -119,6 +136,9 @@ const UNSEEN: &[&str] = &[
     "INJECT-FILTER-OPACITY",
     "INJECT-FAINT ",
     "INJECT-FAINT-LAYERS",
+    "INJECT-OVERFLOW ",
+    "INJECT-OVERFLOW-CLIP",
+    "INJECT-OVERFLOW-RIGHT",
 ];
 
 /// Lines of [`UNSEEN`] a screenshot shows ink of: type too small to read, a line of dots.
@@ -148,8 +168,13 @@ async fn perceive_and_read_text_give_the_agent_only_what_a_person_sees() -> anyh
     let lines: Vec<&str> = SEEN.iter().chain(UNSEEN).copied().collect();
     let inked = pixels::inked(&tab, &lines, &nova.artifact("invisible")).await?;
     for (line, ink) in lines.iter().zip(inked) {
-        let fine =
-            if SEEN.contains(line) { ink == Some(true) } else { ink != Some(true) || DOTS.contains(line) };
+        let fine = if SCROLLED_AWAY.contains(line) {
+            ink == Some(false)
+        } else if SEEN.contains(line) {
+            ink == Some(true)
+        } else {
+            ink != Some(true) || DOTS.contains(line)
+        };
         assert!(fine, "the screenshot shows {line:?}: inked {ink:?}");
     }
     let c = &mut a;
