@@ -359,9 +359,9 @@ fn computed(el: &Element, property: &str) -> Option<String> {
 
 /// Whether a box hides what overflows it (the screen-reader-only pattern, collapsed panels).
 fn clips(el: &Element) -> bool {
-    let overflow = computed(el, "overflow").unwrap_or_default();
+    let overflow = crate::overflow::parse(&computed(el, "overflow").unwrap_or_default());
     let clip = computed(el, "clip").unwrap_or_default();
-    overflow.contains("hidden") || overflow.contains("clip") || (!clip.is_empty() && clip != "auto")
+    overflow != [crate::overflow::Axis::Open; 2] || (!clip.is_empty() && clip != "auto")
 }
 
 /// Whether an element is one an agent acts on.
