@@ -62,7 +62,7 @@ pub trait Paint {
 
 /// What is laid over a page for a moment: a dialog, a popover, an element whose role is a
 /// menu, list box, dialog or tooltip.
-const PASSING: &str = "dialog, [popover], [role~=\"menu\"], [role~=\"listbox\"], [role~=\"dialog\"], \
+pub const PASSING: &str = "dialog, [popover], [role~=\"menu\"], [role~=\"listbox\"], [role~=\"dialog\"], \
      [role~=\"alertdialog\"], [role~=\"tooltip\"]";
 
 /// Where across the middle line of an element's box the hit tests are made, as fractions of its
@@ -71,19 +71,37 @@ const PASSING: &str = "dialog, [popover], [role~=\"menu\"], [role~=\"listbox\"],
 const SAMPLED: [f64; 5] = [0.5, 0.02, 0.98, 0.25, 0.75];
 
 /// Below this much left of a cover's paint, what is under it shows through.
-const SOLID: f64 = 0.95;
+pub const SOLID: f64 = 0.95;
 
-/// Whether `el`, whose box is `rect` in a viewport of `viewport` (width, height), is covered.
-pub fn covered(el: &Element, rect: Rect, viewport: (f64, f64), paint: &mut impl Paint) -> bool {
+/// Whether the text of an element whose box is `rect` is judged for covers in a viewport of
+/// `viewport` (width, height): the middle of its box is in it.
+pub fn judged(rect: Rect, viewport: (f64, f64)) -> bool {
     let y = rect.top + rect.height / 2.0;
     let mid = rect.left + rect.width * SAMPLED[0];
-    if !(0.0..viewport.1).contains(&y) || !(0.0..viewport.0).contains(&mid) {
+    (0.0..viewport.1).contains(&y) && (0.0..viewport.0).contains(&mid)
+}
+
+/// Whether `el`, whose box is `rect` in a viewport of `viewport` (width, height), is covered.
+/// `unseen` says whether a cover the hit tests do not see is over the text at a point
+/// ([`crate::ghost`]); it is asked first at each point.
+pub fn covered<P: Paint>(
+    el: &Element,
+    rect: Rect,
+    viewport: (f64, f64),
+    paint: &mut P,
+    mut unseen: impl FnMut(&mut P, f64, f64) -> bool,
+) -> bool {
+    if !judged(rect, viewport) {
         return false;
     }
+    let y = rect.top + rect.height / 2.0;
     let Some(root) = dom::Root::of(el) else { return false };
     let mut covers: Vec<Element> = Vec::new();
     let mut drawn: Vec<(Element, Vec<Rect>)> = Vec::new();
     for x in SAMPLED.iter().map(|f| rect.left + rect.width * f) {
+        if unseen(paint, x, y) {
+            continue;
+        }
         let Some(top) = root.element_from_point(x as f32, y as f32) else { return false };
         if top == *el || top.contains(Some(el)) {
             // The text, or a box a pseudo-element of it or of an element around it draws.
@@ -219,12 +237,12 @@ fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
 
 impl Rect {
     /// A box the browser measured.
-    fn of(r: &web_sys::DomRect) -> Self {
+    pub fn of(r: &web_sys::DomRect) -> Self {
         Self { left: r.left(), top: r.top(), width: r.width(), height: r.height() }
     }
 
     /// Whether the point (`x`, `y`) lies in the box.
-    fn holds(&self, x: f64, y: f64) -> bool {
+    pub fn holds(&self, x: f64, y: f64) -> bool {
         x >= self.left && x < self.left + self.width && y >= self.top && y < self.top + self.height
     }
 }

@@ -112,6 +112,21 @@ struct Walk {
     scroll: (f64, f64),
     /// The elements the walk is inside, for judging whether their text is seen.
     layers: crate::seen::Layers,
+    /// The text of elements judged seen in the viewport, where it went: taken out again when a
+    /// box hit tests pass through turns out to cover it ([`Walk::drop_ghosted`]).
+    pieces: Vec<Piece>,
+}
+
+/// Where the walk put the text of one text node of an element judged in the viewport.
+struct Piece {
+    /// The element's place in the layers' list of those judged in the viewport.
+    viewed: usize,
+    /// Its bytes in the text, leading space included.
+    text: std::ops::Range<usize>,
+    /// Its bytes in the head.
+    head: std::ops::Range<usize>,
+    /// The characters it added to the count.
+    chars: usize,
 }
 
 impl Walk {
@@ -145,6 +160,23 @@ impl Walk {
         self.text_total >= self.text_max && self.head.len() >= HEAD_CHARS
     }
 
+    /// Once the walk is done: takes out the text a box hit tests pass through turns out to
+    /// cover ([`crate::ghost`]); nothing to do on a page with no such box in the viewport.
+    fn drop_ghosted(&mut self) {
+        let ghosted = self.layers.ghosted();
+        if !ghosted.iter().any(|g| *g) {
+            return;
+        }
+        // Last first: the ranges of the pieces before stay where they are.
+        for p in self.pieces.iter().rev().filter(|p| ghosted.get(p.viewed).copied().unwrap_or(false)) {
+            self.text.replace_range(p.text.clone(), "");
+            self.head.replace_range(p.head.clone(), "");
+            self.text_total -= p.chars;
+        }
+        self.pieces.clear();
+        self.text = tidy(&self.text);
+    }
+
     fn break_line(&mut self) {
         if !self.text.is_empty() && !self.text.ends_with('\n') && self.text_total < self.text_max {
             while self.text.ends_with(' ') {
@@ -163,7 +195,16 @@ impl Walk {
                     && !t.trim().is_empty()
                     && (self.past_the_cut() || self.layers.text_seen())
                 {
+                    let (text, head, chars) = (self.text.len(), self.head.len(), self.text_total);
                     self.push_text(&t);
+                    if let Some(viewed) = self.layers.viewed() {
+                        self.pieces.push(Piece {
+                            viewed,
+                            text: text..self.text.len(),
+                            head: head..self.head.len(),
+                            chars: self.text_total - chars,
+                        });
+                    }
                 }
             }
             Node::ELEMENT_NODE => {
@@ -302,6 +343,23 @@ impl Walk {
             self.elements.push(element_line(el, tag, &role, &r, &attrs));
         }
     }
+}
+
+/// `text` the way the walk writes it: words one space apart, lines of at least one word, a
+/// final line break only where `text` had one (what is left where a piece was taken out).
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split('\n') {
+        let words = line.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+        if !words.is_empty() {
+            out.push_str(&words);
+            out.push('\n');
+        }
+    }
+    if !text.ends_with('\n') {
+        out.pop();
+    }
+    out
 }
 
 /// Whether an element with this tag can have a shadow root a script attached: a custom element
@@ -523,6 +581,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
     if let Some(body) = doc.body() {
         w.element(&body);
     }
+    w.drop_ghosted();
     let text = w.text.trim().to_owned();
     let doc_height = doc.document_element().map(|e| e.scroll_height().max(0) as u32).unwrap_or(0);
     let truncated_elements = w.elements_total > w.elements.len();
@@ -579,6 +638,7 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
         }
         w.element(&root);
     }
+    w.drop_ghosted();
     Ok(TextRead {
         url: doc.url().unwrap_or_default(),
         title: doc.title(),
@@ -587,4 +647,21 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
         total_chars: u32::try_from(w.text_total).unwrap_or(u32::MAX),
         hidden_chars: u32::try_from(w.hidden_chars).unwrap_or(u32::MAX),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tidy;
+
+    #[test]
+    fn what_is_left_where_text_was_taken_out_is_written_as_the_walk_writes() {
+        // A piece taken out of a line's middle, a whole line, a line's start, the last line.
+        assert_eq!(tidy("Before  after\n"), "Before after\n");
+        assert_eq!(tidy("One\n\nThree\n"), "One\nThree\n");
+        assert_eq!(tidy("Heading\n kept words"), "Heading\nkept words");
+        assert_eq!(tidy("Only line\n"), "Only line\n");
+        assert_eq!(tidy("Kept\n "), "Kept");
+        assert_eq!(tidy("Untouched text\nstays as it was"), "Untouched text\nstays as it was");
+        assert_eq!(tidy(""), "");
+    }
 }

@@ -16,7 +16,10 @@
 //!   image-replacement trick) or drawn at no size (`transform: scale(0)` on it or an ancestor):
 //!   judged by the box of the element's contents (a `Range`), read only when the element's
 //!   indent is negative or its own box is a point;
-//! - an element wholly outside a box around it that hides its overflow ([`overflow`]).
+//! - an element wholly outside a box around it that hides its overflow ([`overflow`]);
+//! - covered by another element ([`covered`]), or by a box hit tests pass through ([`ghost`]):
+//!   such boxes in the viewport are noted as the walk enters them, and the text in the viewport
+//!   is judged again with them once the walk is done ([`Layers::ghosted`]).
 //!
 //! Costs: computed style is read only for elements that hold text directly, and each ancestor's
 //! background and `overflow` once per walk ([`Layers`] keeps them as the walk descends); background images
@@ -30,6 +33,7 @@ use web_sys::{CssStyleDeclaration, Element};
 
 use crate::covered::{self, Rect};
 use crate::dom;
+use crate::ghost::{self, Ghost};
 use crate::overflow::{self, Axis};
 
 #[wasm_bindgen]
@@ -91,6 +95,7 @@ struct Reads {
     layer: [Recent<f64>; LAYER.len()],
     text_indent: Recent<f64>,
     positioned: Recent<bool>,
+    passes_hits: Recent<bool>,
     generated: Recent<bool>,
     overflow: Recent<[Axis; 2]>,
 }
@@ -136,6 +141,11 @@ impl Reads {
         self.positioned.read(style, "position", |p| p != "static")
     }
 
+    /// Whether hit tests pass through the element (`pointer-events: none`).
+    fn passes_hits(&mut self, style: &CssStyleDeclaration) -> bool {
+        self.passes_hits.read(style, "pointer-events", |p| p == "none")
+    }
+
     /// Whether a pseudo-element's `content` generates it (not `none` or `normal`).
     fn generated(&mut self, style: &CssStyleDeclaration) -> bool {
         self.generated.read(style, "content", |c| c != "none" && c != "normal")
@@ -179,8 +189,10 @@ struct Layer {
     backdrop: Option<Backdrop>,
     /// Whether its own text is seen, once judged.
     seen: Option<bool>,
-    /// Its computed style, once its own text is judged.
+    /// Its computed style, once read (entering it in the viewport, or judging its text).
     style: Option<CssStyleDeclaration>,
+    /// Where it is in [`Layers::viewed`]: its text was judged in the viewport and seen.
+    viewed: Option<usize>,
 }
 
 /// The elements the walk is inside, innermost last, with what each contributes once read.
@@ -193,12 +205,75 @@ pub struct Layers {
     /// that reading an element's style costs one call, not three; with their viewports' size.
     views: Vec<(web_sys::Window, (f64, f64))>,
     reads: Reads,
+    /// Boxes in the viewport that hit tests pass through ([`ghost`]), in walk order.
+    ghosts: Vec<Ghost>,
+    /// Elements whose text was judged in the viewport and seen, with their box and viewport:
+    /// judged again once the walk has found every [`ghost`].
+    viewed: Vec<(Element, Rect, (f64, f64))>,
 }
 
 impl Layers {
-    /// Enters `el`, whose box the walk has read (`None` when it has none of its own).
+    /// Enters `el`, whose box the walk has read (`None` when it has none of its own). A box in
+    /// the viewport that hit tests pass through, with an opaque background, is noted as a
+    /// possible cover ([`ghost`]): one `pointer-events` read per element in the viewport.
     pub fn push(&mut self, el: &Element, rect: Option<Rect>) {
-        self.stack.push(Layer { el: el.clone(), rect, backdrop: None, seen: None, style: None });
+        let mut style = None;
+        if let Some(r) = rect
+            && self.in_view(r)
+        {
+            style = self.style(el);
+            if let Some(s) = &style
+                && self.reads.passes_hits(s)
+                && self.reads.background(s).is_some()
+            {
+                self.ghosts.push(Ghost { el: el.clone(), rect: r });
+            }
+        }
+        self.stack.push(Layer { el: el.clone(), rect, backdrop: None, seen: None, style, viewed: None });
+    }
+
+    /// Whether a box meets the innermost document's viewport.
+    fn in_view(&self, r: Rect) -> bool {
+        let (w, h) = self.views.last().map_or((0.0, 0.0), |(_, v)| *v);
+        r.left < w && r.left + r.width > 0.0 && r.top < h && r.top + r.height > 0.0
+    }
+
+    /// The computed style of the layer at `i`, read once.
+    fn layer_style(&mut self, i: usize) -> Option<CssStyleDeclaration> {
+        if let Some(s) = &self.stack[i].style {
+            return Some(s.clone());
+        }
+        let s = self.style(&self.stack[i].el);
+        self.stack[i].style.clone_from(&s);
+        s
+    }
+
+    /// Where the innermost element is in the list of elements whose text was judged in the
+    /// viewport and seen, if it is there: its text may yet be found under a [`ghost`]
+    /// ([`Layers::ghosted`]).
+    pub fn viewed(&self) -> Option<usize> {
+        self.stack.last().and_then(|l| l.viewed)
+    }
+
+    /// For each element of [`Layers::viewed`], whether a box hit tests pass through turns out
+    /// to cover its text (judged again with every [`ghost`] the walk found whose box meets its
+    /// own). Empty when the walk found none: the common case costs nothing.
+    pub fn ghosted(&mut self) -> Vec<bool> {
+        if self.ghosts.is_empty() {
+            return Vec::new();
+        }
+        let viewed = std::mem::take(&mut self.viewed);
+        let ghosts = std::mem::take(&mut self.ghosts);
+        viewed
+            .iter()
+            .map(|(el, rect, viewport)| {
+                let near: Vec<&Ghost> = ghosts.iter().filter(|g| g.meets(*rect)).collect();
+                !near.is_empty()
+                    && covered::covered(el, *rect, *viewport, self, |paint, x, y| {
+                        near.iter().any(|g| ghost::over(&g.el, el, x, y, paint))
+                    })
+            })
+            .collect()
     }
 
     /// Leaves the innermost element.
@@ -249,7 +324,16 @@ impl Layers {
         }
         let Some((el, Some(rect))) = self.stack.last().map(|l| (l.el.clone(), l.rect)) else { return true };
         let viewport = self.views.last().map_or((0.0, 0.0), |(_, v)| *v);
-        !covered::covered(&el, rect, viewport, self)
+        if !covered::judged(rect, viewport) {
+            return true;
+        }
+        if covered::covered(&el, rect, viewport, self, |_, _, _| false) {
+            return false;
+        }
+        let top = self.stack.len() - 1;
+        self.stack[top].viewed = Some(self.viewed.len());
+        self.viewed.push((el, rect, viewport));
+        true
     }
 
     /// Whether the innermost element's text is drawn so a person can read it: its font, its
@@ -257,10 +341,8 @@ impl Layers {
     fn painted(&mut self) -> bool {
         let Some((el, rect)) = self.stack.last().map(|l| (l.el.clone(), l.rect)) else { return true };
         let point = rect.is_some_and(|r| r.width <= 1.0 && r.height <= 1.0);
-        let Some(own) = self.style(&el) else { return true };
-        if let Some(last) = self.stack.last_mut() {
-            last.style = Some(own.clone());
-        }
+        let top = self.stack.len() - 1;
+        let Some(own) = self.layer_style(top) else { return true };
         let font = self.reads.font_size(&own);
         if font.is_some_and(|f| f < 1.0) {
             return false;
@@ -278,7 +360,6 @@ impl Layers {
         if (point || tiny || self.reads.text_indent(&own) < 0.0) && contents_out_of_sight(&el) {
             return false;
         }
-        let top = self.stack.len() - 1;
         self.stack[top].backdrop = Some(self.backdrop(&el, rect, &own));
         // Any clipped layer hides the text; the nearest opaque colour is what it is read on;
         // the layers' opacities multiply.
@@ -293,7 +374,7 @@ impl Layers {
                 Some(b) => b,
                 None => {
                     let (layer, at) = (self.stack[i].el.clone(), self.stack[i].rect);
-                    let b = self.style(&layer).map_or(CLEAR, |s| self.backdrop(&layer, at, &s));
+                    let b = self.layer_style(i).map_or(CLEAR, |s| self.backdrop(&layer, at, &s));
                     self.stack[i].backdrop = Some(b);
                     b
                 }
