@@ -2,8 +2,9 @@
 //! "What a person sees"): an opaque box laid over a paragraph hides it from a person as surely
 //! as a transparent colour does.
 //!
-//! Judged with the browser's hit tests, so only for elements whose box is in the viewport, at
-//! five points across the middle of the box ([`SAMPLED`]: the middle, near either edge, a
+//! Judged with the browser's hit tests, so only for elements whose box is in the viewport (the
+//! rest, and boxes hit tests pass through, are judged by the painting order after the walk:
+//! [`crate::stacking`]), at five points across the middle of the box ([`SAMPLED`]: the middle, near either edge, a
 //! quarter in from each). The text is covered when at each point another element, or a box
 //! drawn by a `::before` or `::after`, lies over it (found above the element by the hit test;
 //! one inside the element counts only when taken out of its flow, `position: absolute`, since a
@@ -81,9 +82,15 @@ pub fn judged(rect: Rect, viewport: (f64, f64)) -> bool {
     (0.0..viewport.1).contains(&y) && (0.0..viewport.0).contains(&mid)
 }
 
+/// The points across the middle of a box where covers are looked for ([`SAMPLED`]).
+pub fn points(rect: Rect) -> [(f64, f64); 5] {
+    let y = rect.top + rect.height / 2.0;
+    SAMPLED.map(|f| (rect.left + rect.width * f, y))
+}
+
 /// Whether `el`, whose box is `rect` in a viewport of `viewport` (width, height), is covered.
 /// `unseen` says whether a cover the hit tests do not see is over the text at a point
-/// ([`crate::ghost`]); it is asked first at each point.
+/// ([`crate::stacking`]); it is asked first at each point.
 pub fn covered<P: Paint>(
     el: &Element,
     rect: Rect,
@@ -94,11 +101,10 @@ pub fn covered<P: Paint>(
     if !judged(rect, viewport) {
         return false;
     }
-    let y = rect.top + rect.height / 2.0;
     let Some(root) = dom::Root::of(el) else { return false };
     let mut covers: Vec<Element> = Vec::new();
     let mut drawn: Vec<(Element, Vec<Rect>)> = Vec::new();
-    for x in SAMPLED.iter().map(|f| rect.left + rect.width * f) {
+    for (x, y) in points(rect) {
         if unseen(paint, x, y) {
             continue;
         }

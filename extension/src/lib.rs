@@ -10,9 +10,9 @@
 //!   element carries, read in one call, so a walk asks only for those that are there.
 //! - [`perceive`]: the compact page model and visible text; [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
-//!   whether another element is painted over it; [`ghost`]: whether a box hit tests pass
-//!   through (`pointer-events: none`) is; [`overflow`]: whether it lies outside a box around it
-//!   that hides its overflow.
+//!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS
+//!   paints in (a box hit tests pass through, text outside the viewport); [`overflow`]: whether
+//!   it lies outside a box around it that hides its overflow.
 //! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
 //!   started a navigation away from its document.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
@@ -38,13 +38,13 @@ pub mod content;
 pub mod covered;
 pub mod docrev;
 pub mod dom;
-pub mod ghost;
 pub mod leaving;
 pub mod overflow;
 pub mod perceive;
 pub mod pks;
 pub mod scan;
 pub mod seen;
+pub mod stacking;
 pub mod timing;
 pub mod tools;
 pub mod ui;

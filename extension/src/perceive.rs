@@ -112,15 +112,15 @@ struct Walk {
     scroll: (f64, f64),
     /// The elements the walk is inside, for judging whether their text is seen.
     layers: crate::seen::Layers,
-    /// The text of elements judged seen in the viewport, where it went: taken out again when a
-    /// box hit tests pass through turns out to cover it ([`Walk::drop_ghosted`]).
+    /// Where the text of elements found seen went: taken out again when a cover the walk noted
+    /// turns out to be painted over it ([`Walk::drop_covered`]).
     pieces: Vec<Piece>,
 }
 
-/// Where the walk put the text of one text node of an element judged in the viewport.
+/// Where the walk put the text of one text node of an element found seen.
 struct Piece {
-    /// The element's place in the layers' list of those judged in the viewport.
-    viewed: usize,
+    /// The element's place in the layers' list of those judged again ([`crate::seen::Layers::later`]).
+    later: usize,
     /// Its bytes in the text, leading space included.
     text: std::ops::Range<usize>,
     /// Its bytes in the head.
@@ -160,15 +160,15 @@ impl Walk {
         self.text_total >= self.text_max && self.head.len() >= HEAD_CHARS
     }
 
-    /// Once the walk is done: takes out the text a box hit tests pass through turns out to
-    /// cover ([`crate::ghost`]); nothing to do on a page with no such box in the viewport.
-    fn drop_ghosted(&mut self) {
-        let ghosted = self.layers.ghosted();
-        if !ghosted.iter().any(|g| *g) {
+    /// Once the walk is done: takes out the text a cover turns out to be painted over
+    /// ([`crate::stacking`]); nothing to do when no cover lies near any text.
+    fn drop_covered(&mut self) {
+        let covered = self.layers.covered_later();
+        if !covered.iter().any(|c| *c) {
             return;
         }
         // Last first: the ranges of the pieces before stay where they are.
-        for p in self.pieces.iter().rev().filter(|p| ghosted.get(p.viewed).copied().unwrap_or(false)) {
+        for p in self.pieces.iter().rev().filter(|p| covered.get(p.later).copied().unwrap_or(false)) {
             self.text.replace_range(p.text.clone(), "");
             self.head.replace_range(p.head.clone(), "");
             self.text_total -= p.chars;
@@ -197,9 +197,9 @@ impl Walk {
                 {
                     let (text, head, chars) = (self.text.len(), self.head.len(), self.text_total);
                     self.push_text(&t);
-                    if let Some(viewed) = self.layers.viewed() {
+                    if let Some(later) = self.layers.later() {
                         self.pieces.push(Piece {
-                            viewed,
+                            later,
                             text: text..self.text.len(),
                             head: head..self.head.len(),
                             chars: self.text_total - chars,
@@ -306,7 +306,8 @@ impl Walk {
         } else if !shows_no_children(&tag) {
             self.children(el);
         }
-        self.layers.pop();
+        let noting = !self.past_the_cut();
+        self.layers.pop(noting);
         if block {
             self.break_line();
         }
@@ -581,7 +582,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
     if let Some(body) = doc.body() {
         w.element(&body);
     }
-    w.drop_ghosted();
+    w.drop_covered();
     let text = w.text.trim().to_owned();
     let doc_height = doc.document_element().map(|e| e.scroll_height().max(0) as u32).unwrap_or(0);
     let truncated_elements = w.elements_total > w.elements.len();
@@ -638,7 +639,7 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
         }
         w.element(&root);
     }
-    w.drop_ghosted();
+    w.drop_covered();
     Ok(TextRead {
         url: doc.url().unwrap_or_default(),
         title: doc.title(),

@@ -17,9 +17,10 @@
 //!   judged by the box of the element's contents (a `Range`), read only when the element's
 //!   indent is negative or its own box is a point;
 //! - an element wholly outside a box around it that hides its overflow ([`overflow`]);
-//! - covered by another element ([`covered`]), or by a box hit tests pass through ([`ghost`]):
-//!   such boxes in the viewport are noted as the walk enters them, and the text in the viewport
-//!   is judged again with them once the walk is done ([`Layers::ghosted`]).
+//! - covered by another element: in the viewport by the browser's hit tests ([`covered`]);
+//!   under a box hit tests pass through, or outside the viewport, by the order CSS paints in
+//!   ([`stacking`]): the walk notes every box with an opaque background colour as it leaves
+//!   it, and judges the text again once it has seen them all ([`Layers::covered_later`]).
 //!
 //! Costs: computed style is read only for elements that hold text directly, and each ancestor's
 //! background and `overflow` once per walk ([`Layers`] keeps them as the walk descends); background images
@@ -33,8 +34,8 @@ use web_sys::{CssStyleDeclaration, Element};
 
 use crate::covered::{self, Rect};
 use crate::dom;
-use crate::ghost::{self, Ghost};
 use crate::overflow::{self, Axis};
+use crate::stacking::{self, Cover};
 
 #[wasm_bindgen]
 extern "C" {
@@ -191,8 +192,24 @@ struct Layer {
     seen: Option<bool>,
     /// Its computed style, once read (entering it in the viewport, or judging its text).
     style: Option<CssStyleDeclaration>,
-    /// Where it is in [`Layers::viewed`]: its text was judged in the viewport and seen.
-    viewed: Option<usize>,
+    /// When the walk entered it (a count of elements entered).
+    at: usize,
+    /// Where it is in [`Layers::later`]: its text was found seen, and is judged again once the
+    /// walk has noted every cover.
+    later: Option<usize>,
+}
+
+/// An element whose text was found seen, judged again against the covers once the walk is done
+/// ([`stacking`]).
+struct Later {
+    el: Element,
+    /// Its box, and the size of its document's viewport.
+    rect: Rect,
+    viewport: (f64, f64),
+    /// When the walk entered it.
+    at: usize,
+    /// Whether the hit tests judged it (in the viewport): only covers they pass through remain.
+    hit_tested: bool,
 }
 
 /// The elements the walk is inside, innermost last, with what each contributes once read.
@@ -205,37 +222,41 @@ pub struct Layers {
     /// that reading an element's style costs one call, not three; with their viewports' size.
     views: Vec<(web_sys::Window, (f64, f64))>,
     reads: Reads,
-    /// Boxes in the viewport that hit tests pass through ([`ghost`]), in walk order.
-    ghosts: Vec<Ghost>,
-    /// Elements whose text was judged in the viewport and seen, with their box and viewport:
-    /// judged again once the walk has found every [`ghost`].
-    viewed: Vec<(Element, Rect, (f64, f64))>,
+    /// How many elements the walk has entered.
+    entered: usize,
+    /// The boxes with an opaque background colour the walk has left ([`stacking`]).
+    covers: Vec<Cover>,
+    /// The elements whose text was found seen, to be judged against [`Layers::covers`].
+    later: Vec<Later>,
 }
 
 impl Layers {
-    /// Enters `el`, whose box the walk has read (`None` when it has none of its own). A box in
-    /// the viewport that hit tests pass through, with an opaque background, is noted as a
-    /// possible cover ([`ghost`]): one `pointer-events` read per element in the viewport.
+    /// Enters `el`, whose box the walk has read (`None` when it has none of its own).
     pub fn push(&mut self, el: &Element, rect: Option<Rect>) {
-        let mut style = None;
-        if let Some(r) = rect
-            && self.in_view(r)
-        {
-            style = self.style(el);
-            if let Some(s) = &style
-                && self.reads.passes_hits(s)
-                && self.reads.background(s).is_some()
-            {
-                self.ghosts.push(Ghost { el: el.clone(), rect: r });
-            }
-        }
-        self.stack.push(Layer { el: el.clone(), rect, backdrop: None, seen: None, style, viewed: None });
+        let at = self.entered;
+        self.entered += 1;
+        self.stack.push(Layer {
+            el: el.clone(),
+            rect,
+            backdrop: None,
+            seen: None,
+            style: None,
+            at,
+            later: None,
+        });
     }
 
-    /// Whether a box meets the innermost document's viewport.
-    fn in_view(&self, r: Rect) -> bool {
-        let (w, h) = self.views.last().map_or((0.0, 0.0), |(_, v)| *v);
-        r.left < w && r.left + r.width > 0.0 && r.top < h && r.top + r.height > 0.0
+    /// Leaves the innermost element. While `noting`, its box is noted as a possible cover
+    /// ([`stacking`]) unless its text's judgement found its background colour transparent: no
+    /// read here, what is not known is read only for a box found near some text.
+    pub fn pop(&mut self, noting: bool) {
+        let Some(layer) = self.stack.pop() else { return };
+        let Some(rect) = layer.rect.filter(|r| noting && r.width > 1.0 && r.height > 1.0) else { return };
+        let opaque = layer.backdrop.map(|b| b.colour.is_some());
+        if opaque != Some(false) {
+            let span = (layer.at, self.entered);
+            self.covers.push(Cover { el: layer.el, rect, span, opaque, passes_hits: None });
+        }
     }
 
     /// The computed style of the layer at `i`, read once.
@@ -248,37 +269,71 @@ impl Layers {
         s
     }
 
-    /// Where the innermost element is in the list of elements whose text was judged in the
-    /// viewport and seen, if it is there: its text may yet be found under a [`ghost`]
-    /// ([`Layers::ghosted`]).
-    pub fn viewed(&self) -> Option<usize> {
-        self.stack.last().and_then(|l| l.viewed)
+    /// Where the innermost element is in [`Layers::later`], if its text was found seen:
+    /// [`Layers::covered_later`] may yet find it covered.
+    pub fn later(&self) -> Option<usize> {
+        self.stack.last().and_then(|l| l.later)
     }
 
-    /// For each element of [`Layers::viewed`], whether a box hit tests pass through turns out
-    /// to cover its text (judged again with every [`ghost`] the walk found whose box meets its
-    /// own). Empty when the walk found none: the common case costs nothing.
-    pub fn ghosted(&mut self) -> Vec<bool> {
-        if self.ghosts.is_empty() {
-            return Vec::new();
-        }
-        let viewed = std::mem::take(&mut self.viewed);
-        let ghosts = std::mem::take(&mut self.ghosts);
-        viewed
+    /// For each element of [`Layers::later`], whether a cover the walk noted turns out to be
+    /// painted over its text ([`stacking::over`] at each point of [`covered::points`]): in the
+    /// viewport, a cover hit tests pass through, where the hit tests found nothing; outside it,
+    /// any cover with an opaque background colour. Empty when there is no text to judge.
+    pub fn covered_later(&mut self) -> Vec<bool> {
+        let later = std::mem::take(&mut self.later);
+        let mut covers = std::mem::take(&mut self.covers);
+        // The walk is done: each element's style is read through its own document's window.
+        self.views.clear();
+        let Some((top, bottom)) = later
             .iter()
-            .map(|(el, rect, viewport)| {
-                let near: Vec<&Ghost> = ghosts.iter().filter(|g| g.meets(*rect)).collect();
-                !near.is_empty()
-                    && covered::covered(el, *rect, *viewport, self, |paint, x, y| {
-                        near.iter().any(|g| ghost::over(&g.el, el, x, y, paint))
-                    })
+            .map(|l| (l.rect.top, l.rect.top + l.rect.height))
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+        else {
+            return Vec::new();
+        };
+        let index = stacking::Near::new(covers.iter().map(|c| c.rect), top, bottom);
+        later
+            .iter()
+            .map(|l| {
+                let mut near = Vec::new();
+                for i in index.of(l.rect) {
+                    if covers[i].near(l.at, l.rect)
+                        && self.opaque(&mut covers[i])
+                        && (!l.hit_tested || self.passes_hits(&mut covers[i]))
+                    {
+                        near.push(i);
+                    }
+                }
+                let under = |paint: &mut Self, x: f64, y: f64| {
+                    near.iter().any(|&i| stacking::over(&covers[i], &l.el, x, y, paint))
+                };
+                if near.is_empty() {
+                    false
+                } else if l.hit_tested {
+                    covered::covered(&l.el, l.rect, l.viewport, self, under)
+                } else {
+                    covered::points(l.rect).iter().all(|&(x, y)| under(self, x, y))
+                }
             })
             .collect()
     }
 
-    /// Leaves the innermost element.
-    pub fn pop(&mut self) {
-        self.stack.pop();
+    /// Whether a cover's background colour is opaque (read once, if its text's judgement did not).
+    fn opaque(&mut self, cover: &mut Cover) -> bool {
+        if cover.opaque.is_none() {
+            let style = self.style(&cover.el);
+            cover.opaque = Some(style.is_some_and(|s| self.reads.background(&s).is_some()));
+        }
+        cover.opaque == Some(true)
+    }
+
+    /// Whether hit tests pass through a cover (read once).
+    fn passes_hits(&mut self, cover: &mut Cover) -> bool {
+        if cover.passes_hits.is_none() {
+            let style = self.style(&cover.el);
+            cover.passes_hits = Some(style.is_some_and(|s| self.reads.passes_hits(&s)));
+        }
+        cover.passes_hits == Some(true)
     }
 
     /// Enters a document (the walk's own, or a same-origin iframe's) whose window is `view`;
@@ -324,15 +379,13 @@ impl Layers {
         }
         let Some((el, Some(rect))) = self.stack.last().map(|l| (l.el.clone(), l.rect)) else { return true };
         let viewport = self.views.last().map_or((0.0, 0.0), |(_, v)| *v);
-        if !covered::judged(rect, viewport) {
-            return true;
-        }
-        if covered::covered(&el, rect, viewport, self, |_, _, _| false) {
+        let hit_tested = covered::judged(rect, viewport);
+        if hit_tested && covered::covered(&el, rect, viewport, self, |_, _, _| false) {
             return false;
         }
         let top = self.stack.len() - 1;
-        self.stack[top].viewed = Some(self.viewed.len());
-        self.viewed.push((el, rect, viewport));
+        self.stack[top].later = Some(self.later.len());
+        self.later.push(Later { el, rect, viewport, at: self.stack[top].at, hit_tested });
         true
     }
 
