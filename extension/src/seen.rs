@@ -190,7 +190,7 @@ struct Layer {
     backdrop: Option<Backdrop>,
     /// Whether its own text is seen, once judged.
     seen: Option<bool>,
-    /// Its computed style, once read (entering it in the viewport, or judging its text).
+    /// Its computed style, once read (judging its text, or a text inside it).
     style: Option<CssStyleDeclaration>,
     /// When the walk entered it (a count of elements entered).
     at: usize,
