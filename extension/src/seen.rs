@@ -278,7 +278,9 @@ impl Layers {
     /// For each element of [`Layers::later`], whether a cover the walk noted turns out to be
     /// painted over its text ([`stacking::over`] at each point of [`covered::points`]): in the
     /// viewport, a cover hit tests pass through, where the hit tests found nothing; outside it,
-    /// any cover with an opaque background colour. Empty when there is no text to judge.
+    /// any cover with an opaque background colour, across every line of the element's own text
+    /// ([`text_lines`], read only for an element with a cover near). Empty when there is no text
+    /// to judge.
     pub fn covered_later(&mut self) -> Vec<bool> {
         let later = std::mem::take(&mut self.later);
         let mut covers = std::mem::take(&mut self.covers);
@@ -312,7 +314,12 @@ impl Layers {
                 } else if l.hit_tested {
                     covered::covered(&l.el, l.rect, l.viewport, self, under)
                 } else {
-                    covered::points(l.rect).iter().all(|&(x, y)| under(self, x, y))
+                    // Outside the viewport, where its text is: every line of its own text.
+                    let lines = text_lines(&l.el);
+                    !lines.is_empty()
+                        && lines
+                            .iter()
+                            .all(|&line| covered::points(line).iter().all(|&(x, y)| under(self, x, y)))
                 }
             })
             .collect()
@@ -674,6 +681,27 @@ fn contents_out_of_sight(el: &Element) -> bool {
     let view = doc.default_view();
     let (x, y) = view.map_or((0.0, 0.0), |v| (v.scroll_x().unwrap_or(0.0), v.scroll_y().unwrap_or(0.0)));
     (width <= 1.0 && height <= 1.0) || height <= UNREADABLE || right + x <= 0.0 || bottom + y <= 0.0
+}
+
+/// The boxes of the lines of `el`'s own text (its text nodes, not its children's), in its
+/// document's viewport.
+fn text_lines(el: &Element) -> Vec<Rect> {
+    let Some(doc) = el.owner_document() else { return Vec::new() };
+    let Ok(range) = doc.create_range() else { return Vec::new() };
+    let mut lines = Vec::new();
+    let mut next = el.first_child();
+    while let Some(node) = next {
+        if node.node_type() == web_sys::Node::TEXT_NODE
+            && node.text_content().is_some_and(|t| !t.trim().is_empty())
+            && range.select_node_contents(&node).is_ok()
+            && let Some(rects) = range.get_client_rects()
+        {
+            lines.extend((0..rects.length()).filter_map(|i| rects.get(i)).map(|r| Rect::of(&r)));
+        }
+        next = node.next_sibling();
+    }
+    lines.retain(|r| r.width > 0.0 && r.height > 0.0);
+    lines
 }
 
 fn style(el: &Element) -> Option<CssStyleDeclaration> {

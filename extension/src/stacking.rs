@@ -6,8 +6,8 @@
 //! background colour is known when its text was judged), and once it has seen the whole
 //! document, the text it found seen is judged again against the boxes whose box meets the text's
 //! own and that are not around it ([`Near`]), their colour read then if not known: in the
-//! viewport the boxes hit tests pass through, outside it all of them ([`over`] at five points
-//! across the middle of the element's box, as the hit tests are made).
+//! viewport the boxes hit tests pass through, at the points the hit tests are made; outside it
+//! all of them, at five points across each line of the element's own text ([`over`]).
 //!
 //! Nothing tells which box the browser painted last, so the answer comes from the CSS painting
 //! order, and only where it is certain. `cover` is over the text of `el` when, below the element

@@ -231,6 +231,7 @@ const SEEN_AROUND_COVERS: &[&str] = &[
     "Below the fold under an open menu is kept.",
     "Lower menu item",
     "Below the fold a marked phrase",
+    "Below the fold text above a box across its middle is visible.",
     "Below the fold over a box painted inside its padding is visible.",
     "Below the fold scrolled out of a pane to under a box is kept.",
     "Below the fold beside a box its window cuts away is visible.",
