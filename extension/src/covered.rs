@@ -77,8 +77,7 @@ pub const SOLID: f64 = 0.95;
 /// Whether the text of an element whose box is `rect` is judged for covers in a viewport of
 /// `viewport` (width, height): the middle of its box is in it.
 pub fn judged(rect: Rect, viewport: (f64, f64)) -> bool {
-    let y = rect.top + rect.height / 2.0;
-    let mid = rect.left + rect.width * SAMPLED[0];
+    let (mid, y) = points(rect)[0];
     (0.0..viewport.1).contains(&y) && (0.0..viewport.0).contains(&mid)
 }
 

@@ -244,16 +244,15 @@ impl Walk {
         let mut rect = None;
         if !contents {
             // Each read of the box is a call into the page: four, once each.
-            let r = el.get_bounding_client_rect();
-            let (left, top, width, height) = (r.left(), r.top(), r.width(), r.height());
-            if left + self.scroll.0 + width <= 0.0 || top + self.scroll.1 + height <= 0.0 {
+            let r = crate::covered::Rect::of(&el.get_bounding_client_rect());
+            if r.left + self.scroll.0 + r.width <= 0.0 || r.top + self.scroll.1 + r.height <= 0.0 {
                 return; // placed off the page (left: -9999px and the like)
             }
-            let flat = (width <= 1.0 || height <= 1.0) && tag != "br";
+            let flat = (r.width <= 1.0 || r.height <= 1.0) && tag != "br";
             if flat && clips(el) {
                 return; // a box with no room that hides its overflow (screen-reader-only, collapsed)
             }
-            rect = Some(crate::covered::Rect { left, top, width, height });
+            rect = Some(r);
         }
         if self.collect_elements {
             self.classify(el, &tag);
