@@ -276,7 +276,7 @@ impl Layers {
     }
 
     /// For each element of [`Layers::later`], whether a cover the walk noted turns out to be
-    /// painted over its text ([`stacking::over`] at each point of [`covered::points`]): in the
+    /// painted over its text ([`stacking::Over`] at each point of [`covered::points`]): in the
     /// viewport, a cover hit tests pass through, where the hit tests found nothing; outside it,
     /// any cover with an opaque background colour, across every line of the element's own text
     /// ([`text_lines`], read only for an element with a cover near). Empty when there is no text
@@ -306,8 +306,17 @@ impl Layers {
                         near.push(i);
                     }
                 }
-                let under = |paint: &mut Self, x: f64, y: f64| {
-                    near.iter().any(|&i| stacking::over(&covers[i], &l.el, x, y, paint))
+                // Each pair is judged once, at the first point its cover's box holds.
+                let mut over: Vec<Option<Option<stacking::Over>>> = near.iter().map(|_| None).collect();
+                let mut under = |paint: &mut Self, x: f64, y: f64| {
+                    near.iter().zip(&mut over).any(|(&i, over)| {
+                        let rect = covers[i].rect;
+                        rect.holds(x, y)
+                            && over
+                                .get_or_insert_with(|| stacking::Over::of(&covers[i], &l.el, paint))
+                                .as_ref()
+                                .is_some_and(|o| o.at(rect, x, y))
+                    })
                 };
                 if near.is_empty() {
                     false

@@ -7,7 +7,7 @@
 //! document, the text it found seen is judged again against the boxes whose box meets the text's
 //! own and that are not around it ([`Near`]), their colour read then if not known: in the
 //! viewport the boxes hit tests pass through, at the points the hit tests are made; outside it
-//! all of them, at five points across each line of the element's own text ([`over`]).
+//! all of them, at five points across each line of the element's own text ([`Over`]).
 //!
 //! Nothing tells which box the browser painted last, so the answer comes from the CSS painting
 //! order, and only where it is certain. `cover` is over the text of `el` when, below the element
@@ -134,92 +134,116 @@ const OWN_LAYER: [(&str, &str); 13] = [
     ("will-change", "auto"),
 ];
 
-/// Whether `cover` is painted over the text of `el` at (`x`, `y`) (see the module's rules).
-pub fn over(cover: &Cover, el: &Element, x: f64, y: f64, paint: &mut impl Paint) -> bool {
-    if !cover.rect.holds(x, y) {
-        return false;
-    }
-    let cover = &cover.el;
-    if cover.contains(Some(el)) || cover.get_root_node() != el.get_root_node() {
-        return false;
-    }
-    // Its background colour is opaque (the walk's judgement asks no other). An inline element
-    // broken over lines is drawn in pieces: its box holds more than they paint.
-    let Some(own) = paint.style_of(cover) else { return false };
-    let inline = own.get_property_value("display").unwrap_or_default() == "inline";
-    if !square(&own) || !to_the_edges(&own) || inline && cover.get_client_rects().length() != 1 {
-        return false;
-    }
-    // The cover and the elements around it, up to the one around the text too.
-    let (mut left, mut lifted) = (1.0, false);
-    let mut a = cover.clone();
-    let shared = loop {
-        if a.contains(Some(el)) {
-            break a;
-        }
-        let Some(s) = paint.style_of(&a) else { return false };
-        let v = |name: &str| s.get_property_value(name).unwrap_or_default();
-        let position = v("position");
-        if position == "fixed" || position == "sticky" || a.matches(PASSING).unwrap_or(false) {
-            return false;
-        }
-        if v("z-index").starts_with('-')
-            || !translated_only(&s)
-            || v("clip-path") != "none"
-            || v("mask-image") != "none"
-            || !matches!(v("mix-blend-mode").as_str(), "" | "normal")
-        {
-            return false;
-        }
-        // A box around the cover that clips it and not the text (one around both clips both:
-        // what it hides of the text, or scrolls away, it hides with the cover over it).
-        if a != *cover && cuts_away(&a, &s, x, y) {
-            return false;
-        }
-        lifted |= position == "relative" || position == "absolute";
-        left *= paint.layer_opacity(&s);
-        match a.parent_element() {
-            Some(p) => a = p,
-            None => return false,
-        }
-    };
-    if !lifted || left < SOLID {
-        return false;
-    }
-    // The text, in the flow up to that element.
-    let mut e = el.clone();
-    while e != shared {
-        let Some(s) = paint.style_of(&e) else { return false };
-        if paint.positioned(&s) || own_layer(&s) || paint.layer_opacity(&s) < 1.0 {
-            return false;
-        }
-        // Text a box around it scrolls away (or clips) is not where the cover is.
-        if e != *el && cuts_away(&e, &s, x, y) {
-            return false;
-        }
-        match e.parent_element() {
-            Some(p) => e = p,
-            None => return false,
-        }
-    }
-    true
+/// Whether a cover is painted over a text, judged once for the pair (see the module's rules):
+/// everything but the point, and the boxes whose clipping decides it at each point.
+#[derive(Debug)]
+pub struct Over {
+    /// Boxes around the cover and not the text, or around the text and not the cover, that
+    /// clip what overflows them: at a point one of them cuts away, the cover is not over the
+    /// text there.
+    clips: Vec<Clip>,
 }
 
-/// Whether `el`, with style `style`, clips what overflows it (`overflow` other than `visible`
-/// on an axis: hidden, clipped, or scrolled away) and the point (`x`, `y`) lies outside its
-/// padding box on that axis.
-fn cuts_away(el: &Element, style: &CssStyleDeclaration, x: f64, y: f64) -> bool {
-    let overflow = style.get_property_value("overflow").unwrap_or_default();
-    let mut values = overflow.split_whitespace();
-    let clips_x = values.next().is_some_and(|v| v != "visible");
-    let clips_y = values.next().map_or(clips_x, |v| v != "visible");
-    if !clips_x && !clips_y {
-        return false;
+impl Over {
+    /// How `cover` is painted against the text of `el`: `None` when it is not certainly over it
+    /// anywhere.
+    pub fn of(cover: &Cover, el: &Element, paint: &mut impl Paint) -> Option<Self> {
+        let cover = &cover.el;
+        if cover.contains(Some(el)) || cover.get_root_node() != el.get_root_node() {
+            return None;
+        }
+        // Its background colour is opaque (the walk's judgement asks no other). An inline element
+        // broken over lines is drawn in pieces: its box holds more than they paint.
+        let own = paint.style_of(cover)?;
+        let inline = own.get_property_value("display").unwrap_or_default() == "inline";
+        if !square(&own) || !to_the_edges(&own) || inline && cover.get_client_rects().length() != 1 {
+            return None;
+        }
+        let mut clips = Vec::new();
+        // The cover and the elements around it, up to the one around the text too.
+        let (mut left, mut lifted) = (1.0, false);
+        let mut a = cover.clone();
+        let shared = loop {
+            if a.contains(Some(el)) {
+                break a;
+            }
+            let s = paint.style_of(&a)?;
+            let v = |name: &str| s.get_property_value(name).unwrap_or_default();
+            let position = v("position");
+            if position == "fixed" || position == "sticky" || a.matches(PASSING).unwrap_or(false) {
+                return None;
+            }
+            if v("z-index").starts_with('-')
+                || !translated_only(&s)
+                || v("clip-path") != "none"
+                || v("mask-image") != "none"
+                || !matches!(v("mix-blend-mode").as_str(), "" | "normal")
+            {
+                return None;
+            }
+            // A box around the cover that clips it and not the text (one around both clips both:
+            // what it hides of the text, or scrolls away, it hides with the cover over it).
+            if a != *cover {
+                clips.extend(Clip::of(&a, &s));
+            }
+            lifted |= position == "relative" || position == "absolute";
+            left *= paint.layer_opacity(&s);
+            a = a.parent_element()?;
+        };
+        if !lifted || left < SOLID {
+            return None;
+        }
+        // The text, in the flow up to that element.
+        let mut e = el.clone();
+        while e != shared {
+            let s = paint.style_of(&e)?;
+            if paint.positioned(&s) || own_layer(&s) || paint.layer_opacity(&s) < 1.0 {
+                return None;
+            }
+            // Text a box around it scrolls away (or clips) is not where the cover is.
+            if e != *el {
+                clips.extend(Clip::of(&e, &s));
+            }
+            e = e.parent_element()?;
+        }
+        Some(Self { clips })
     }
-    let r = el.get_bounding_client_rect();
-    let (left, top) = (r.left() + f64::from(el.client_left()), r.top() + f64::from(el.client_top()));
-    let (width, height) = (f64::from(el.client_width()), f64::from(el.client_height()));
-    (clips_x && !(left..left + width).contains(&x)) || (clips_y && !(top..top + height).contains(&y))
+
+    /// Whether the cover, whose box is `rect`, is over the text at (`x`, `y`).
+    pub fn at(&self, rect: Rect, x: f64, y: f64) -> bool {
+        rect.holds(x, y) && !self.clips.iter().any(|c| c.cuts_away(x, y))
+    }
+}
+
+/// A box that clips what overflows it (`overflow` other than `visible` on an axis: hidden,
+/// clipped, or scrolled away): its padding box on each axis it clips.
+#[derive(Debug)]
+struct Clip {
+    x: Option<(f64, f64)>,
+    y: Option<(f64, f64)>,
+}
+
+impl Clip {
+    /// The clip of `el`, with style `style`; `None` when it clips on neither axis.
+    fn of(el: &Element, style: &CssStyleDeclaration) -> Option<Self> {
+        let overflow = style.get_property_value("overflow").unwrap_or_default();
+        let mut values = overflow.split_whitespace();
+        let clips_x = values.next().is_some_and(|v| v != "visible");
+        let clips_y = values.next().map_or(clips_x, |v| v != "visible");
+        if !clips_x && !clips_y {
+            return None;
+        }
+        let r = el.get_bounding_client_rect();
+        let (left, top) = (r.left() + f64::from(el.client_left()), r.top() + f64::from(el.client_top()));
+        let (width, height) = (f64::from(el.client_width()), f64::from(el.client_height()));
+        Some(Self { x: clips_x.then_some((left, left + width)), y: clips_y.then_some((top, top + height)) })
+    }
+
+    /// Whether the point (`x`, `y`) lies outside the padding box on an axis it clips.
+    fn cuts_away(&self, x: f64, y: f64) -> bool {
+        let outside = |span: Option<(f64, f64)>, v: f64| span.is_some_and(|(a, b)| !(a..b).contains(&v));
+        outside(self.x, x) || outside(self.y, y)
+    }
 }
 
 /// Whether a style paints its background colour to the edges of its box (`background-clip`
