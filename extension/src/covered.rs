@@ -4,8 +4,10 @@
 //!
 //! Judged with the browser's hit tests, so only for elements whose box is in the viewport (the
 //! rest, and boxes hit tests pass through, are judged by the painting order after the walk:
-//! [`crate::stacking`]), at five points across the middle of the box ([`SAMPLED`]: the middle, near either edge, a
-//! quarter in from each). The text is covered when at each point another element, or a box
+//! [`crate::stacking`]), at five points across the middle of a box ([`SAMPLED`]: the middle, near either edge, a
+//! quarter in from each): the element's, then, found covered there, each line of its own text
+//! (`seen::Layers::covered_in_view`: a box across the middle of a tall element may leave its
+//! text at the top showing). The text is covered when at each point another element, or a box
 //! drawn by a `::before` or `::after`, lies over it (found above the element by the hit test;
 //! one inside the element counts only when taken out of its flow, `position: absolute`, since a
 //! box in the flow lies beside the text) and:
@@ -87,23 +89,19 @@ pub fn points(rect: Rect) -> [(f64, f64); 5] {
     SAMPLED.map(|f| (rect.left + rect.width * f, y))
 }
 
-/// Whether `el`, whose box is `rect` in a viewport of `viewport` (width, height), is covered.
-/// `unseen` says whether a cover the hit tests do not see is over the text at a point
-/// ([`crate::stacking`]); it is asked first at each point.
+/// Whether the text of `el` is covered at every point of `at` (in its document's viewport: a
+/// point outside it keeps the text). `unseen` says whether a cover the hit tests do not see is
+/// over the text at a point ([`crate::stacking`]); it is asked first at each point.
 pub fn covered<P: Paint>(
     el: &Element,
-    rect: Rect,
-    viewport: (f64, f64),
+    at: &[(f64, f64)],
     paint: &mut P,
     mut unseen: impl FnMut(&mut P, f64, f64) -> bool,
 ) -> bool {
-    if !judged(rect, viewport) {
-        return false;
-    }
     let Some(root) = dom::Root::of(el) else { return false };
     let mut covers: Vec<Element> = Vec::new();
     let mut drawn: Vec<(Element, Vec<Rect>)> = Vec::new();
-    for (x, y) in points(rect) {
+    for &(x, y) in at {
         if unseen(paint, x, y) {
             continue;
         }

@@ -203,9 +203,8 @@ struct Layer {
 /// ([`stacking`]).
 struct Later {
     el: Element,
-    /// Its box, and the size of its document's viewport.
+    /// Its box.
     rect: Rect,
-    viewport: (f64, f64),
     /// When the walk entered it.
     at: usize,
     /// Whether the hit tests judged it (in the viewport): only covers they pass through remain.
@@ -321,7 +320,7 @@ impl Layers {
                 if near.is_empty() {
                     false
                 } else if l.hit_tested {
-                    covered::covered(&l.el, l.rect, l.viewport, self, under)
+                    self.covered_in_view(&l.el, l.rect, under)
                 } else {
                     // Outside the viewport, where its text is: every line of its own text.
                     let lines = text_lines(&l.el);
@@ -332,6 +331,23 @@ impl Layers {
                 }
             })
             .collect()
+    }
+
+    /// Whether hit tests (and `unseen`: [`covered::covered`]) find the own text of `el`, whose box
+    /// is `rect`, covered: across the middle of its box first (one hit test settles text under
+    /// nothing), then, found covered there, across each line of its own text ([`text_lines`]):
+    /// a box across the middle of a tall element may leave its text at the top showing.
+    fn covered_in_view(
+        &mut self,
+        el: &Element,
+        rect: Rect,
+        mut unseen: impl FnMut(&mut Self, f64, f64) -> bool,
+    ) -> bool {
+        covered::covered(el, &covered::points(rect), self, &mut unseen) && {
+            let lines = text_lines(el);
+            !lines.is_empty()
+                && lines.iter().all(|&line| covered::covered(el, &covered::points(line), self, &mut unseen))
+        }
     }
 
     /// Whether a cover's background colour is opaque (read once, if its text's judgement did not).
@@ -396,12 +412,12 @@ impl Layers {
         let Some((el, Some(rect))) = self.stack.last().map(|l| (l.el.clone(), l.rect)) else { return true };
         let viewport = self.views.last().map_or((0.0, 0.0), |(_, v)| *v);
         let hit_tested = covered::judged(rect, viewport);
-        if hit_tested && covered::covered(&el, rect, viewport, self, |_, _, _| false) {
+        if hit_tested && self.covered_in_view(&el, rect, |_, _, _| false) {
             return false;
         }
         let top = self.stack.len() - 1;
         self.stack[top].later = Some(self.later.len());
-        self.later.push(Later { el, rect, viewport, at: self.stack[top].at, hit_tested });
+        self.later.push(Later { el, rect, at: self.stack[top].at, hit_tested });
         true
     }
 

@@ -210,6 +210,7 @@ const SEEN_AROUND_COVERS: &[&str] = &[
     "Menu item",
     "Floating label is visible.",
     "Above a white box in its flow is visible.",
+    "Text above a box across its middle is visible.",
     "Pane header",
     "Scrolled out of the pane is kept.",
     "Over its own backdrop drawn by ::before is visible.",
