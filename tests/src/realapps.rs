@@ -75,8 +75,9 @@ pub struct Served {
 }
 
 impl Served {
-    /// Starts `cmd` (which serves on `port`) with its output in `dir/server.log`, and waits until
-    /// it listens (at most 60 s; a server that stops first fails at once, with what it printed).
+    /// Starts `cmd` (which serves on `port`) in a process group of its own, with its output in
+    /// `dir/server.log`, and waits until it listens (at most 60 s; a server that stops first fails
+    /// at once, with what it printed).
     pub async fn spawn(
         dir: tempfile::TempDir,
         port: u16,
@@ -84,6 +85,8 @@ impl Served {
         what: &str,
     ) -> anyhow::Result<Self> {
         let log = std::fs::File::create(dir.path().join("server.log"))?;
+        // A group of its own, so that its workers (PHP's server forks them) stop with it.
+        std::os::unix::process::CommandExt::process_group(cmd, 0);
         let child = cmd
             .stdout(std::process::Stdio::from(log.try_clone()?))
             .stderr(std::process::Stdio::from(log))
@@ -122,7 +125,12 @@ impl Served {
 }
 
 impl Drop for Served {
+    /// Stops the server and every process it started (its group).
     fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ =
+                nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
