@@ -10,16 +10,21 @@
 //! all of them, at five points across each line of the element's own text ([`Over`]).
 //!
 //! Nothing tells which box the browser painted last, so the answer comes from the CSS painting
-//! order, and only where it is certain. `cover` is over the text of `el` when, below the element
-//! around both:
-//! - the cover or an element around it is positioned (`relative` or `absolute`; `fixed` and
-//!   `sticky` go away on scrolling and keep the text), none with a negative `z-index`: it is
-//!   painted with the positioned boxes, after every box in the flow;
-//! - the text is in that flow: nothing from `el` up is positioned or paints as a layer of its
-//!   own (`z-index`, `opacity`, `transform`, `filter` and the other properties that make a
-//!   stacking context), so nothing lifts it over the cover, and no box around it and not
-//!   around the cover clips it at the point (text scrolled out of a box is not under what lies
-//!   where it is now);
+//! order, and only where it is certain. Below the element around both, each of the cover and the
+//! text is painted at a step ([`Step`]): with the boxes in the flow, with the positioned boxes
+//! and the layers of their own at `z-index` 0 or `auto` (`position` `relative` or `absolute`,
+//! `opacity`, `transform`, `filter`, `isolation`, `will-change`, containment: what makes a
+//! stacking context), in document order, or above them at a positive `z-index`; the outermost
+//! layer of its own on the way up decides, else whether any element there is positioned. `cover`
+//! is over the text of `el` when:
+//! - it is painted later: at a later step, or at the same step (not the flow's: there a block's
+//!   background is painted before the text of blocks before it) and later in the document; and
+//!   its step is certain: nothing on either way up is `fixed` or `sticky` (they move on
+//!   scrolling, and keep the text), has a negative `z-index`, a `z-index` without being
+//!   positioned (it counts only in a flex or grid container), or a transform other than a
+//!   translation;
+//! - no box around the text and not around the cover clips it at the point (text scrolled out
+//!   of a box is not under what lies where it is now);
 //! - the cover's own box holds the point with square corners (an inline element on one line
 //!   only: broken over lines, its box holds more than it paints), its background colour is painted
 //!   to its edges (`background-clip: border-box`), its layers leave at least 95 % of it and do
@@ -161,7 +166,7 @@ impl Over {
         }
         let mut clips = Vec::new();
         // The cover and the elements around it, up to the one around the text too.
-        let (mut left, mut lifted) = (1.0, false);
+        let (mut left, mut cover_rank) = (1.0, Rank::default());
         let mut a = cover.clone();
         let shared = loop {
             if a.contains(Some(el)) {
@@ -169,42 +174,45 @@ impl Over {
             }
             let s = paint.style_of(&a)?;
             let v = |name: &str| s.get_property_value(name).unwrap_or_default();
-            let position = v("position");
-            if position == "fixed" || position == "sticky" || a.matches(PASSING).unwrap_or(false) {
-                return None;
-            }
-            if v("z-index").starts_with('-')
-                || !translated_only(&s)
+            if a.matches(PASSING).unwrap_or(false)
                 || v("clip-path") != "none"
                 || v("mask-image") != "none"
                 || !matches!(v("mix-blend-mode").as_str(), "" | "normal")
             {
                 return None;
             }
+            cover_rank.up(&s)?;
             // A box around the cover that clips it and not the text (one around both clips both:
             // what it hides of the text, or scrolls away, it hides with the cover over it).
             if a != *cover {
                 clips.extend(Clip::of(&a, &s));
             }
-            lifted |= position == "relative" || position == "absolute";
             left *= paint.layer_opacity(&s);
             a = a.parent_element()?;
         };
-        if !lifted || left < SOLID {
+        if left < SOLID {
             return None;
         }
-        // The text, in the flow up to that element.
+        // The text and the elements around it, up to that element.
+        let mut text_rank = Rank::default();
         let mut e = el.clone();
         while e != shared {
             let s = paint.style_of(&e)?;
-            if paint.positioned(&s) || own_layer(&s) || paint.layer_opacity(&s) < 1.0 {
-                return None;
-            }
+            text_rank.up(&s)?;
             // Text a box around it scrolls away (or clips) is not where the cover is.
             if e != *el {
                 clips.extend(Clip::of(&e, &s));
             }
             e = e.parent_element()?;
+        }
+        // Painted later: a step further up, or the same step and later in the document.
+        let (c, t) = (cover_rank.step(), text_rank.step());
+        let later = c > t
+            || c == t
+                && c != Step::InFlow
+                && el.compare_document_position(cover) & web_sys::Node::DOCUMENT_POSITION_FOLLOWING != 0;
+        if !later {
+            return None;
         }
         Some(Self { clips })
     }
@@ -212,6 +220,57 @@ impl Over {
     /// Whether the cover, whose box is `rect`, is over the text at (`x`, `y`).
     pub fn at(&self, rect: Rect, x: f64, y: f64) -> bool {
         rect.holds(x, y) && !self.clips.iter().any(|c| c.cuts_away(x, y))
+    }
+}
+
+/// Where the element around both a cover and a text paints one of them (CSS painting order,
+/// lowest first): with the boxes in its flow, with the positioned boxes and the layers of their
+/// own at `z-index` 0 or `auto` (in document order), or above them at a positive `z-index`.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+enum Step {
+    InFlow,
+    Positioned,
+    Raised(i32),
+}
+
+/// The step of a cover or a text, built from the elements on the way up to the element around
+/// both: the outermost that paints as a layer of its own decides; with none, whether any is
+/// positioned.
+#[derive(Debug, Default)]
+struct Rank {
+    layer: Option<i32>,
+    positioned: bool,
+}
+
+impl Rank {
+    /// Takes in the next element up, whose style is `style`; `None` when where it paints is not
+    /// certain: fixed or sticky (they move on scrolling), a negative `z-index` (below the
+    /// flow), a `z-index` on an element not positioned (it counts only in a flex or grid
+    /// container), or moved other than by a translation (its box is not where it paints).
+    fn up(&mut self, style: &CssStyleDeclaration) -> Option<()> {
+        let position = style.get_property_value("position").unwrap_or_default();
+        if position == "fixed" || position == "sticky" || !translated_only(style) {
+            return None;
+        }
+        let positioned = !matches!(position.as_str(), "" | "static");
+        let z = match style.get_property_value("z-index").unwrap_or_default().as_str() {
+            "" | "auto" => None,
+            z => Some(z.parse::<i32>().ok().filter(|&z| z >= 0 && positioned)?),
+        };
+        if z.is_some() || own_layer(style) {
+            self.layer = Some(z.unwrap_or(0));
+        }
+        self.positioned |= positioned;
+        Some(())
+    }
+
+    fn step(&self) -> Step {
+        match self.layer {
+            Some(z) if z > 0 => Step::Raised(z),
+            Some(_) => Step::Positioned,
+            None if self.positioned => Step::Positioned,
+            None => Step::InFlow,
+        }
     }
 }
 

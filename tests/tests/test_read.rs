@@ -226,6 +226,10 @@ const SEEN_AROUND_COVERS: &[&str] = &[
     "Below the fold over a sunk box is visible.",
     "Below the fold over a box in its flow is visible.",
     "Below the fold lifted over a box is visible.",
+    "Below the fold positioned after a box is visible.",
+    "Below the fold raised higher than a raised box after it is visible.",
+    "Below the fold raised as high as a box before it is visible.",
+    "Below the fold a layer of its own after a box is visible.",
     "Below the fold under a see-through box is visible.",
     "Below the fold under a half-transparent veil is visible.",
     "Below the fold partly covered in the middle is visible.",
@@ -280,6 +284,10 @@ const UNHIT: &[&str] = &[
     "INJECT-COVERED-BELOW",
     "INJECT-COVERED-SUNKEN",
     "INJECT-COVERED-DEEP",
+    "INJECT-COVERED-PLACED-GHOST",
+    "INJECT-COVERED-POSITIONED",
+    "INJECT-COVERED-OUTRANKED",
+    "INJECT-COVERED-LAYERED",
 ];
 
 #[tokio::test(flavor = "multi_thread")]
