@@ -197,7 +197,7 @@ fn holds_in_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> bool
 /// (`z-index` not negative), not moved, scaled or clipped, with an opaque background colour
 /// their layers leave at least 95 % of. Each box is its offsets from `el`'s padding box and its
 /// used width and height: the border box or inside it, never more.
-fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
+pub fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
     let mut boxes = Vec::new();
     let Some(own) = paint.style_of(el) else { return boxes };
     if !paint.positioned(&own) {

@@ -197,6 +197,10 @@ struct Layer {
     /// Where it is in [`Layers::later`]: its text was found seen, and is judged again once the
     /// walk has noted every cover.
     later: Option<usize>,
+    /// Whether it is positioned, once read; if it is, the boxes its `::before` and `::after`
+    /// draw over what it holds ([`covered::drawn_boxes`]), once read.
+    positioned: Option<bool>,
+    drawn: Option<Vec<Rect>>,
 }
 
 /// An element whose text was found seen, judged again against the covers once the walk is done
@@ -209,6 +213,9 @@ struct Later {
     at: usize,
     /// Whether the hit tests judged it (in the viewport): only covers they pass through remain.
     hit_tested: bool,
+    /// Outside the viewport, the boxes the pseudo-elements of the positioned element nearest
+    /// around it (or itself) draw over what it holds.
+    drawn: Vec<Rect>,
 }
 
 /// The elements the walk is inside, innermost last, with what each contributes once read.
@@ -242,6 +249,8 @@ impl Layers {
             style: None,
             at,
             later: None,
+            positioned: None,
+            drawn: None,
         });
     }
 
@@ -308,16 +317,17 @@ impl Layers {
                 // Each pair is judged once, at the first point its cover's box holds.
                 let mut over: Vec<Option<Option<stacking::Over>>> = near.iter().map(|_| None).collect();
                 let mut under = |paint: &mut Self, x: f64, y: f64| {
-                    near.iter().zip(&mut over).any(|(&i, over)| {
-                        let rect = covers[i].rect;
-                        rect.holds(x, y)
-                            && over
-                                .get_or_insert_with(|| stacking::Over::of(&covers[i], &l.el, paint))
-                                .as_ref()
-                                .is_some_and(|o| o.at(rect, x, y))
-                    })
+                    l.drawn.iter().any(|b| b.holds(x, y))
+                        || near.iter().zip(&mut over).any(|(&i, over)| {
+                            let rect = covers[i].rect;
+                            rect.holds(x, y)
+                                && over
+                                    .get_or_insert_with(|| stacking::Over::of(&covers[i], &l.el, paint))
+                                    .as_ref()
+                                    .is_some_and(|o| o.at(rect, x, y))
+                        })
                 };
-                if near.is_empty() {
+                if near.is_empty() && l.drawn.is_empty() {
                     false
                 } else if l.hit_tested {
                     self.covered_in_view(&l.el, l.rect, under)
@@ -415,10 +425,40 @@ impl Layers {
         if hit_tested && self.covered_in_view(&el, rect, |_, _, _| false) {
             return false;
         }
+        let drawn = if hit_tested { Vec::new() } else { self.drawn_around() };
         let top = self.stack.len() - 1;
         self.stack[top].later = Some(self.later.len());
-        self.later.push(Later { el, rect, at: self.stack[top].at, hit_tested });
+        self.later.push(Later { el, rect, at: self.stack[top].at, hit_tested, drawn });
         true
+    }
+
+    /// The boxes the `::before` and `::after` of the positioned element nearest around the
+    /// innermost element's text (or that element itself) draw over what it holds
+    /// ([`covered::drawn_boxes`]): placed absolutely in it, they are painted over its flow, where
+    /// the text is. Each layer's `position`, and a positioned one's pseudo-elements, read once
+    /// per walk.
+    fn drawn_around(&mut self) -> Vec<Rect> {
+        for i in (0..self.stack.len()).rev() {
+            let positioned = match self.stack[i].positioned {
+                Some(p) => p,
+                None => {
+                    let p = self.layer_style(i).is_some_and(|s| self.reads.positioned(&s));
+                    self.stack[i].positioned = Some(p);
+                    p
+                }
+            };
+            if !positioned {
+                continue;
+            }
+            if let Some(drawn) = &self.stack[i].drawn {
+                return drawn.clone();
+            }
+            let el = self.stack[i].el.clone();
+            let drawn = covered::drawn_boxes(&el, self);
+            self.stack[i].drawn = Some(drawn.clone());
+            return drawn;
+        }
+        Vec::new()
     }
 
     /// Whether the innermost element's text is drawn so a person can read it: its font, its

@@ -230,6 +230,9 @@ const SEEN_AROUND_COVERS: &[&str] = &[
     "Below the fold raised higher than a raised box after it is visible.",
     "Below the fold raised as high as a box before it is visible.",
     "Below the fold a layer of its own after a box is visible.",
+    "Below the fold over its own backdrop drawn by ::before is visible.",
+    "Below the fold under a fill scaled to nothing is visible.",
+    "Below the fold over an underline drawn by ::after is visible.",
     "Below the fold under a see-through box is visible.",
     "Below the fold under a half-transparent veil is visible.",
     "Below the fold partly covered in the middle is visible.",
@@ -272,8 +275,15 @@ const COVERED: &[&str] = &[
 ];
 
 /// Text a box drawn by a pseudo-element of its own element, or of one around it, is painted
-/// over: hit tests name the element drawing it, so only the screenshot tells.
-const DRAWN_OVER: &[&str] = &["INJECT-COVERED-AFTER", "INJECT-COVERED-WRAPPED", "INJECT-COVERED-SPOILER"];
+/// over: hit tests name the element drawing it (and below the fold there are none), so only the
+/// screenshot tells.
+const DRAWN_OVER: &[&str] = &[
+    "INJECT-COVERED-AFTER",
+    "INJECT-COVERED-WRAPPED",
+    "INJECT-COVERED-SPOILER",
+    "INJECT-COVERED-CAPPED-LOW",
+    "INJECT-COVERED-SHUT-LOW",
+];
 
 /// Text a box is painted over where hit tests cannot tell: the box lets them through
 /// (`pointer-events: none`), or the text is below the fold (they see only the viewport). Only the
