@@ -201,6 +201,8 @@ struct Layer {
     /// draw over what it holds ([`covered::drawn_boxes`]), once read.
     positioned: Option<bool>,
     drawn: Option<Vec<Rect>>,
+    /// How many documents deep it is (an element in a same-origin iframe is one deeper).
+    depth: usize,
 }
 
 /// An element whose text was found seen, judged again against the covers once the walk is done
@@ -251,6 +253,7 @@ impl Layers {
             later: None,
             positioned: None,
             drawn: None,
+            depth: self.views.len(),
         });
     }
 
@@ -435,10 +438,13 @@ impl Layers {
     /// The boxes the `::before` and `::after` of the positioned element nearest around the
     /// innermost element's text (or that element itself) draw over what it holds
     /// ([`covered::drawn_boxes`]): placed absolutely in it, they are painted over its flow, where
-    /// the text is. Each layer's `position`, and a positioned one's pseudo-elements, read once
-    /// per walk.
+    /// the text is. Only in the text's own document (what another draws is placed in its
+    /// viewport, not this one). Each layer's `position`, and a positioned one's pseudo-elements,
+    /// read once per walk.
     fn drawn_around(&mut self) -> Vec<Rect> {
-        for i in (0..self.stack.len()).rev() {
+        let Some(depth) = self.stack.last().map(|l| l.depth) else { return Vec::new() };
+        let first = self.stack.iter().rposition(|l| l.depth != depth).map_or(0, |i| i + 1);
+        for i in (first..self.stack.len()).rev() {
             let positioned = match self.stack[i].positioned {
                 Some(p) => p,
                 None => {

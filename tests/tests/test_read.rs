@@ -646,3 +646,27 @@ async fn a_call_that_asks_is_told_where_its_time_went() -> anyhow::Result<()> {
     assert!(plain.meta.as_ref().is_none_or(|m| m.0.get("io.nova/timing").is_none()), "{plain:?}");
     Ok(())
 }
+
+/// A box a pseudo-element draws is placed in its own document's viewport: text inside a frame,
+/// below the frame's fold where hit tests do not reach, is not under a band the page draws at
+/// the same numbers in the page's viewport.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_s_drawn_box_is_not_laid_over_text_in_a_frame() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    a.visit(&nova.url("framed-band.html")).await?;
+    let c = &mut a;
+    let page = c.step("nova.perceive", json!({})).await?;
+    let read = c.step("nova.read_text", json!({})).await?;
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        let text = v["text"].as_str().unwrap_or_default();
+        for line in [
+            "Top of the frame is visible.",
+            "Below the frame's fold, where the page's band is not, is visible.",
+        ] {
+            assert!(text.contains(line), "{tool}: {line:?} is missing from {text:?}");
+        }
+    }
+    Ok(())
+}
