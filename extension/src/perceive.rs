@@ -305,8 +305,7 @@ impl Walk {
         } else if !shows_no_children(&tag) {
             self.children(el);
         }
-        let noting = !self.past_the_cut();
-        self.layers.pop(noting);
+        self.layers.pop();
         if block {
             self.break_line();
         }

@@ -257,12 +257,13 @@ impl Layers {
         });
     }
 
-    /// Leaves the innermost element. While `noting`, its box is noted as a possible cover
-    /// ([`stacking`]) unless its text's judgement found its background colour transparent: no
-    /// read here, what is not known is read only for a box found near some text.
-    pub fn pop(&mut self, noting: bool) {
+    /// Leaves the innermost element. Its box is noted as a possible cover ([`stacking`]) unless
+    /// its text's judgement found its background colour transparent, past the cut too (a box
+    /// later in the document may lie over the last text returned): no read here, what is not
+    /// known is read only for a box found near some text.
+    pub fn pop(&mut self) {
         let Some(layer) = self.stack.pop() else { return };
-        let Some(rect) = layer.rect.filter(|r| noting && r.width > 1.0 && r.height > 1.0) else { return };
+        let Some(rect) = layer.rect.filter(|r| r.width > 1.0 && r.height > 1.0) else { return };
         let opaque = layer.backdrop.map(|b| b.colour.is_some());
         if opaque != Some(false) {
             let span = (layer.at, self.entered);

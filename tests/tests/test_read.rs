@@ -670,3 +670,25 @@ async fn a_page_s_drawn_box_is_not_laid_over_text_in_a_frame() -> anyhow::Result
     }
     Ok(())
 }
+
+/// A read cut short (`maxTextChars`) still leaves out text a box later in the document lies
+/// over: the walk notes boxes past the cut too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_box_past_the_cut_still_covers_the_text_before_it() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    a.visit(&nova.url("covered-late.html")).await?;
+    let c = &mut a;
+    let page = c.step("nova.perceive", json!({"maxTextChars": 200})).await?;
+    let read = c.step("nova.read_text", json!({"maxChars": 200})).await?;
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        let text = v["text"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("Filler line 01"),
+            "{tool}: the first line nothing covers is missing: {text:?}"
+        );
+        assert!(!text.contains("INJECT-COVERED-LATE"), "{tool}: covered text reached the agent: {text:?}");
+    }
+    Ok(())
+}
