@@ -305,7 +305,7 @@ impl Walk {
         } else if !shows_no_children(&tag) {
             self.children(el);
         }
-        self.layers.pop();
+        self.layers.pop(self.past_the_cut());
         if block {
             self.break_line();
         }

@@ -236,6 +236,8 @@ pub struct Layers {
     covers: Vec<Cover>,
     /// The elements whose text was found seen, to be judged against [`Layers::covers`].
     later: Vec<Later>,
+    /// Where their text lies: from the top of the highest to the bottom of the lowest.
+    judged: Option<(f64, f64)>,
 }
 
 impl Layers {
@@ -258,12 +260,17 @@ impl Layers {
     }
 
     /// Leaves the innermost element. Its box is noted as a possible cover ([`stacking`]) unless
-    /// its text's judgement found its background colour transparent, past the cut too (a box
-    /// later in the document may lie over the last text returned): no read here, what is not
-    /// known is read only for a box found near some text.
-    pub fn pop(&mut self) {
+    /// its text's judgement found its background colour transparent; once no more text is
+    /// judged (`past_the_cut`), only if it reaches where the text judged lies (a box later in
+    /// the document may lie over the last text returned). No read here: what is not known is
+    /// read only for a box found near some text.
+    pub fn pop(&mut self, past_the_cut: bool) {
         let Some(layer) = self.stack.pop() else { return };
-        let Some(rect) = layer.rect.filter(|r| r.width > 1.0 && r.height > 1.0) else { return };
+        let reaches = |r: &Rect| {
+            !past_the_cut
+                || self.judged.is_some_and(|(top, bottom)| r.top <= bottom && r.top + r.height >= top)
+        };
+        let Some(rect) = layer.rect.filter(|r| r.width > 1.0 && r.height > 1.0 && reaches(r)) else { return };
         let opaque = layer.backdrop.map(|b| b.colour.is_some());
         if opaque != Some(false) {
             let span = (layer.at, self.entered);
@@ -298,13 +305,7 @@ impl Layers {
         let mut covers = std::mem::take(&mut self.covers);
         // The walk is done: each element's style is read through its own document's window.
         self.views.clear();
-        let Some((top, bottom)) = later
-            .iter()
-            .map(|l| (l.rect.top, l.rect.top + l.rect.height))
-            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
-        else {
-            return Vec::new();
-        };
+        let Some((top, bottom)) = self.judged.take() else { return Vec::new() };
         let index = stacking::Near::new(covers.iter().map(|c| c.rect), top, bottom);
         later
             .iter()
@@ -430,6 +431,8 @@ impl Layers {
             return false;
         }
         let drawn = if hit_tested { Vec::new() } else { self.drawn_around() };
+        let (low, high) = self.judged.unwrap_or((rect.top, rect.top + rect.height));
+        self.judged = Some((low.min(rect.top), high.max(rect.top + rect.height)));
         let top = self.stack.len() - 1;
         self.stack[top].later = Some(self.later.len());
         self.later.push(Later { el, rect, at: self.stack[top].at, hit_tested, drawn });
