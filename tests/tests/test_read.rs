@@ -647,20 +647,25 @@ async fn a_call_that_asks_is_told_where_its_time_went() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The text `nova.perceive` and `nova.read_text` (called with `perceive` and `read`) return of
+/// the fixture `page`, by tool.
+async fn texts_of(page: &str, perceive: Value, read: Value) -> anyhow::Result<[(&'static str, String); 2]> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    a.visit(&nova.url(page)).await?;
+    let p = a.step("nova.perceive", perceive).await?;
+    let r = a.step("nova.read_text", read).await?;
+    let text = |v: &Value| v["text"].as_str().unwrap_or_default().to_owned();
+    Ok([("perceive", text(&p)), ("read_text", text(&r))])
+}
+
 /// A box a pseudo-element draws is placed in its own document's viewport: text inside a frame,
 /// below the frame's fold where hit tests do not reach, is not under a band the page draws at
 /// the same numbers in the page's viewport.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_page_s_drawn_box_is_not_laid_over_text_in_a_frame() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
-    let mut a = Agent::new(&nova, "reader").await?;
-    a.ready().await?;
-    a.visit(&nova.url("framed-band.html")).await?;
-    let c = &mut a;
-    let page = c.step("nova.perceive", json!({})).await?;
-    let read = c.step("nova.read_text", json!({})).await?;
-    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
-        let text = v["text"].as_str().unwrap_or_default();
+    for (tool, text) in texts_of("framed-band.html", json!({}), json!({})).await? {
         for line in [
             "Top of the frame is visible.",
             "Below the frame's fold, where the page's band is not, is visible.",
@@ -675,15 +680,8 @@ async fn a_page_s_drawn_box_is_not_laid_over_text_in_a_frame() -> anyhow::Result
 /// over: the walk notes boxes past the cut too.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_box_past_the_cut_still_covers_the_text_before_it() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
-    let mut a = Agent::new(&nova, "reader").await?;
-    a.ready().await?;
-    a.visit(&nova.url("covered-late.html")).await?;
-    let c = &mut a;
-    let page = c.step("nova.perceive", json!({"maxTextChars": 200})).await?;
-    let read = c.step("nova.read_text", json!({"maxChars": 200})).await?;
-    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
-        let text = v["text"].as_str().unwrap_or_default();
+    let cut = texts_of("covered-late.html", json!({"maxTextChars": 200}), json!({"maxChars": 200}));
+    for (tool, text) in cut.await? {
         assert!(
             text.contains("Filler line 01"),
             "{tool}: the first line nothing covers is missing: {text:?}"
