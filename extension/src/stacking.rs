@@ -136,7 +136,7 @@ const OWN_LAYER: [(&str, &str); 13] = [
     ("mask-image", "none"),
     ("isolation", "auto"),
     ("mix-blend-mode", "normal"),
-    ("will-change", "auto"),
+    ("view-transition-name", "none"),
 ];
 
 /// Whether a cover is painted over a text, judged once for the pair (see the module's rules):
@@ -257,7 +257,9 @@ impl Rank {
             "" | "auto" => None,
             z => Some(z.parse::<i32>().ok().filter(|&z| z >= 0 && positioned)?),
         };
-        if z.is_some() || own_layer(style) {
+        // Half-transparent, it is painted as a layer of its own too.
+        let faded = style.get_property_value("opacity").ok().and_then(|o| o.parse::<f64>().ok());
+        if z.is_some() || own_layer(style) || faded.is_some_and(|o| o < 1.0) {
             self.layer = Some(z.unwrap_or(0));
         }
         self.positioned |= positioned;
@@ -313,13 +315,17 @@ fn to_the_edges(style: &CssStyleDeclaration) -> bool {
         .all(|p| matches!(style.get_property_value(p).unwrap_or_default().as_str(), "" | "border-box"))
 }
 
-/// Whether a style paints its element as a layer of its own ([`OWN_LAYER`], and containment).
+/// Whether a style paints its element as a layer of its own ([`OWN_LAYER`]; `will-change`
+/// naming one of those properties or `opacity`; layout or paint containment, which a size
+/// container has too).
 fn own_layer(style: &CssStyleDeclaration) -> bool {
     let v = |name: &str| style.get_property_value(name).unwrap_or_default();
     OWN_LAYER.iter().any(|(name, plain)| {
         let value = v(name);
         !value.is_empty() && value != *plain
-    }) || !matches!(v("contain").as_str(), "" | "none" | "style")
+    }) || v("will-change").split(',').map(str::trim).any(|p| {
+        p == "opacity" || p == "mask" || p != "z-index" && OWN_LAYER.iter().any(|(name, _)| *name == p)
+    }) || v("contain").split_whitespace().any(|c| matches!(c, "layout" | "paint" | "strict" | "content"))
         || !matches!(v("container-type").as_str(), "" | "normal")
 }
 

@@ -230,6 +230,7 @@ const SEEN_AROUND_COVERS: &[&str] = &[
     "Below the fold raised higher than a raised box after it is visible.",
     "Below the fold raised as high as a box before it is visible.",
     "Below the fold a layer of its own after a box is visible.",
+    "Below the fold a faded line after a box is visible.",
     "Below the fold over its own backdrop drawn by ::before is visible.",
     "Below the fold under a fill scaled to nothing is visible.",
     "Below the fold over an underline drawn by ::after is visible.",
