@@ -181,13 +181,14 @@ impl Over {
             {
                 return None;
             }
-            cover_rank.up(&s)?;
+            let opacity = paint.layer_opacity(&s);
+            cover_rank.up(&s, opacity)?;
             // A box around the cover that clips it and not the text (one around both clips both:
             // what it hides of the text, or scrolls away, it hides with the cover over it).
             if a != *cover {
                 clips.extend(Clip::of(&a, &s));
             }
-            left *= paint.layer_opacity(&s);
+            left *= opacity;
             a = a.parent_element()?;
         };
         if left < SOLID {
@@ -198,7 +199,7 @@ impl Over {
         let mut e = el.clone();
         while e != shared {
             let s = paint.style_of(&e)?;
-            text_rank.up(&s)?;
+            text_rank.up(&s, paint.layer_opacity(&s))?;
             // Text a box around it scrolls away (or clips) is not where the cover is.
             if e != *el {
                 clips.extend(Clip::of(&e, &s));
@@ -243,11 +244,12 @@ struct Rank {
 }
 
 impl Rank {
-    /// Takes in the next element up, whose style is `style`; `None` when where it paints is not
+    /// Takes in the next element up, whose style is `style` and whose layers leave `opacity` of
+    /// it (half-transparent, it is a layer of its own too); `None` when where it paints is not
     /// certain: fixed or sticky (they move on scrolling), a negative `z-index` (below the
     /// flow), a `z-index` on an element not positioned (it counts only in a flex or grid
     /// container), or moved other than by a translation (its box is not where it paints).
-    fn up(&mut self, style: &CssStyleDeclaration) -> Option<()> {
+    fn up(&mut self, style: &CssStyleDeclaration, opacity: f64) -> Option<()> {
         let position = style.get_property_value("position").unwrap_or_default();
         if position == "fixed" || position == "sticky" || !translated_only(style) {
             return None;
@@ -257,9 +259,7 @@ impl Rank {
             "" | "auto" => None,
             z => Some(z.parse::<i32>().ok().filter(|&z| z >= 0 && positioned)?),
         };
-        // Half-transparent, it is painted as a layer of its own too.
-        let faded = style.get_property_value("opacity").ok().and_then(|o| o.parse::<f64>().ok());
-        if z.is_some() || own_layer(style) || faded.is_some_and(|o| o < 1.0) {
+        if z.is_some() || own_layer(style) || opacity < 1.0 {
             self.layer = Some(z.unwrap_or(0));
         }
         self.positioned |= positioned;
