@@ -22,7 +22,8 @@
 //! A hit test names the element that draws a pseudo-element, so when the text's own element or
 //! one around it is on top, its `::before` and `::after` are what may cover the text: boxes
 //! placed absolutely, not below the text (`z-index` not negative; around the text, the elements
-//! between hold it in the flow), not moved or scaled by a transform.
+//! between hold it in the flow, and a `::before` at `z-index` `auto` or 0 is painted before a
+//! layer of its own among them, so under the text it holds), not moved or scaled by a transform.
 //!
 //! Text that lets hit tests through (`pointer-events: none`, floating labels over a field) is
 //! never found under another element and counts as seen, as does text scrolled out of an inner
@@ -61,6 +62,22 @@ pub trait Paint {
     fn opaque(&mut self, style: &CssStyleDeclaration) -> bool;
     /// What a layer with this style leaves of what it paints (1 = all of it).
     fn layer_opacity(&mut self, style: &CssStyleDeclaration) -> f64;
+    /// How an element that is not positioned, with this style, is painted among the positioned
+    /// boxes around it: in the flow (`false`), or as a layer of its own at `z-index` 0, in
+    /// document order (`true`); `None` when that is not certain (a `z-index`, which counts only
+    /// in a flex or grid container).
+    fn lifted(&mut self, style: &CssStyleDeclaration) -> Option<bool>;
+}
+
+/// A box a `::before` or `::after` paints over what its element holds ([`drawn_boxes`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drawn {
+    /// The box.
+    pub rect: Rect,
+    /// Whether it is painted before the layers of their own in the element's flow: a `::before`
+    /// at `z-index` `auto` or 0 is painted with them, in document order, so first (text in such
+    /// a layer is painted over it).
+    pub first: bool,
 }
 
 /// What is laid over a page for a moment: a dialog, a popover, an element whose role is a
@@ -100,7 +117,7 @@ pub fn covered<P: Paint>(
 ) -> bool {
     let Some(root) = dom::Root::of(el) else { return false };
     let mut covers: Vec<Element> = Vec::new();
-    let mut drawn: Vec<(Element, Vec<Rect>)> = Vec::new();
+    let mut drawn: Vec<(Element, Vec<Drawn>)> = Vec::new();
     for &(x, y) in at {
         if unseen(paint, x, y) {
             continue;
@@ -110,12 +127,11 @@ pub fn covered<P: Paint>(
             // The text, or a box a pseudo-element of it or of an element around it draws.
             let known = drawn.iter().position(|(e, _)| *e == top);
             let at = known.unwrap_or_else(|| {
-                let boxes =
-                    if holds_in_flow(&top, el, paint) { drawn_boxes(&top, paint) } else { Vec::new() };
+                let boxes = drawn_over_flow(&top, el, paint);
                 drawn.push((top, boxes));
                 drawn.len() - 1
             });
-            if drawn[at].1.iter().any(|b| b.holds(x, y)) {
+            if drawn[at].1.iter().any(|b| b.rect.holds(x, y)) {
                 continue;
             }
             return false;
@@ -153,7 +169,7 @@ fn cover_at(root: &dom::Root, el: &Element, x: f64, y: f64, paint: &mut impl Pai
 fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl Paint) -> bool {
     let own = Rect::of(&cover.get_bounding_client_rect()).holds(x, y)
         && paint.style_of(cover).is_some_and(|s| paint.opaque(&s));
-    let drawn = !own && drawn_boxes(cover, paint).iter().any(|b| b.holds(x, y));
+    let drawn = !own && drawn_boxes(cover, paint).iter().any(|b| b.rect.holds(x, y));
     if !own && !drawn {
         return false;
     }
@@ -174,21 +190,34 @@ fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl P
     left >= SOLID && (out_of_flow || !el.contains(Some(cover)))
 }
 
-/// Whether the text of `el` lies in the flow of `around` (`el` itself, or an element around
-/// it): no element from `el` up to `around` is positioned, so what `around` places absolutely
-/// is painted over the text. `el` itself may be anything when it is `around`.
-fn holds_in_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> bool {
+/// The boxes `around` (`el` itself, or an element around it) draws over the text of `el`
+/// ([`drawn_boxes`]), when that text lies in its flow: no element from `el` up to `around` is
+/// positioned, so what `around` places absolutely is painted over the text; but not the boxes
+/// painted [`Drawn::first`] when one of those elements is a layer of its own, and none when it
+/// is not certain how one is painted ([`Paint::lifted`]). `el` itself may be anything when it is
+/// `around`.
+fn drawn_over_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> Vec<Drawn> {
+    let mut between = Vec::new();
     let mut next = Some(el.clone()).filter(|e| e != around);
-    while let Some(e) = next {
-        if e == *around {
-            return true;
-        }
-        if paint.style_of(&e).is_none_or(|style| paint.positioned(&style)) {
-            return false;
+    while let Some(e) = next.filter(|e| e != around) {
+        match paint.style_of(&e) {
+            Some(style) if !paint.positioned(&style) => between.push(style),
+            _ => return Vec::new(),
         }
         next = e.parent_element();
     }
-    true
+    let mut boxes = drawn_boxes(around, paint);
+    if boxes.iter().any(|b| b.first) {
+        let mut layered = false;
+        for style in &between {
+            match paint.lifted(style) {
+                Some(lifted) => layered |= lifted,
+                None => return Vec::new(),
+            }
+        }
+        boxes.retain(|b| !(layered && b.first));
+    }
+    boxes
 }
 
 /// The boxes `el`'s `::before` and `::after` paint opaque over what `el` holds, in the
@@ -197,7 +226,7 @@ fn holds_in_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> bool
 /// (`z-index` not negative), not moved, scaled or clipped, with an opaque background colour
 /// their layers leave at least 95 % of. Each box is its offsets from `el`'s padding box and its
 /// used width and height: the border box or inside it, never more.
-pub fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
+pub fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Drawn> {
     let mut boxes = Vec::new();
     let Some(own) = paint.style_of(el) else { return boxes };
     if !paint.positioned(&own) {
@@ -228,12 +257,14 @@ pub fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Rect> {
             continue;
         };
         let at = el.get_bounding_client_rect();
-        boxes.push(Rect {
+        let rect = Rect {
             left: at.left() + f64::from(el.client_left()) + left + ml,
             top: at.top() + f64::from(el.client_top()) + top + mt,
             width,
             height,
-        });
+        };
+        let first = pseudo == "::before" && matches!(v("z-index").as_str(), "auto" | "0");
+        boxes.push(Drawn { rect, first });
     }
     boxes
 }

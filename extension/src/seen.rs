@@ -200,7 +200,7 @@ struct Layer {
     /// Whether it is positioned, once read; if it is, the boxes its `::before` and `::after`
     /// draw over what it holds ([`covered::drawn_boxes`]), once read.
     positioned: Option<bool>,
-    drawn: Option<Vec<Rect>>,
+    drawn: Option<Vec<covered::Drawn>>,
     /// How many documents deep it is (an element in a same-origin iframe is one deeper).
     depth: usize,
 }
@@ -442,9 +442,11 @@ impl Layers {
     /// The boxes the `::before` and `::after` of the positioned element nearest around the
     /// innermost element's text (or that element itself) draw over what it holds
     /// ([`covered::drawn_boxes`]): placed absolutely in it, they are painted over its flow, where
-    /// the text is. Only in the text's own document (what another draws is placed in its
-    /// viewport, not this one). Each layer's `position`, and a positioned one's pseudo-elements,
-    /// read once per walk.
+    /// the text is; but not those painted first ([`covered::Drawn::first`]) when an element
+    /// between is a layer of its own, and none when how one is painted is not certain
+    /// ([`covered::Paint::lifted`], read only then). Only in the text's own document (what
+    /// another draws is placed in its viewport, not this one). Each layer's `position`, and a
+    /// positioned one's pseudo-elements, read once per walk.
     fn drawn_around(&mut self) -> Vec<Rect> {
         let Some(depth) = self.stack.last().map(|l| l.depth) else { return Vec::new() };
         let first = self.stack.iter().rposition(|l| l.depth != depth).map_or(0, |i| i + 1);
@@ -460,13 +462,25 @@ impl Layers {
             if !positioned {
                 continue;
             }
-            if let Some(drawn) = &self.stack[i].drawn {
-                return drawn.clone();
+            let drawn = match &self.stack[i].drawn {
+                Some(drawn) => drawn.clone(),
+                None => {
+                    let el = self.stack[i].el.clone();
+                    let drawn = covered::drawn_boxes(&el, self);
+                    self.stack[i].drawn = Some(drawn.clone());
+                    drawn
+                }
+            };
+            let mut layered = false;
+            if drawn.iter().any(|d| d.first) {
+                for j in i + 1..self.stack.len() {
+                    match self.layer_style(j).and_then(|s| covered::Paint::lifted(self, &s)) {
+                        Some(lifted) => layered |= lifted,
+                        None => return Vec::new(),
+                    }
+                }
             }
-            let el = self.stack[i].el.clone();
-            let drawn = covered::drawn_boxes(&el, self);
-            self.stack[i].drawn = Some(drawn.clone());
-            return drawn;
+            return drawn.into_iter().filter(|d| !(layered && d.first)).map(|d| d.rect).collect();
         }
         Vec::new()
     }
@@ -650,6 +664,11 @@ impl covered::Paint for Layers {
 
     fn layer_opacity(&mut self, style: &CssStyleDeclaration) -> f64 {
         self.reads.opacity(style)
+    }
+
+    fn lifted(&mut self, style: &CssStyleDeclaration) -> Option<bool> {
+        let opacity = self.reads.opacity(style);
+        stacking::lifted(style, opacity)
     }
 }
 

@@ -315,6 +315,15 @@ fn to_the_edges(style: &CssStyleDeclaration) -> bool {
         .all(|p| matches!(style.get_property_value(p).unwrap_or_default().as_str(), "" | "border-box"))
 }
 
+/// How an element that is not positioned, with style `style` and `opacity`, is painted among
+/// the positioned boxes around it ([`crate::covered::Paint::lifted`]): as a layer of its own at
+/// `z-index` 0 when it makes one ([`own_layer`], or an opacity below 1), else in the flow; not
+/// certain with a `z-index` (it counts only in a flex or grid container).
+pub fn lifted(style: &CssStyleDeclaration, opacity: f64) -> Option<bool> {
+    let z = style.get_property_value("z-index").unwrap_or_default();
+    matches!(z.as_str(), "" | "auto").then(|| opacity < 1.0 || own_layer(style))
+}
+
 /// Whether a style paints its element as a layer of its own ([`OWN_LAYER`]; `will-change`
 /// naming one of those properties or `opacity`; layout or paint containment, which a size
 /// container has too).

@@ -202,6 +202,8 @@ fn reads_only_what_is_seen(tool: &str, v: &Value, seen: &[&str], unseen: &[&str]
 const SEEN_AROUND_COVERS: &[&str] = &[
     "Scrolled under a fixed bar is kept.",
     "Site header",
+    "Over its wrapper's ::before as a layer of its own is visible.",
+    "Raised as a flex item over its wrapper's drawn boxes is visible.",
     "Under a see-through overlay is visible.",
     "Under a half-transparent veil is visible.",
     "Under a box in a faded wrapper is visible.",
@@ -231,6 +233,8 @@ const SEEN_AROUND_COVERS: &[&str] = &[
     "Below the fold raised as high as a box before it is visible.",
     "Below the fold a layer of its own after a box is visible.",
     "Below the fold a faded line after a box is visible.",
+    "Below the fold in a faded layer over its wrapper's ::before is visible.",
+    "Below the fold raised as a flex item over its wrapper's drawn boxes is visible.",
     "Below the fold over its own backdrop drawn by ::before is visible.",
     "Below the fold under a fill scaled to nothing is visible.",
     "Below the fold over an underline drawn by ::after is visible.",
@@ -284,6 +288,8 @@ const DRAWN_OVER: &[&str] = &[
     "INJECT-COVERED-SPOILER",
     "INJECT-COVERED-CAPPED-LOW",
     "INJECT-COVERED-SHUT-LOW",
+    "INJECT-COVERED-TOPPED-LOW",
+    "INJECT-COVERED-LOFTY-LOW",
 ];
 
 /// Text a box is painted over where hit tests cannot tell: the box lets them through
