@@ -12,7 +12,8 @@
 //!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
 //!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS
 //!   paints in (a box hit tests pass through, text outside the viewport); [`overflow`]: whether
-//!   it lies outside a box around it that hides its overflow.
+//!   it lies outside a box around it that hides its overflow; [`shown`]: which of its lines
+//!   such a box lets show.
 //! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
 //!   started a navigation away from its document.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
@@ -44,6 +45,7 @@ pub mod perceive;
 pub mod pks;
 pub mod scan;
 pub mod seen;
+pub mod shown;
 pub mod stacking;
 pub mod timing;
 pub mod tools;

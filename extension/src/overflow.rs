@@ -7,7 +7,9 @@
 //! keep it. The box compared is the ancestor's border box as the walk read it (its padding box,
 //! where the clip lies, is inside it: the judgement never claims more than is cut). Only what
 //! the box holds in its flow is cut: an element positioned `absolute` or `fixed` on the way
-//! from the text up to the box may be placed by a box further out, and escapes it.
+//! from the text up to the box may be placed by a box further out, and escapes it. A box on
+//! the way that scrolls brings what it holds into view: past it, its own box is compared (the
+//! shell of a web application hides its overflow around a pane that scrolls).
 
 use web_sys::CssStyleDeclaration;
 
@@ -16,8 +18,10 @@ use crate::covered::Rect;
 /// How a box treats what overflows it on one axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
-    /// Shows it, or lets a person scroll to it (`visible`, `auto`, `scroll`).
+    /// Shows it (`visible`).
     Open,
+    /// Lets a person scroll to it (`auto`, `scroll`).
+    Scroll,
     /// Cuts it at the padding box (`hidden`).
     Hidden,
     /// Cuts it at the padding box widened by `overflow-clip-margin` (`clip`).
@@ -27,6 +31,7 @@ pub enum Axis {
 /// A computed `overflow` (one value for both axes, or horizontal then vertical).
 pub fn parse(overflow: &str) -> [Axis; 2] {
     let axis = |v: &str| match v {
+        "auto" | "scroll" => Axis::Scroll,
         "hidden" => Axis::Hidden,
         "clip" => Axis::Clip,
         _ => Axis::Open,
@@ -48,11 +53,18 @@ pub fn window(axes: [Axis; 2], at: Rect, style: &CssStyleDeclaration) -> [Option
             .and_then(|m| m.trim().strip_suffix("px").and_then(|n| n.parse::<f64>().ok()))
     };
     let span = |axis: Axis, start: f64, length: f64| match axis {
-        Axis::Open => None,
+        Axis::Open | Axis::Scroll => None,
         Axis::Hidden => Some((start, start + length)),
         Axis::Clip => margin().map(|m| (start - m, start + length + m)),
     };
     [span(axes[0], at.left, at.width), span(axes[1], at.top, at.height)]
+}
+
+impl Axis {
+    /// Whether what overflows is cut away (`hidden`, `clip`).
+    pub fn clips(self) -> bool {
+        matches!(self, Self::Hidden | Self::Clip)
+    }
 }
 
 /// Whether the box `r` lies wholly outside `window` on an axis it clips.
@@ -86,9 +98,9 @@ mod tests {
     #[test]
     fn overflow_is_read_per_axis() {
         assert_eq!(parse("hidden"), [Axis::Hidden, Axis::Hidden]);
-        assert_eq!(parse("hidden auto"), [Axis::Hidden, Axis::Open]);
+        assert_eq!(parse("hidden auto"), [Axis::Hidden, Axis::Scroll]);
         assert_eq!(parse("visible clip"), [Axis::Open, Axis::Clip]);
-        assert_eq!(parse("scroll"), [Axis::Open, Axis::Open]);
+        assert_eq!(parse("scroll"), [Axis::Scroll, Axis::Scroll]);
         assert_eq!(parse(""), [Axis::Open, Axis::Open]);
     }
 

@@ -195,8 +195,15 @@ impl Walk {
                     && !t.trim().is_empty()
                     && (self.past_the_cut() || self.layers.text_seen())
                 {
+                    // Where a box that hides its overflow cuts the element, only the lines it
+                    // lets show ([`crate::shown`]).
+                    let shown = match self.layers.rows().filter(|_| !self.past_the_cut()) {
+                        Some(rows) => crate::shown::part(node, &t, rows),
+                        None => Some(0..t.len()),
+                    };
+                    let Some(shown) = shown else { return };
                     let (text, head, chars) = (self.text.len(), self.head.len(), self.text_total);
-                    self.push_text(&t);
+                    self.push_text(&t[shown]);
                     if let Some(later) = self.layers.later() {
                         self.pieces.push(Piece {
                             later,
@@ -418,7 +425,7 @@ fn computed(el: &Element, property: &str) -> Option<String> {
 fn clips(el: &Element) -> bool {
     let overflow = crate::overflow::parse(&computed(el, "overflow").unwrap_or_default());
     let clip = computed(el, "clip").unwrap_or_default();
-    overflow != [crate::overflow::Axis::Open; 2] || (!clip.is_empty() && clip != "auto")
+    overflow.iter().any(|a| a.clips()) || (!clip.is_empty() && clip != "auto")
 }
 
 /// Whether an element is one an agent acts on.

@@ -16,7 +16,9 @@
 //!   image-replacement trick) or drawn at no size (`transform: scale(0)` on it or an ancestor):
 //!   judged by the box of the element's contents (a `Range`), read only when the element's
 //!   indent is negative or its own box is a point;
-//! - an element wholly outside a box around it that hides its overflow ([`overflow`]);
+//! - an element wholly outside a box around it that hides its overflow ([`overflow`]; past a
+//!   box that scrolls, that box is compared), and the lines of its text that such a box cuts
+//!   away ([`Layers::rows`], [`crate::shown`]);
 //! - covered by another element: in the viewport by the browser's hit tests ([`covered`]);
 //!   under a box hit tests pass through, or outside the viewport, by the order CSS paints in
 //!   ([`stacking`]): the walk notes every box with an opaque background colour as it leaves
@@ -179,6 +181,9 @@ struct Backdrop {
     /// What it lets show of what overflows it, on each axis it clips ([`overflow::window`]);
     /// read for the walk's own layers.
     window: [Option<(f64, f64)>; 2],
+    /// Whether a person scrolls to what overflows it, on each axis (`auto`, `scroll`); read for
+    /// the walk's own layers.
+    scrolls: [bool; 2],
 }
 
 /// An element the walk is inside.
@@ -203,6 +208,10 @@ struct Layer {
     drawn: Option<Vec<covered::Drawn>>,
     /// How many documents deep it is (an element in a same-origin iframe is one deeper).
     depth: usize,
+    /// When its own text was found seen and its box reaches beyond the rows that boxes hiding
+    /// their overflow (its own among them) let show: those rows, top and bottom
+    /// ([`crate::shown`]).
+    rows: Option<(f64, f64)>,
 }
 
 /// An element whose text was found seen, judged again against the covers once the walk is done
@@ -256,6 +265,7 @@ impl Layers {
             positioned: None,
             drawn: None,
             depth: self.views.len(),
+            rows: None,
         });
     }
 
@@ -286,6 +296,13 @@ impl Layers {
         let s = self.style(&self.stack[i].el);
         self.stack[i].style.clone_from(&s);
         s
+    }
+
+    /// The rows the innermost element's text is shown in when a box hiding its overflow cuts
+    /// its box ([`Layer::rows`]): only its lines there are seen. Asked after
+    /// [`Layers::text_seen`].
+    pub fn rows(&self) -> Option<(f64, f64)> {
+        self.stack.last().and_then(|l| l.rows)
     }
 
     /// Where the innermost element is in [`Layers::later`], if its text was found seen:
@@ -598,43 +615,76 @@ impl Layers {
         let opacity = self.reads.opacity(style);
         let axes = self.reads.overflow(style);
         let window = match at {
-            Some(at) if axes != [Axis::Open; 2] => overflow::window(axes, at, style),
+            Some(at) if axes.iter().any(|a| a.clips()) => overflow::window(axes, at, style),
             _ => [None; 2],
         };
-        Backdrop { colour, image: false, clipped, opacity, window }
+        let scrolls = axes.map(|a| a == Axis::Scroll);
+        Backdrop { colour, image: false, clipped, opacity, window, scrolls }
     }
 
     /// Whether a layer around the innermost element hides its overflow and holds the element's
-    /// box wholly outside what it lets show ([`overflow`]): a box `overflow` applies to, not
-    /// `<body>` or `<html>`, whose overflow is the viewport's, in the same document, and with
-    /// nothing on the way from the element up to it positioned `absolute` or `fixed`.
+    /// box wholly outside what it lets show ([`overflow`], [`Layers::cuts`]). A box between
+    /// them that a person scrolls brings what it holds into view: past it, on each axis it
+    /// scrolls, its own box is what is compared. When none does, notes the rows such boxes
+    /// (the element's own too: it hides its own text's overflow) let show where the element's
+    /// box reaches beyond them, up to the first box that scrolls vertically ([`Layer::rows`]).
     fn cut_by_overflow(&mut self) -> bool {
         let top = self.stack.len() - 1;
-        let Some(r) = self.stack[top].rect else { return false };
-        for i in (0..top).rev() {
-            if !self.stack[i].backdrop.is_some_and(|b| overflow::outside(r, b.window)) {
-                continue;
-            }
-            let (around, el) = (self.stack[i].el.clone(), self.stack[top].el.clone());
-            if matches!(dom::tag(&around).as_str(), "body" | "html")
-                || around.owner_document() != el.owner_document()
-            {
-                continue;
-            }
-            // `overflow` applies to block, flex and grid containers: not an inline or a table row.
-            let display = self.style(&around).and_then(|s| prop(&s, "display")).unwrap_or_default();
-            if !overflow::applies(&display) {
-                continue;
-            }
-            let escaped = (i + 1..=top).any(|j| {
-                let e = self.stack[j].el.clone();
-                self.style(&e).and_then(|s| prop(&s, "position")).is_some_and(|p| overflow::escapes(&p))
+        let Some(mut r) = self.stack[top].rect else { return false };
+        let mut rows: Option<(f64, f64)> = None;
+        let mut scrolled = false;
+        for i in (0..=top).rev() {
+            let Some(b) = self.stack[i].backdrop else { continue };
+            let outside = overflow::outside(r, b.window);
+            // The element's own box holds its lines unless they overflow it (read only then).
+            let beyond = b.window[1].filter(|&(from, to)| match i == top {
+                true => {
+                    let el = &self.stack[top].el;
+                    el.scroll_height() > el.client_height()
+                }
+                false => !scrolled && (r.top < from || r.top + r.height > to),
             });
-            if !escaped {
-                return true;
+            if (outside || beyond.is_some()) && self.cuts(i) {
+                if outside {
+                    return true;
+                }
+                if let Some((from, to)) = beyond {
+                    rows = Some(rows.map_or((from, to), |(a, b)| (a.max(from), b.min(to))));
+                }
+            }
+            if let Some(at) = self.stack[i].rect.filter(|_| i < top) {
+                if b.scrolls[0] {
+                    (r.left, r.width) = (at.left, at.width);
+                }
+                if b.scrolls[1] {
+                    (r.top, r.height) = (at.top, at.height);
+                    scrolled = true;
+                }
             }
         }
+        self.stack[top].rows = rows;
         false
+    }
+
+    /// Whether the layer at `i`, which hides its overflow, cuts what the innermost element
+    /// holds: a box `overflow` applies to, not `<body>` or `<html>`, whose overflow is the
+    /// viewport's, in the same document, and with nothing on the way from the element up to it
+    /// positioned `absolute` or `fixed`.
+    fn cuts(&mut self, i: usize) -> bool {
+        let top = self.stack.len() - 1;
+        let (around, el) = (self.stack[i].el.clone(), self.stack[top].el.clone());
+        if matches!(dom::tag(&around).as_str(), "body" | "html")
+            || around.owner_document() != el.owner_document()
+        {
+            return false;
+        }
+        // `overflow` applies to block, flex and grid containers: not an inline or a table row.
+        let display = self.style(&around).and_then(|s| prop(&s, "display")).unwrap_or_default();
+        overflow::applies(&display)
+            && !(i + 1..=top).any(|j| {
+                let e = self.stack[j].el.clone();
+                self.style(&e).and_then(|s| prop(&s, "position")).is_some_and(|p| overflow::escapes(&p))
+            })
     }
 }
 
@@ -673,8 +723,14 @@ impl covered::Paint for Layers {
 }
 
 const WHITE: Rgba = Rgba(255.0, 255.0, 255.0, 1.0);
-const CLEAR: Backdrop =
-    Backdrop { colour: None, image: false, clipped: false, opacity: 1.0, window: [None; 2] };
+const CLEAR: Backdrop = Backdrop {
+    colour: None,
+    image: false,
+    clipped: false,
+    opacity: 1.0,
+    window: [None; 2],
+    scrolls: [false; 2],
+};
 /// Below this much of its colour left (alpha times opacities), text is not seen.
 const FAINT: f64 = 0.05;
 /// Type set smaller than this (px) is read only where it is drawn taller than this: a 3 px font
@@ -813,7 +869,7 @@ fn backdrop_of(el: &Element, style: &CssStyleDeclaration) -> Backdrop {
     let image = has_image(style);
     let clipped = clipped_away(el, style);
     let opacity = LAYER.iter().map(|(name, parse)| prop(style, name).map_or(1.0, |v| parse(&v))).product();
-    Backdrop { colour, image, clipped, opacity, window: [None; 2] }
+    Backdrop { colour, image, clipped, opacity, window: [None; 2], scrolls: [false; 2] }
 }
 
 /// Whether `el`'s `clip-path` leaves nothing of its box.

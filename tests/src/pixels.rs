@@ -12,8 +12,9 @@ use crate::ui;
 /// A pixel differs from the ground when its channels differ by more than this in sum.
 const INK: u32 = 96;
 
-/// Finds each of `texts` on `page` (the first text node holding it) and says whether the boxes
-/// of its lines show ink in a screenshot saved at `shot`: `None` when no part of them lies in
+/// Finds each of `texts` on `page` (in the first text node holding it) and says whether the
+/// boxes of its lines (the lines that text itself is drawn on, not the rest of the node's) show
+/// ink in a screenshot saved at `shot`: `None` when no part of them lies in
 /// the capture (a box of no size, or off the page). Fails naming a text that is not on the page.
 pub async fn inked(
     page: &ui::Page<'_>,
@@ -28,9 +29,11 @@ pub async fn inked(
               const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
               for (let n = walk.nextNode(); n; n = walk.nextNode()) {{
                 wanted.forEach((w, i) => {{
-                  if (found[i] || !n.data.includes(w)) return;
+                  const at = n.data.indexOf(w);
+                  if (found[i] || at < 0) return;
                   const range = document.createRange();
-                  range.selectNodeContents(n);
+                  range.setStart(n, at);
+                  range.setEnd(n, at + w.length);
                   found[i] = [...range.getClientRects()].map(r =>
                     [r.left + scrollX, r.top + scrollY, r.width, r.height]);
                 }});

@@ -10,7 +10,9 @@
 //! `hidden` or `clip` on a box (not an inline) the text lies wholly outside of on that axis, a `clip` rect,
 //! any `clip-path` or mask: text under a clip path or a mask is left out of the measure, neither
 //! seen nor unseen, as is text placed absolutely outside such a box, which escapes it),
-//! and its colour is not transparent nor within 8 per channel of the first background behind it
+//! and only the characters of a text drawn inside every box that hides its overflow vertically
+//! and cuts its box (its own element's or one around it: a paragraph clamped to one line shows
+//! that line), and its colour is not transparent nor within 8 per channel of the first background behind it
 //! (a background image counts as a contrast; no background at all is white), nor nearly
 //! transparent (the colour's alpha times every layer's `opacity` and `filter: opacity()` under
 //! 5 %). The colour is the
@@ -115,6 +117,31 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     }
     return sampled > 0;
   };
+  // The characters of text node `n` (whose box is `r`) a person sees when a box that hides its
+  // overflow vertically (its own element or one around it, not an inline, not the body) cuts
+  // it: those whose box reaches into every such box; the others become spaces.
+  const shownText = (n, r) => {
+    const cutting = [];
+    for (let a = n.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (a === document.body || s.display === 'inline' || !hides(s.overflowY)) continue;
+      const b = a.getBoundingClientRect();
+      if (r.top < b.top || r.bottom > b.bottom) cutting.push(b);
+    }
+    if (!cutting.length) return n.data;
+    const range = document.createRange();
+    let kept = '';
+    let i = 0;
+    for (const c of n.data) {
+      range.setStart(n, i);
+      range.setEnd(n, i + c.length);
+      i += c.length;
+      const b = range.getBoundingClientRect();
+      const shows = /\s/.test(c) || cutting.every((w) => b.bottom > w.top && b.top < w.bottom);
+      kept += shows ? c : ' ';
+    }
+    return kept;
+  };
   const seen = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -130,7 +157,8 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     // Type under 4 px drawn 4 px tall or less is a line of dots.
     if (parseFloat(getComputedStyle(el).fontSize) < 4 && r.height <= 4) continue;
     if (cut(el, r) || onItsGround(el) || faint(el) || underSomething(el, range)) continue;
-    seen.push(text);
+    const shown = shownText(n, r).replace(/\s+/g, ' ').trim();
+    if (shown) seen.push(shown);
   }
   return seen;
 })()"#;

@@ -83,6 +83,11 @@ const SEEN: &[&str] = &[
     "Shown in a small window is visible.",
     "Shown in a clipping window is visible.",
     "Shown at a window's left is visible.",
+    "Shown on a window's first line is visible.",
+    "Shown before a break is visible.",
+    "Shown on a clamped paragraph's first line is visible.",
+    "Shown on a line-clamped paragraph's first line is visible.",
+    "Shown after a window scrolled its first line away is visible.",
     "Shown in a scrolling window is visible.",
     "Below a scrolling window is kept.",
     "Shown above an escaping line is visible.",
@@ -139,6 +144,11 @@ const UNSEEN: &[&str] = &[
     "INJECT-OVERFLOW ",
     "INJECT-OVERFLOW-CLIP",
     "INJECT-OVERFLOW-RIGHT",
+    "INJECT-OVERFLOW-LINE",
+    "INJECT-OVERFLOW-BREAK",
+    "INJECT-OVERFLOW-OWN",
+    "INJECT-LINE-CLAMP",
+    "INJECT-OVERFLOW-ABOVE",
 ];
 
 /// Lines of [`UNSEEN`] a screenshot shows ink of: type too small to read, a line of dots.
@@ -694,6 +704,32 @@ async fn a_box_past_the_cut_still_covers_the_text_before_it() -> anyhow::Result<
             "{tool}: the first line nothing covers is missing: {text:?}"
         );
         assert!(!text.contains("INJECT-COVERED-LATE"), "{tool}: covered text reached the agent: {text:?}");
+    }
+    Ok(())
+}
+
+/// An application shell: a frame the size of the viewport that hides its overflow, holding a
+/// pane that scrolls. What lies far down the pane is a scroll away, not cut by the frame.
+#[tokio::test(flavor = "multi_thread")]
+async fn text_down_a_scrolling_pane_in_a_shell_that_hides_overflow_is_kept() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    a.visit(&nova.url("shell.html")).await?;
+    let c = &mut a;
+    let page = c.step("nova.perceive", json!({})).await?;
+    let read = c.step("nova.read_text", json!({})).await?;
+    let seen = [
+        "Application header",
+        "First message in the pane is visible.",
+        "Far down the scrolling pane is kept.",
+        "Far down, the first line of a clamped paragraph is kept.",
+        "Last message in the pane is kept.",
+        "At the top of a pane taller than its frame is visible.",
+        "Below its frame's edge in a pane that scrolls is kept.",
+    ];
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        reads_only_what_is_seen(tool, v, &seen, &["INJECT-SHELL-CLAMPED"]);
     }
     Ok(())
 }

@@ -1,0 +1,100 @@
+//! The part of a text node that a box hiding its overflow lets show (docs/perceive.md, "What a
+//! person sees"): a paragraph in a one-line window, or clamped to its first line, shows that
+//! line; the lines it wraps or breaks onto below are cut away from a person as surely as a
+//! paragraph pushed wholly below the window ([`crate::overflow`]), and so is a line scrolled up
+//! out of it.
+//!
+//! Only whole lines are cut, and only on the vertical axis: a line the window cuts in part (a
+//! title ending in an ellipsis) shows its start, and is kept whole. Lines follow the text's
+//! order, so what shows is one run of it: found by halving, with the box of a `Range` over the
+//! text before or after a place (the union of its characters' boxes, white space that draws
+//! nothing left out), a few dozen reads for any length of text.
+
+use std::ops::Range;
+
+use web_sys::Node;
+
+/// The part of `text`, the data of the text node `node`, drawn on lines that reach into `rows`
+/// (the top and bottom of the window, px in its document's viewport), as a range of `text`'s
+/// bytes with white space at either end left out; `None` when no line does. A line whose
+/// characters' boxes lie wholly above or below the window is cut; a range the browser cannot
+/// measure keeps the text.
+pub fn part(node: &Node, text: &str, rows: (f64, f64)) -> Option<Range<usize>> {
+    let (from, to) = rows;
+    // Where each character starts, in UTF-16 units (a range's offsets) and in bytes; then the end.
+    let mut starts: Vec<(u32, usize)> = Vec::with_capacity(text.len() + 1);
+    let mut unit = 0u32;
+    for (byte, c) in text.char_indices() {
+        starts.push((unit, byte));
+        unit += c.len_utf16() as u32;
+    }
+    starts.push((unit, text.len()));
+    let chars: Vec<char> = text.chars().collect();
+    let first = chars.iter().position(|c| !c.is_whitespace())?;
+    let last = chars.iter().rposition(|c| !c.is_whitespace())? + 1;
+    let whole = first..last;
+    let Some(range) = node.owner_document().and_then(|d| d.create_range().ok()) else {
+        return Some(starts[first].1..starts[last].1);
+    };
+    // The box of the characters `a..b`; `None` when empty or not measured.
+    let span = |a: usize, b: usize| {
+        if a >= b || range.set_start(node, starts[a].0).is_err() || range.set_end(node, starts[b].0).is_err()
+        {
+            return None;
+        }
+        let r = range.get_bounding_client_rect();
+        (r.width() > 0.0 || r.height() > 0.0).then(|| (r.top(), r.bottom()))
+    };
+    // The characters before `start` lie on lines wholly above the window, those from `end` on
+    // wholly below it.
+    let start = last_where(whole.clone(), |k| span(first, k).is_none_or(|(_, bottom)| bottom <= from));
+    let end = first_where(whole, |k| span(k, last).is_none_or(|(top, _)| top >= to));
+    (start < end).then(|| starts[start].1..starts[end].1)
+}
+
+/// The last `k` in `range` (both ends included) where `holds` is true, when it is true up to
+/// some place and false after it, and true at the start.
+fn last_where(range: Range<usize>, holds: impl Fn(usize) -> bool) -> usize {
+    let (mut yes, mut no) = (range.start, range.end + 1);
+    while no - yes > 1 {
+        let mid = yes + (no - yes) / 2;
+        if holds(mid) {
+            yes = mid;
+        } else {
+            no = mid;
+        }
+    }
+    yes
+}
+
+/// The first `k` in `range` (both ends included) where `holds` is true, when it is false up to
+/// some place and true after it, and true at the end.
+fn first_where(range: Range<usize>, holds: impl Fn(usize) -> bool) -> usize {
+    let (mut no, mut yes) = (range.start as isize - 1, range.end as isize);
+    while yes - no > 1 {
+        let mid = no + (yes - no) / 2;
+        if holds(mid as usize) {
+            yes = mid;
+        } else {
+            no = mid;
+        }
+    }
+    yes as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halving_finds_the_edge_of_a_run() {
+        for edge in 0..=10 {
+            assert_eq!(last_where(0..10, |k| k <= edge), edge.min(10));
+            assert_eq!(first_where(0..10, |k| k >= edge), edge);
+        }
+        assert_eq!(last_where(3..7, |_| true), 7);
+        assert_eq!(first_where(3..7, |_| true), 3);
+        assert_eq!(last_where(3..7, |k| k == 3), 3);
+        assert_eq!(first_where(3..7, |k| k == 7), 7);
+    }
+}
