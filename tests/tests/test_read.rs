@@ -712,13 +712,6 @@ async fn a_box_past_the_cut_still_covers_the_text_before_it() -> anyhow::Result<
 /// pane that scrolls. What lies far down the pane is a scroll away, not cut by the frame.
 #[tokio::test(flavor = "multi_thread")]
 async fn text_down_a_scrolling_pane_in_a_shell_that_hides_overflow_is_kept() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
-    let mut a = Agent::new(&nova, "reader").await?;
-    a.ready().await?;
-    a.visit(&nova.url("shell.html")).await?;
-    let c = &mut a;
-    let page = c.step("nova.perceive", json!({})).await?;
-    let read = c.step("nova.read_text", json!({})).await?;
     let seen = [
         "Application header",
         "First message in the pane is visible.",
@@ -728,8 +721,8 @@ async fn text_down_a_scrolling_pane_in_a_shell_that_hides_overflow_is_kept() -> 
         "At the top of a pane taller than its frame is visible.",
         "Below its frame's edge in a pane that scrolls is kept.",
     ];
-    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
-        reads_only_what_is_seen(tool, v, &seen, &["INJECT-SHELL-CLAMPED"]);
+    for (tool, text) in texts_of("shell.html", json!({}), json!({})).await? {
+        reads_only_what_is_seen(tool, &json!({ "text": text }), &seen, &["INJECT-SHELL-CLAMPED"]);
     }
     Ok(())
 }
