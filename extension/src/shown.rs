@@ -21,25 +21,29 @@ use web_sys::Node;
 /// measure keeps the text.
 pub fn part(node: &Node, text: &str, rows: (f64, f64)) -> Option<Range<usize>> {
     let (from, to) = rows;
-    // Where each character starts, in UTF-16 units (a range's offsets) and in bytes; then the end.
-    let mut starts: Vec<(u32, usize)> = Vec::with_capacity(text.len() + 1);
-    let mut unit = 0u32;
-    for (byte, c) in text.char_indices() {
-        starts.push((unit, byte));
-        unit += c.len_utf16() as u32;
+    // Where each character starts, in UTF-16 units (a range's offsets) and in bytes, then the
+    // end: listed only for text that is not all ASCII (where the three places agree).
+    let ascii = text.is_ascii();
+    let mut starts: Vec<(u32, usize)> = Vec::new();
+    if !ascii {
+        let mut unit = 0u32;
+        for (byte, c) in text.char_indices() {
+            starts.push((unit, byte));
+            unit += c.len_utf16() as u32;
+        }
+        starts.push((unit, text.len()));
     }
-    starts.push((unit, text.len()));
-    let chars: Vec<char> = text.chars().collect();
-    let first = chars.iter().position(|c| !c.is_whitespace())?;
-    let last = chars.iter().rposition(|c| !c.is_whitespace())? + 1;
+    let at = |k: usize| if ascii { (k as u32, k) } else { starts[k] };
+    let count = if ascii { text.len() } else { starts.len() - 1 };
+    let first = text.chars().position(|c| !c.is_whitespace())?;
+    let last = count - text.chars().rev().position(|c| !c.is_whitespace())?;
     let whole = first..last;
     let Some(range) = node.owner_document().and_then(|d| d.create_range().ok()) else {
-        return Some(starts[first].1..starts[last].1);
+        return Some(at(first).1..at(last).1);
     };
     // The box of the characters `a..b`; `None` when empty or not measured.
     let span = |a: usize, b: usize| {
-        if a >= b || range.set_start(node, starts[a].0).is_err() || range.set_end(node, starts[b].0).is_err()
-        {
+        if a >= b || range.set_start(node, at(a).0).is_err() || range.set_end(node, at(b).0).is_err() {
             return None;
         }
         let r = range.get_bounding_client_rect();
@@ -49,7 +53,7 @@ pub fn part(node: &Node, text: &str, rows: (f64, f64)) -> Option<Range<usize>> {
     // wholly below it.
     let start = last_where(whole.clone(), |k| span(first, k).is_none_or(|(_, bottom)| bottom <= from));
     let end = first_where(whole, |k| span(k, last).is_none_or(|(top, _)| top >= to));
-    (start < end).then(|| starts[start].1..starts[end].1)
+    (start < end).then(|| at(start).1..at(end).1)
 }
 
 /// The last `k` in `range` (both ends included) where `holds` is true, when it is true up to

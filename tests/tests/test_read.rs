@@ -87,6 +87,7 @@ const SEEN: &[&str] = &[
     "Shown before a break is visible.",
     "Shown on a clamped paragraph's first line is visible.",
     "Shown on a line-clamped paragraph's first line is visible.",
+    "Shown on a clamped line of café 😀 text is visible.",
     "Shown after a window scrolled its first line away is visible.",
     "Shown in a scrolling window is visible.",
     "Below a scrolling window is kept.",
@@ -148,6 +149,7 @@ const UNSEEN: &[&str] = &[
     "INJECT-OVERFLOW-BREAK",
     "INJECT-OVERFLOW-OWN",
     "INJECT-LINE-CLAMP",
+    "INJECT-OVERFLOW-UNICODE",
     "INJECT-OVERFLOW-ABOVE",
 ];
 
