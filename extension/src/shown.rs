@@ -8,7 +8,8 @@
 //! title ending in an ellipsis) shows its start, and is kept whole. Lines follow the text's
 //! order, so what shows is one run of it: found by halving, with the box of a `Range` over the
 //! text before or after a place (the union of its characters' boxes, white space that draws
-//! nothing left out), a few dozen reads for any length of text.
+//! nothing left out): the whole text's box first, then a search only on a side where it reaches
+//! beyond the window, each probe moving one end of the range and reading one edge of its box.
 
 use std::ops::Range;
 
@@ -38,21 +39,39 @@ pub fn part(node: &Node, text: &str, rows: (f64, f64)) -> Option<Range<usize>> {
     let first = text.chars().position(|c| !c.is_whitespace())?;
     let last = count - text.chars().rev().position(|c| !c.is_whitespace())?;
     let whole = first..last;
-    let Some(range) = node.owner_document().and_then(|d| d.create_range().ok()) else {
-        return Some(at(first).1..at(last).1);
-    };
-    // The box of the characters `a..b`; `None` when empty or not measured.
-    let span = |a: usize, b: usize| {
-        if a >= b || range.set_start(node, at(a).0).is_err() || range.set_end(node, at(b).0).is_err() {
-            return None;
-        }
-        let r = range.get_bounding_client_rect();
-        (r.width() > 0.0 || r.height() > 0.0).then(|| (r.top(), r.bottom()))
-    };
+    let kept = Some(at(first).1..at(last).1);
+    let Some(range) = node.owner_document().and_then(|d| d.create_range().ok()) else { return kept };
+    if range.set_start(node, at(first).0).is_err() || range.set_end(node, at(last).0).is_err() {
+        return kept;
+    }
+    // The whole text first: a search is needed only on a side where it reaches beyond the rows.
+    let all = range.get_bounding_client_rect();
+    let (top, bottom) = (all.top(), all.bottom());
+    if all.width() <= 0.0 && all.height() <= 0.0 {
+        return kept;
+    }
     // The characters before `start` lie on lines wholly above the window, those from `end` on
-    // wholly below it.
-    let start = last_where(whole.clone(), |k| span(first, k).is_none_or(|(_, bottom)| bottom <= from));
-    let end = first_where(whole, |k| span(k, last).is_none_or(|(top, _)| top >= to));
+    // wholly below it. Each probe moves one end of the range (the other stays put) and reads
+    // one edge of its box: the text from `first` up to a place, or from a place to `last`,
+    // never empty, so its box is its characters'.
+    let start = match top < from {
+        true => last_where(whole.clone(), |k| {
+            range.set_end(node, at(k).0).is_ok() && range.get_bounding_client_rect().bottom() <= from
+        }),
+        false => first,
+    };
+    let end = match bottom > to {
+        true => {
+            let _ = range.set_start(node, at(first).0);
+            if range.set_end(node, at(last).0).is_err() {
+                return kept;
+            }
+            first_where(whole, |k| {
+                range.set_start(node, at(k).0).is_ok() && range.get_bounding_client_rect().top() >= to
+            })
+        }
+        false => last,
+    };
     (start < end).then(|| at(start).1..at(end).1)
 }
 
