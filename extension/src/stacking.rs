@@ -259,7 +259,7 @@ impl Rank {
             "" | "auto" => None,
             z => Some(z.parse::<i32>().ok().filter(|&z| z >= 0 && positioned)?),
         };
-        if z.is_some() || own_layer(style) || opacity < 1.0 {
+        if z.is_some() || layered(style, opacity) {
             self.layer = Some(z.unwrap_or(0));
         }
         self.positioned |= positioned;
@@ -317,11 +317,17 @@ fn to_the_edges(style: &CssStyleDeclaration) -> bool {
 
 /// How an element that is not positioned, with style `style` and `opacity`, is painted among
 /// the positioned boxes around it ([`crate::covered::Paint::lifted`]): as a layer of its own at
-/// `z-index` 0 when it makes one ([`own_layer`], or an opacity below 1), else in the flow; not
-/// certain with a `z-index` (it counts only in a flex or grid container).
+/// `z-index` 0 when it makes one ([`layered`]), else in the flow; not certain with a `z-index`
+/// (it counts only in a flex or grid container).
 pub fn lifted(style: &CssStyleDeclaration, opacity: f64) -> Option<bool> {
     let z = style.get_property_value("z-index").unwrap_or_default();
-    matches!(z.as_str(), "" | "auto").then(|| opacity < 1.0 || own_layer(style))
+    matches!(z.as_str(), "" | "auto").then(|| layered(style, opacity))
+}
+
+/// Whether an element with style `style`, whose layers leave `opacity` of it, is painted as a
+/// layer of its own: half-transparent, or a property that makes one ([`own_layer`]).
+fn layered(style: &CssStyleDeclaration, opacity: f64) -> bool {
+    opacity < 1.0 || own_layer(style)
 }
 
 /// Whether a style paints its element as a layer of its own ([`OWN_LAYER`]; `will-change`
