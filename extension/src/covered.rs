@@ -206,11 +206,20 @@ fn drawn_over_flow(around: &Element, el: &Element, paint: &mut impl Paint) -> Ve
         }
         next = e.parent_element();
     }
-    let mut boxes = drawn_boxes(around, paint);
+    let boxes = drawn_boxes(around, paint);
+    over_layers(boxes, between.iter().map(|style| paint.lifted(style)))
+}
+
+/// Of the boxes an element draws over what its flow holds, those over the text inside:
+/// `lifts` are [`Paint::lifted`] for each element between the text and the one drawing, read
+/// only when a box is painted [`Drawn::first`]. Those boxes are painted before an element
+/// that is a layer of its own, so not over it: dropped when one is; all boxes are dropped when
+/// it is not certain how one is painted.
+pub fn over_layers(mut boxes: Vec<Drawn>, lifts: impl IntoIterator<Item = Option<bool>>) -> Vec<Drawn> {
     if boxes.iter().any(|b| b.first) {
         let mut layered = false;
-        for style in &between {
-            match paint.lifted(style) {
+        for lifted in lifts {
+            match lifted {
                 Some(lifted) => layered |= lifted,
                 None => return Vec::new(),
             }

@@ -202,9 +202,10 @@ struct Layer {
     /// Where it is in [`Layers::later`]: its text was found seen, and is judged again once the
     /// walk has noted every cover.
     later: Option<usize>,
-    /// Whether it is positioned, once read; if it is, the boxes its `::before` and `::after`
-    /// draw over what it holds ([`covered::drawn_boxes`]), once read.
-    positioned: Option<bool>,
+    /// What its `position` says, once read ([`Layers::place`]); if it is positioned, the boxes
+    /// its `::before` and `::after` draw over what it holds ([`covered::drawn_boxes`]), once
+    /// read.
+    place: Option<Place>,
     drawn: Option<Vec<covered::Drawn>>,
     /// How many documents deep it is (an element in a same-origin iframe is one deeper).
     depth: usize,
@@ -212,6 +213,16 @@ struct Layer {
     /// their overflow (its own among them) let show: those rows, top and bottom
     /// ([`crate::shown`]).
     rows: Option<(f64, f64)>,
+}
+
+/// What an element's `position` says, as the judgements use it.
+#[derive(Clone, Copy, Default)]
+struct Place {
+    /// Positioned (not `static`): what it places absolutely, its pseudo-elements among them,
+    /// it holds.
+    positioned: bool,
+    /// Out of the flow of the boxes around it ([`overflow::escapes`]).
+    escapes: bool,
 }
 
 /// An element whose text was found seen, judged again against the covers once the walk is done
@@ -262,7 +273,7 @@ impl Layers {
             style: None,
             at,
             later: None,
-            positioned: None,
+            place: None,
             drawn: None,
             depth: self.views.len(),
             rows: None,
@@ -296,6 +307,21 @@ impl Layers {
         let s = self.style(&self.stack[i].el);
         self.stack[i].style.clone_from(&s);
         s
+    }
+
+    /// What the `position` of the layer at `i` says, read once (nothing, when its style cannot
+    /// be read).
+    fn place(&mut self, i: usize) -> Place {
+        if let Some(place) = self.stack[i].place {
+            return place;
+        }
+        let position = self.layer_style(i).and_then(|s| prop(&s, "position"));
+        let place = position.map_or_else(Place::default, |p| Place {
+            positioned: p != "static",
+            escapes: overflow::escapes(&p),
+        });
+        self.stack[i].place = Some(place);
+        place
     }
 
     /// The rows the innermost element's text is shown in when a box hiding its overflow cuts
@@ -468,15 +494,7 @@ impl Layers {
         let Some(depth) = self.stack.last().map(|l| l.depth) else { return Vec::new() };
         let first = self.stack.iter().rposition(|l| l.depth != depth).map_or(0, |i| i + 1);
         for i in (first..self.stack.len()).rev() {
-            let positioned = match self.stack[i].positioned {
-                Some(p) => p,
-                None => {
-                    let p = self.layer_style(i).is_some_and(|s| self.reads.positioned(&s));
-                    self.stack[i].positioned = Some(p);
-                    p
-                }
-            };
-            if !positioned {
+            if !self.place(i).positioned {
                 continue;
             }
             let drawn = match &self.stack[i].drawn {
@@ -488,16 +506,9 @@ impl Layers {
                     drawn
                 }
             };
-            let mut layered = false;
-            if drawn.iter().any(|d| d.first) {
-                for j in i + 1..self.stack.len() {
-                    match self.layer_style(j).and_then(|s| covered::Paint::lifted(self, &s)) {
-                        Some(lifted) => layered |= lifted,
-                        None => return Vec::new(),
-                    }
-                }
-            }
-            return drawn.into_iter().filter(|d| !(layered && d.first)).map(|d| d.rect).collect();
+            let lifts = (i + 1..self.stack.len())
+                .map(|j| self.layer_style(j).and_then(|s| covered::Paint::lifted(self, &s)));
+            return covered::over_layers(drawn, lifts).into_iter().map(|d| d.rect).collect();
         }
         Vec::new()
     }
@@ -679,12 +690,8 @@ impl Layers {
             return false;
         }
         // `overflow` applies to block, flex and grid containers: not an inline or a table row.
-        let display = self.style(&around).and_then(|s| prop(&s, "display")).unwrap_or_default();
-        overflow::applies(&display)
-            && !(i + 1..=top).any(|j| {
-                let e = self.stack[j].el.clone();
-                self.style(&e).and_then(|s| prop(&s, "position")).is_some_and(|p| overflow::escapes(&p))
-            })
+        let display = self.layer_style(i).and_then(|s| prop(&s, "display")).unwrap_or_default();
+        overflow::applies(&display) && !(i + 1..=top).any(|j| self.place(j).escapes)
     }
 }
 
