@@ -122,22 +122,57 @@ fn text_envelope(result: Result<String, Failure>) -> JsValue {
 /// Handles one request from the background; never throws. Returns the reply, or a promise of
 /// it for `page.watch` and `page.scan`, which wait. Every reply carries `rev`, the document's
 /// revision when it answered ([`crate::docrev`]).
+///
+/// A read or an action first waits while the page is moving ([`crate::settle`]): the reply
+/// then comes as a promise too, and its timing has the wait (`settleMs`).
 #[wasm_bindgen]
 pub fn content_handle(msg: JsValue) -> JsValue {
     crate::docrev::start();
+    let name = method_of(&msg);
+    if SETTLES.contains(&name.as_str())
+        && let Some(quiet) =
+            web_sys::window().and_then(|w| w.document()).and_then(|d| crate::settle::quiet(&d))
+    {
+        return then_wrap(quiet, move |waited| timed(&msg, waited.as_f64()));
+    }
+    timed(&msg, None)
+}
+
+/// The requests that wait for the page to stop moving: reads and actions. Not the checks of a
+/// watch, which look again until the outcome shows, nor a scan, which waits for its own quiet.
+const SETTLES: [&str; 7] = [
+    method::PERCEIVE,
+    method::READ_TEXT,
+    method::CLICK,
+    method::TYPE,
+    method::ACT,
+    method::UPLOAD,
+    method::DISMISS,
+];
+
+/// [`answer`], with the page's own time and its parts (a waiting answer has none: it mostly
+/// waits), and `settled`, how long it waited for the page to stop moving.
+fn timed(msg: &JsValue, settled: Option<f64>) -> JsValue {
     let started = timing::now();
     timing::take_parts();
-    let reply = answer(&msg);
+    let reply = answer(msg);
     match reply.dyn_ref::<js_sys::Promise>() {
         Some(promise) => then_wrap(promise.clone(), stamped),
         None => {
-            // The page's own time and its parts (a waiting answer has none: it mostly waits).
             let mut parts = timing::take_parts();
             parts.insert("pageMs".into(), timing::now() - started);
+            if let Some(ms) = settled {
+                parts.insert("settleMs".into(), ms);
+            }
             let _ = js_sys::Reflect::set(&reply, &"timing".into(), &to_js(&parts));
             stamped(reply)
         }
     }
+}
+
+/// The request's method name.
+fn method_of(msg: &JsValue) -> String {
+    js_sys::Reflect::get(msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default()
 }
 
 /// Adds the document's revision to a reply envelope.
@@ -147,8 +182,7 @@ fn stamped(reply: JsValue) -> JsValue {
 }
 
 fn answer(msg: &JsValue) -> JsValue {
-    let name =
-        js_sys::Reflect::get(msg, &"method".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
+    let name = method_of(msg);
     let result = match name.as_str() {
         method::PERCEIVE => params(msg).and_then(|p: PerceiveParams| {
             let page = timing::part("walkMs", || perceive::perceive(&p)).map(|mut page| {

@@ -231,3 +231,45 @@ async fn screenshot_returns_an_image_and_saves_it() -> anyhow::Result<()> {
     assert_eq!(jpeg["mimeType"], "image/jpeg");
     Ok(())
 }
+
+/// A click that slides something in, as applications open a drawer: a read or an action that
+/// comes while it still moves waits until it settles (the drawer's text is read, its field takes
+/// the keys), and says so in its timings (`settleMs`); a page where something only turns for ever
+/// (a spinner), is held still (a paused animation) or ends long after (a slow progress bar) is
+/// not waited for.
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_and_actions_wait_for_what_a_click_slides_in() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let url = nova.url("moving.html");
+    let waited =
+        |t: &Value| t["browser"].as_array().into_iter().flatten().any(|r| r.get("settleMs").is_some());
+    let text = |r: rmcp::model::CallToolResult| {
+        r.structured_content.unwrap_or_default()["text"].as_str().unwrap_or_default().to_owned()
+    };
+
+    c.structured("nova.navigate", json!({"url": url})).await?;
+    let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
+    let closed = text(r);
+    assert!(closed.contains("What follows the drawer.") && !closed.contains("Drawer text"), "{closed}");
+    assert!(!waited(&t), "a spinner, a paused or a slow animation is not waited for: {t}");
+
+    c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
+    let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
+    let open = text(r);
+    assert!(open.contains("Drawer text shown once it settles."), "the read waited for the drawer: {open}");
+    assert!(open.contains("Then a line fades in."), "and for what its end started: {open}");
+    assert!(waited(&t), "the read says it waited: {t}");
+
+    c.structured("nova.navigate", json!({"url": url})).await?;
+    c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
+    let (r, t) = c.call_timed("nova.type_selector", json!({"selector": "#note", "text": "hello"})).await?;
+    let typed = r.structured_content.unwrap_or_default();
+    assert_eq!(
+        (typed["readback"].clone(), typed["actionDispatched"].clone()),
+        (json!("hello"), json!(true)),
+        "{typed}"
+    );
+    assert!(waited(&t), "the action says it waited: {t}");
+    Ok(())
+}

@@ -58,7 +58,7 @@ type Of = fn(&Value) -> f64;
 
 /// The stages, in the order a call passes them, each computed from one call's timings; the
 /// browser's stages are those of the tool's longest request (the others overlap it).
-const STAGES: [(&str, Of); 16] = [
+const STAGES: [(&str, Of); 17] = [
     ("whole call (client)", |t| f(t, "/clientMs")),
     ("MCP relay and transport", |t| f(t, "/clientMs") - f(t, "/hubMs")),
     ("hub: gates", |t| f(t, "/stages/gatesMs")),
@@ -74,7 +74,8 @@ const STAGES: [(&str, Of); 16] = [
     }),
     ("  of which: decodes the page's answer", |t| main(t, "decodeMs")),
     ("script ready check (actions)", |t| main(t, "readyMs")),
-    ("message to the tab and back", |t| main(t, "tabMs") - main(t, "pageMs")),
+    ("message to the tab and back", |t| main(t, "tabMs") - main(t, "settleMs") - main(t, "pageMs")),
+    ("waiting for the page to stop moving", |t| main(t, "settleMs")),
     ("page's own work (the floor)", |t| main(t, "pageMs")),
     ("  walk / signals", |t| main(t, "walkMs") + main(t, "signalsMs")),
     ("  encode the answer", |t| main(t, "encodeMs")),
