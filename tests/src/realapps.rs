@@ -7,10 +7,13 @@
 //! - [`django`]: the Django admin (PyPI), with SQLite.
 //! - [`mediawiki`]: MediaWiki (Debian's package, PHP), with SQLite.
 //! - [`jingo`]: Jingo (npm, Node.js), a wiki kept in a git repository.
+//! - [`tiddlywiki`]: TiddlyWiki (npm, Node.js), a single-page wiki with no forms that saves
+//!   each entry as a file.
 
 pub mod django;
 pub mod jingo;
 pub mod mediawiki;
+pub mod tiddlywiki;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -207,5 +210,22 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
         a.step("nova.perceive", json!({})).await?;
         let r = a.call(LOGIN, json!({"username": user, "password": password})).await?;
         self.step(("sign_in_right", LOGIN, a.calls_of(LOGIN)), r, "verified_success", lands, (sql, counts.1))
+    }
+}
+
+/// Runs `call` while the person watches: a native dialog that shows meanwhile is answered by
+/// `person` (polled every 100 ms).
+pub async fn with_person<T>(
+    call: impl std::future::Future<Output = T>,
+    person: &impl AsyncFn() -> bool,
+) -> T {
+    let mut call = std::pin::pin!(call);
+    loop {
+        tokio::select! {
+            out = &mut call => return out,
+            () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                person().await;
+            }
+        }
     }
 }

@@ -9,6 +9,7 @@ use nova_e2e::realapps::Step;
 use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
+use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::ui::Ui;
 use nova_e2e::{Nova, sight};
 use serde_json::json;
@@ -114,4 +115,19 @@ async fn jingo_sign_in_pages_a_taken_title_and_a_confirmed_delete() -> anyhow::R
         jingo::journey(&app, a, after, async || tab.accept_dialog().await).await
     };
     drive("jingo-agent", &steps, journey, &pages).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tiddlywiki_saves_an_entry_from_its_sliding_editor_and_a_confirmed_delete() -> anyhow::Result<()> {
+    let app = TiddlyWiki::start().await?;
+    let steps = ["submit_valid", "delete_confirm"];
+    let journey = async |a: &mut Agent, after: After<'_>, ui: &Ui| {
+        // The person's view of the agent's tab, to answer TiddlyWiki's confirmation dialog.
+        let home = app.home();
+        a.visit(&home).await?;
+        let tab = ui.wait_window(&home, std::time::Duration::from_secs(10)).await?;
+        tab.watch_dialogs().await?;
+        tiddlywiki::journey(&app, a, after, async || tab.accept_dialog().await).await
+    };
+    drive("tiddlywiki-agent", &steps, journey, &[app.home()]).await
 }

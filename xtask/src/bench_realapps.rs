@@ -1,5 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
-//! the team wrote (the Django admin from PyPI, MediaWiki from Debian, Jingo from npm;
+//! the team wrote (the Django admin from PyPI, MediaWiki from Debian, Jingo and TiddlyWiki from
+//! npm;
 //! `nova_e2e::realapps`),
 //! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
 //! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
@@ -12,6 +13,8 @@ use nova_e2e::realapps::Step;
 use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
+use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
+use nova_e2e::ui::Page;
 use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
 
@@ -31,17 +34,17 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         mediawiki::journey(&wiki, &mut a.1, |step| record(&mut samples, "mediawiki", step)).await?;
         drop((wiki, a));
         let app = Jingo::start().await?;
-        let nova = Nova::start_with_ui_in(kind).await?;
-        let mut a = Agent::new(&nova, "bench-agent").await?;
-        a.ready().await?;
-        // The person answers Jingo's confirmation dialog, as in the end-to-end test.
-        let home = app.url("/login");
-        a.visit(&home).await?;
-        let ui = nova.ui().await?;
-        let tab = ui.wait_window(&home, std::time::Duration::from_secs(10)).await?;
-        tab.watch_dialogs().await?;
-        let person = async || tab.accept_dialog().await;
-        jingo::journey(&app, &mut a, |step| record(&mut samples, "jingo", step), person).await?;
+        watched(kind, &app.url("/login"), async |a, tab| {
+            let person = async || tab.accept_dialog().await;
+            jingo::journey(&app, a, |step| record(&mut samples, "jingo", step), person).await
+        })
+        .await?;
+        let app = TiddlyWiki::start().await?;
+        watched(kind, &app.home(), async |a, tab| {
+            let person = async || tab.accept_dialog().await;
+            tiddlywiki::journey(&app, a, |step| record(&mut samples, "tiddlywiki", step), person).await
+        })
+        .await?;
     }
     let mut out = json!({});
     for ((app, step), mut v) in samples {
@@ -51,6 +54,24 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         out[app][step] = json!({"median": round(median), "worst": round(worst), "n": v.len()});
     }
     Ok(out)
+}
+
+/// Runs `journey` with a fresh Nova that has the person's view and a compliant agent on it, at
+/// `home`, with the person's view of the agent's tab watching for native dialogs (the person
+/// answers the applications' confirmation dialogs, as in the end-to-end tests).
+async fn watched(
+    kind: BrowserKind,
+    home: &str,
+    journey: impl AsyncFnOnce(&mut Agent, &Page<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui_in(kind).await?;
+    let mut a = Agent::new(&nova, "bench-agent").await?;
+    a.ready().await?;
+    a.visit(home).await?;
+    let ui = nova.ui().await?;
+    let tab = ui.wait_window(home, std::time::Duration::from_secs(10)).await?;
+    tab.watch_dialogs().await?;
+    journey(&mut a, &tab).await
 }
 
 /// A fresh Nova at the product's defaults and a compliant agent on it.

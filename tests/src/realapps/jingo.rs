@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::Context;
 use serde_json::json;
 
-use super::{Judge, Step, install_once, run, tools_dir};
+use super::{Judge, Step, install_once, run, tools_dir, with_person};
 use crate::agent::Agent;
 
 /// The Jingo release installed (the last of the 1.x line).
@@ -244,18 +244,4 @@ pub async fn journey(
         app.url("/pages/new/Home"),
         ("present:Editors.md", 0),
     )
-}
-
-/// Runs `call` while the person watches: a native dialog that shows meanwhile is answered by
-/// `person` (polled every 100 ms).
-async fn with_person<T>(call: impl std::future::Future<Output = T>, person: &impl AsyncFn() -> bool) -> T {
-    let mut call = std::pin::pin!(call);
-    loop {
-        tokio::select! {
-            out = &mut call => return out,
-            () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
-                person().await;
-            }
-        }
-    }
 }
