@@ -63,6 +63,26 @@ pub fn install_once(dir: &Path, fill: impl FnOnce(&Path) -> anyhow::Result<()>) 
     Ok(())
 }
 
+/// The npm package `package` at `version`, installed once into its own folder of [`tools_dir`]
+/// (`label` names it in the progress line); the path of its file `bin` (inside the package).
+pub fn npm_install_once(label: &str, package: &str, version: &str, bin: &str) -> anyhow::Result<PathBuf> {
+    let dir = tools_dir().join(format!("{package}-{version}"));
+    install_once(&dir, |tmp| {
+        use std::io::Write as _;
+        let _ =
+            writeln!(std::io::stderr(), "==> installing {label} {version} from npm into {}", dir.display());
+        run(Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .arg(tmp)
+            .arg(format!("{package}@{version}")))
+        .with_context(|| format!("npm install {package} (Debian/Ubuntu: apt-get install -y nodejs npm)"))?;
+        Ok(())
+    })?;
+    let bin = dir.join("node_modules").join(package).join(bin);
+    anyhow::ensure!(bin.is_file(), "no {} in {}", bin.display(), dir.display());
+    Ok(bin)
+}
+
 /// A free loopback port.
 pub fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())

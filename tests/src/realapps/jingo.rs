@@ -6,10 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::Context;
 use serde_json::json;
 
-use super::{Judge, Step, install_once, run, tools_dir, with_person};
+use super::{Judge, Step, run, with_person};
 use crate::agent::Agent;
 
 /// The Jingo release installed (the last of the 1.x line).
@@ -21,20 +20,7 @@ pub const ADMIN_PASSWORD: &str = "correct-horse-battery-staple";
 
 /// Jingo and its dependencies, installed once with npm.
 pub fn ensure_installed() -> anyhow::Result<PathBuf> {
-    let dir = tools_dir().join(format!("jingo-{VERSION}"));
-    install_once(&dir, |tmp| {
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "==> installing Jingo {VERSION} from npm into {}", dir.display());
-        run(Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-            .arg(tmp)
-            .arg(format!("jingo@{VERSION}")))
-        .context("npm install jingo (Debian/Ubuntu: apt-get install -y nodejs npm)")?;
-        Ok(())
-    })?;
-    let bin = dir.join("node_modules/jingo/jingo");
-    anyhow::ensure!(bin.is_file(), "no jingo in {}", dir.display());
-    Ok(bin)
+    super::npm_install_once("Jingo", "jingo", VERSION, "jingo")
 }
 
 /// The identity Jingo's git commits carry (the server commits on the person's behalf).

@@ -8,10 +8,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::Context;
 use serde_json::{Value, json};
 
-use super::{Judge, Step, install_once, run, tools_dir, with_person};
+use super::{Judge, Step, run, with_person};
 use crate::agent::Agent;
 
 /// The TiddlyWiki release installed.
@@ -19,24 +18,7 @@ pub const VERSION: &str = "5.4.1";
 
 /// TiddlyWiki (no dependencies of its own), installed once with npm.
 pub fn ensure_installed() -> anyhow::Result<PathBuf> {
-    let dir = tools_dir().join(format!("tiddlywiki-{VERSION}"));
-    install_once(&dir, |tmp| {
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "==> installing TiddlyWiki {VERSION} from npm into {}",
-            dir.display()
-        );
-        run(Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
-            .arg(tmp)
-            .arg(format!("tiddlywiki@{VERSION}")))
-        .context("npm install tiddlywiki (Debian/Ubuntu: apt-get install -y nodejs npm)")?;
-        Ok(())
-    })?;
-    let bin = dir.join("node_modules/tiddlywiki/tiddlywiki.js");
-    anyhow::ensure!(bin.is_file(), "no tiddlywiki.js in {}", dir.display());
-    Ok(bin)
+    super::npm_install_once("TiddlyWiki", "tiddlywiki", VERSION, "tiddlywiki.js")
 }
 
 /// A running TiddlyWiki with its own wiki folder (the "server" edition: it saves to the server).
