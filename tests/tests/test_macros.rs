@@ -35,7 +35,11 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
         assert_eq!(r["reasonCode"], reason, "{mode}: {r}");
         assert_eq!(r["actionDispatched"], true, "{mode}");
         assert_eq!(r["adapter"], "generic");
-        if mode != "silent" {
+        if mode == "silent" {
+            let said = r["message"].as_str().unwrap_or_default();
+            assert!(said.contains("within the 1500 ms window"), "{said}");
+            assert!(said.contains("assistant's reply") && said.contains("postconditions.success"), "{said}");
+        } else {
             assert_eq!(count(&c).await?, "1", "{mode}: sent exactly once");
         }
     }
@@ -45,7 +49,10 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
     let strict = json!({"postconditions": {"success": {"all": [{"factKey": "dom.exists(#never)", "operator": "eq", "expected": true}]}},
                         "stabilityWindowMs": 1000});
     let r = send(&c, "again", Some(strict)).await?;
-    assert_ne!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    assert_eq!(r["reasonCode"], "guarded_commit.no_signal_yet", "{r}");
+    let said = r["message"].as_str().unwrap_or_default();
+    assert!(said.contains("within the 1000 ms window"), "{said}");
+    assert!(!said.contains("postconditions.success"), "a caller naming its success is not told to: {said}");
     let empty = c.call_err("nova.guarded_send_message", json!({"text": "  "})).await?;
     assert!(empty.message.contains("text"));
     Ok(())
@@ -104,6 +111,33 @@ async fn guarded_submit_form_reports_inline_validation_and_follows_the_thank_you
     assert_eq!(good["guardedCommit"]["verificationStatus"], "verified_success", "{good}");
     let thanks = c.structured("nova.read_text", json!({"selector": "#thanks"})).await?;
     assert_eq!(thanks["text"], "Thank you for your order");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guarded_submit_that_sees_nothing_says_what_success_to_name() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("facts.html")})).await?;
+    // A control outside any form that changes the page without a navigation or a success message.
+    let args = |contract: Value| json!({"submitSelector": "#noop", "transitionContract": contract});
+    let r = c.structured("nova.guarded_submit_form", args(json!({"stabilityWindowMs": 1500}))).await?;
+    assert_eq!(r["reasonCode"], "guarded_commit.no_signal_yet", "{r}");
+    assert_eq!(r["actionDispatched"], true, "{r}");
+    assert_eq!(r["retryAdvice"], "check_postcondition_first", "{r}");
+    let said = r["message"].as_str().unwrap_or_default();
+    assert!(said.contains("within the 1500 ms window"), "{said}");
+    assert!(said.contains("a navigation to a new page or a success message"), "{said}");
+    assert!(said.contains("transitionContract.postconditions.success.any"), "{said}");
+    let clicks = c.structured("nova.read_text", json!({"selector": "#noop"})).await?;
+    assert_eq!(clicks["text"], "Nothing");
+
+    // Named as the message says, the change proves the action.
+    let named = json!({"stabilityWindowMs": 1500, "postconditions": {"success": {"any": [
+        {"factKey": "dom.attr(#noop|data-n)", "operator": "eq", "expected": "2"}]}}});
+    let r = c.structured("nova.guarded_submit_form", args(named)).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    assert!(r["message"].is_null(), "{r}");
     Ok(())
 }
 

@@ -401,7 +401,8 @@ impl Guard<'_> {
             self.finish(&report, "completed");
             return Ok(report.reply(&target));
         }
-        let wait = Duration::from_millis(u64::from(watch.window_ms) + 10_000);
+        let window_ms = watch.window_ms;
+        let wait = Duration::from_millis(u64::from(window_ms) + 10_000);
         let params = WatchParams {
             target: target.clone(),
             frame_id,
@@ -458,6 +459,9 @@ impl Guard<'_> {
                 report.outcome = Some(Verdict::Unknown);
                 report.indeterminate_reason = indeterminate;
                 report.reason_code = indeterminate.map(|r| format!("guarded_commit.{r}"));
+                if indeterminate == Some("no_signal_yet") {
+                    report.message = Some(silence(window_ms));
+                }
             }
         }
         self.finish(&report, "completed");
@@ -477,6 +481,14 @@ impl Guard<'_> {
             tracing::error!(error = %e, transition = %r.transition_id, "journal: cannot record the verdict");
         }
     }
+}
+
+/// What a `no_signal_yet` verdict tells the agent: nothing was proven, and the action went out.
+fn silence(window_ms: u32) -> String {
+    format!(
+        "nothing the contract watches for showed within the {window_ms} ms window: the outcome is \
+         proven neither way. The action was dispatched once; read the page before repeating it."
+    )
 }
 
 fn page_error(e: &BridgeError) -> AssertionResult {

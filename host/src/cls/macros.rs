@@ -211,6 +211,32 @@ pub fn refine(mut built: TransitionContract, caller: Option<TransitionContract>)
     built
 }
 
+/// Whether a caller's refinement names its own success.
+fn names_success(caller: Option<&TransitionContract>) -> bool {
+    caller.is_some_and(|c| !c.postconditions.success.is_empty())
+}
+
+/// Tells an agent whose macro call ended in `no_signal_yet` on the built contract alone what
+/// that contract counts as success (`seen_as`), and how to name another on a page that shows
+/// something else (`elsewhere`, of which `example` is a sign).
+fn explain_silence(
+    mut reply: ToolReply,
+    own_success: bool,
+    [seen_as, elsewhere, example]: [&str; 3],
+) -> ToolReply {
+    if own_success || reply.structured["reasonCode"] != "guarded_commit.no_signal_yet" {
+        return reply;
+    }
+    let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
+    reply.structured["message"] = json!(format!(
+        "{said} This tool counts as success only {seen_as}; {elsewhere} needs \
+         `transitionContract.postconditions.success.any` naming what changes there, for example \
+         `dom.exists(SELECTOR)` of {example} (an entry in `success.all` must hold as well as the \
+         tool's own signals, not instead of them)."
+    ));
+    reply
+}
+
 /// The ref of the first element line matching `pred` (`e12 button "Send"` -> `e12`).
 fn find_ref(page: &PageModel, pred: impl Fn(&str) -> bool) -> Option<String> {
     page.elements
@@ -235,6 +261,7 @@ impl Macros<'_> {
         if a.text.trim().is_empty() {
             return Err(CallError::invalid("text", "`text` must not be empty"));
         }
+        let own_success = names_success(a.transition_contract.as_ref());
         let contract = refine(send_message_contract(), a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
         let tab = match self.tabs.resolve(&a.target_id).await {
@@ -315,7 +342,15 @@ impl Macros<'_> {
         let name = chosen.name.clone();
         let mut reply = self.guard.guarded_with_adapter(rec, &tab, action, &contract, chosen).await?;
         reply.structured["adapter"] = json!(name);
-        Ok(reply)
+        Ok(explain_silence(
+            reply,
+            own_success,
+            [
+                "an assistant's reply appearing or starting to stream",
+                "a chat where no assistant answers (a message to a person)",
+                "the sent message",
+            ],
+        ))
     }
 }
 
@@ -457,6 +492,7 @@ impl Macros<'_> {
             Err(reply) => return Ok(reply),
         };
         let ad = self.guard.adapter_for(&tab.url);
+        let own_success = names_success(a.transition_contract.as_ref());
         let mut success = vec![fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch)))];
         if let Some(mark) = &ad.form.success {
             success.push(fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
@@ -494,11 +530,18 @@ impl Macros<'_> {
             selector: submit,
             guarded: true,
         });
-        self.guard.guarded(rec, &tab, action, &contract).await
+        let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        Ok(explain_silence(
+            reply,
+            own_success,
+            [
+                "a navigation to a new page or a success message",
+                "a page that saves in the background and shows neither",
+                "the saved entry",
+            ],
+        ))
     }
 
-    /// The submit control: a submit button (inside `form` when given), else a button named with
-    /// one of `words` from the page model.
     /// Whether `selector` shows its choice as a `.value` (a `<select>`, an input combobox)
     /// rather than as its text.
     async fn is_form_control(&self, target: &str, selector: &str) -> bool {
@@ -523,6 +566,8 @@ impl Macros<'_> {
             .is_ok_and(|r| r.verdict == nova_shared::cls::Verdict::Satisfied)
     }
 
+    /// The submit control: a submit button (inside `form` when given), else a button named with
+    /// one of `words` from the page model.
     async fn submit_control(&self, target: &str, form: Option<&str>, words: &[&str]) -> String {
         let scope = form.unwrap_or("form");
         let css = format!("{scope} [type=\"submit\"]:visible, {scope} button:not([type]):visible");
