@@ -312,6 +312,7 @@ macro_rules! tool_args {
         $crate::tool_args!(@fields $head [$($rest)*] [$($acc)*
             /// Refines the built contract: fields as in `transitionContract` of
             /// `nova.click_selector` (preconditions, postconditions, retryPolicy, ...).
+            /// `success.any` adds a way to succeed; `success.all` must hold as well.
             #[serde(default)]
             #[schemars(schema_with = "crate::call::refining_contract")]
             pub transition_contract: Option<nova_shared::cls::TransitionContract>,
