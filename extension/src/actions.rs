@@ -343,6 +343,18 @@ fn set_value_fallback(f: &Field, el: &Element, value: &str, inserted: &str) {
 pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     let el = dom::resolve(&p.selector)?;
     let what = dom::describe(&el);
+    // Typing into a `<select>` chooses the option it names, as a person's keys pick one.
+    if let Some(select) = dom::as_select(&el) {
+        if p.press_enter {
+            return Err(fail(
+                reason::ELEMENT_NOT_EDITABLE,
+                format!(
+                    "{what} takes a choice, not Enter: choose the option, then click its form's submit control"
+                ),
+            ));
+        }
+        return choose(select, &el, &p.text, what, dom::href());
+    }
     let field = if let Some(i) = dom::as_input(&el) {
         let t = dom::input_type(&el);
         if matches!(
@@ -523,41 +535,54 @@ fn pick<'a>(candidates: impl Iterator<Item = (usize, String)> + 'a, wanted: &str
         .map(|(i, _)| *i)
 }
 
+/// Chooses the option of a `<select>` whose text is `wanted` (else the first that contains it,
+/// ignoring case), as a person's choice does: `input` and `change` fire. The readback is the
+/// chosen option's text, as a read shows it.
+fn choose(
+    select: &web_sys::HtmlSelectElement,
+    el: &Element,
+    wanted: &str,
+    what: String,
+    url_before: String,
+) -> Result<ActionReport, Failure> {
+    actionable(el)?;
+    let texts = (0..select.length())
+        .filter_map(|i| select.item(i).map(|o| (i as usize, o.text_content().unwrap_or_default())));
+    let found = pick(texts, wanted)
+        .ok_or_else(|| fail(reason::ELEMENT_NOT_FOUND, format!("{what} has no option \"{wanted}\"")))?;
+    let option =
+        select.item(found as u32).ok_or_else(|| fail(reason::ELEMENT_NOT_FOUND, "option vanished"))?;
+    if dom::is_disabled(&option) {
+        return Err(fail(reason::ELEMENT_DISABLED, format!("option \"{wanted}\" of {what} is disabled")));
+    }
+    let leaving = Leaving::listen();
+    focus(el);
+    select.set_selected_index(found as i32);
+    fire(el, "input");
+    fire(el, "change");
+    // A choice may submit its form or follow a link (a language or a page-size picker).
+    let url_after = dom::href();
+    Ok(ActionReport {
+        action_dispatched: true,
+        navigation_started: leaving.destination(&url_after),
+        url_before,
+        url_after,
+        element: what,
+        readback: Some(dom::collapse(&option.text_content().unwrap_or_default())),
+        sensitive: false,
+        method: "select".into(),
+        warnings: Vec::new(),
+        ..Default::default()
+    })
+}
+
 /// `page.act` with a select action.
 pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
     let el = dom::resolve(&p.selector)?;
     let what = dom::describe(&el);
     let url_before = dom::href();
     if let Some(select) = dom::as_select(&el) {
-        actionable(&el)?;
-        let texts = (0..select.length())
-            .filter_map(|i| select.item(i).map(|o| (i as usize, o.text_content().unwrap_or_default())));
-        let found = pick(texts, &p.option).ok_or_else(|| {
-            fail(reason::ELEMENT_NOT_FOUND, format!("{what} has no option \"{}\"", p.option))
-        })?;
-        let option =
-            select.item(found as u32).ok_or_else(|| fail(reason::ELEMENT_NOT_FOUND, "option vanished"))?;
-        if dom::is_disabled(&option) {
-            return Err(fail(
-                reason::ELEMENT_DISABLED,
-                format!("option \"{}\" of {what} is disabled", p.option),
-            ));
-        }
-        focus(&el);
-        select.set_selected_index(found as i32);
-        fire(&el, "input");
-        fire(&el, "change");
-        return Ok(ActionReport {
-            action_dispatched: true,
-            url_before,
-            url_after: dom::href(),
-            element: what,
-            readback: Some(select.value()),
-            sensitive: false,
-            method: "select".into(),
-            warnings: Vec::new(),
-            ..Default::default()
-        });
+        return choose(select, &el, &p.option, what, url_before);
     }
     // A listbox picker: open it, then click the option.
     click(&ClickParams {

@@ -169,7 +169,7 @@ crate::tool_args! {
     #[derive(Debug, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
     pub struct TypeArgs [tab, agent, frame, contract] {
-        /// Input, textarea or contenteditable element: CSS (with `>>>`) or a perceive ref.
+        /// Input, textarea, select or contenteditable element: CSS (with `>>>`) or a perceive ref.
         pub selector: String,
         /// Text to enter (at most 100000 characters). Password values are never stored or logged.
         pub text: String,
@@ -285,8 +285,8 @@ crate::tool! {
     /// `nova.type_selector` in the tool registry.
     pub static TYPE = ToolDef::new(
         "nova.type_selector",
-        "Type into an input, textarea or contenteditable editor with real input events. \
-         Password values are never stored or logged.",
+        "Type into an input, textarea or contenteditable editor with real input events; into a \
+         select, `text` chooses the option it names. Password values are never stored or logged.",
         registry::schema::<TypeArgs>,
         crate::handler!(Browser::type_text),
     )

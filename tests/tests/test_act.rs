@@ -172,6 +172,45 @@ async fn typing_works_in_plain_controlled_and_contenteditable_fields() -> anyhow
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn typing_into_a_select_chooses_the_option_it_names() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("choose.html")})).await?;
+    let choose = |text: &str| json!({"selector": "#size", "text": text});
+
+    let r = c.structured("nova.type_selector", choose("medium")).await?;
+    assert_eq!((r["readback"].clone(), r["method"].clone()), (json!("Medium"), json!("select")), "{r}");
+    assert_eq!(text_of(&c, "#seen").await?, "input 1, change 1: m", "the page saw a person's choice");
+    let r = c.structured("nova.type_selector", choose("extra")).await?;
+    assert_eq!(r["readback"], "Extra large", "{r}");
+
+    // Refused before anything changes: a disabled option, one that is not there, Enter.
+    for (text, enter, reason) in [
+        ("Large", false, "element_disabled"),
+        ("Huge", false, "element_not_found"),
+        ("Small", true, "element_not_editable"),
+    ] {
+        let mut args = choose(text);
+        args["pressEnter"] = json!(enter);
+        let r = c.call("nova.type_selector", args).await?.structured_content.unwrap_or_default();
+        assert_eq!(
+            (r["reasonCode"].clone(), r["actionDispatched"].clone()),
+            (json!(reason), json!(false)),
+            "{text}: {r}"
+        );
+    }
+    assert_eq!(text_of(&c, "#seen").await?, "input 2, change 2: xl");
+    let page = c.structured("nova.perceive", json!({})).await?;
+    assert!(page["elements"].to_string().contains("value=\\\"Extra large\\\""), "{}", page["elements"]);
+
+    // A choice that navigates is followed, as a click's navigation is.
+    let r = c.structured("nova.type_selector", json!({"selector": "#per-page", "text": "50"})).await?;
+    assert_eq!(r["navigated"], true, "{r}");
+    assert!(r["urlAfter"].as_str().is_some_and(|u| u.ends_with("choose.html?per=50")), "{r}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn password_values_are_never_reported_stored_or_logged() -> anyhow::Result<()> {
     let secret = "S3cret-Pa55word-xyzzy";
     let nova = Nova::start().await?;

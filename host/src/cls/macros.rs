@@ -383,7 +383,7 @@ crate::tool_args! {
         /// The form (default: the first form with a visible submit control).
         #[serde(default)]
         pub form_selector: Option<String>,
-        /// Values to type first: selector -> text.
+        /// Values to type first: selector -> text (for a select, the option to choose).
         #[serde(default)]
         pub fields: std::collections::BTreeMap<String, String>,
         /// Submit control, when the heuristics do not find it.
