@@ -66,18 +66,38 @@ fn actionable_as(el: &Element, typing: bool) -> Result<(f32, f32), Failure> {
     }
     scroll_into_view(el);
     let r = el.get_bounding_client_rect();
-    let (x, y) = ((r.left() + r.width() / 2.0) as f32, (r.top() + r.height() / 2.0) as f32);
     let root = dom::Root::of(el)
         .ok_or_else(|| fail(reason::ELEMENT_NOT_FOUND, format!("{what} is not in a document")))?;
-    match root.element_from_point(x, y) {
-        Some(hit) if hit == *el || el.contains(Some(&hit)) || (typing && own_widget(el, &hit)) => Ok((x, y)),
-        Some(hit) => Err(fail(
-            reason::ELEMENT_COVERED,
-            format!("{what} is covered by {} at its click point ({x:.0}, {y:.0})", dom::describe(&hit)),
-        )),
+    let reaches = |hit: &Element| *hit == *el || el.contains(Some(hit)) || (typing && own_widget(el, hit));
+    let at = |fx: f64, fy: f64| ((r.left() + r.width() * fx) as f32, (r.top() + r.height() * fy) as f32);
+    let (x, y) = at(0.5, 0.5);
+    let hit = root.element_from_point(x, y);
+    match hit {
+        Some(hit) if reaches(&hit) => Ok((x, y)),
+        // Partly covered (a tooltip, a sticky bar over its edge): a person takes the part that
+        // shows, and so does the click.
+        Some(hit) => REACH_POINTS
+            .iter()
+            .map(|&(fx, fy)| at(fx, fy))
+            .find(|&(px, py)| root.element_from_point(px, py).is_some_and(|h| reaches(&h)))
+            .ok_or_else(|| {
+                fail(
+                    reason::ELEMENT_COVERED,
+                    format!(
+                        "{what} is covered by {} at its click point ({x:.0}, {y:.0}) and wherever else it was tried",
+                        dom::describe(&hit)
+                    ),
+                )
+            }),
         None => Err(fail(reason::ELEMENT_NOT_VISIBLE, format!("{what} is outside the viewport"))),
     }
 }
+
+/// Where else in its box an element whose centre is covered is tried, as fractions of its width
+/// and height: the middles of its edges' bands, then its corners' (inset, so a rounded corner or
+/// a border still belongs to it).
+const REACH_POINTS: [(f64, f64); 8] =
+    [(0.5, 0.2), (0.5, 0.8), (0.2, 0.5), (0.8, 0.5), (0.2, 0.2), (0.8, 0.2), (0.2, 0.8), (0.8, 0.8)];
 
 fn mouse_init(x: f32, y: f32, buttons: u16) -> MouseEventInit {
     let init = MouseEventInit::new();

@@ -14,20 +14,41 @@ use crate::hub::Hub;
 use crate::observation::{ActionKind, Observation, Outcome};
 
 /// Arguments as recorded: the arguments the tool declares secret (typed text, passwords, OK
-/// claims) are replaced by their length (of their JSON, when not text), so that no secret is
-/// ever stored.
+/// claims, a form's field values) are replaced by their length (of their JSON, when not text),
+/// each member on its own for an object (a form's selectors stay, their values go), so that no
+/// secret is ever stored. A step of a sequence (`steps[]` naming a `tool` and its `args`) is
+/// redacted as that tool's own call is.
 fn redact(tool: &str, args: &Map<String, Value>) -> String {
-    let mut copy = args.clone();
+    Value::Object(redacted(tool, args.clone())).to_string()
+}
+
+fn redacted(tool: &str, mut args: Map<String, Value>) -> Map<String, Value> {
     let secret_keys = crate::registry::find(tool).map_or(&[][..], |t| t.secrets);
     for key in secret_keys {
-        let n = match copy.get(*key) {
-            Some(Value::String(text)) => text.chars().count(),
-            Some(Value::Null) | None => continue,
-            Some(other) => other.to_string().chars().count(),
-        };
-        copy.insert((*key).into(), json!(format!("<redacted {n} chars>")));
+        match args.get_mut(*key) {
+            Some(Value::Null) | None => {}
+            Some(Value::Object(members)) => members.values_mut().for_each(hide),
+            Some(value) => hide(value),
+        }
     }
-    Value::Object(copy).to_string()
+    if let Some(Value::Array(steps)) = args.get_mut("steps") {
+        for step in steps.iter_mut().filter_map(Value::as_object_mut) {
+            let Some(inner) = step.get("tool").and_then(Value::as_str).map(str::to_owned) else { continue };
+            if let Some(Value::Object(inner_args)) = step.get_mut("args") {
+                *inner_args = redacted(&inner, std::mem::take(inner_args));
+            }
+        }
+    }
+    args
+}
+
+/// Replaces a secret by its length.
+fn hide(value: &mut Value) {
+    let n = match &*value {
+        Value::String(text) => text.chars().count(),
+        other => other.to_string().chars().count(),
+    };
+    *value = json!(format!("<redacted {n} chars>"));
 }
 
 /// Runs one tool call end to end and records it.
@@ -261,6 +282,29 @@ mod tests {
         let recorded = redact("nova.ok_observe", &map);
         assert!(!recorded.contains("sk-abc"), "{recorded}");
         assert!(recorded.contains(&format!("<redacted {} chars>", claims.to_string().len())), "{recorded}");
+    }
+
+    #[test]
+    fn form_values_and_the_steps_of_a_sequence_are_never_recorded() {
+        let args = json!({"fields": {"#name": "Trip", "#password": "s3cret-code"}, "formSelector": "#f"});
+        let Value::Object(map) = args else { unreachable!() };
+        let recorded = redact("nova.guarded_submit_form", &map);
+        assert!(!recorded.contains("s3cret") && !recorded.contains("Trip"), "{recorded}");
+        assert!(recorded.contains(r##""#password":"<redacted 11 chars>""##), "{recorded}");
+        assert!(recorded.contains(r##""formSelector":"#f""##), "{recorded}");
+
+        let args = json!({"steps": [
+            {"tool": "nova.navigate", "args": {"url": "https://example.org/"}},
+            {"tool": "nova.type_selector", "args": {"selector": "#pw", "text": "hunter2"}},
+            {"tool": "nova.guarded_submit_form", "args": {"fields": {"#pin": "4321"}}},
+        ]});
+        let Value::Object(map) = args else { unreachable!() };
+        let recorded = redact("nova.run_sequence", &map);
+        assert!(!recorded.contains("hunter2") && !recorded.contains("4321"), "{recorded}");
+        assert!(
+            recorded.contains("https://example.org/") && recorded.contains("<redacted 7 chars>"),
+            "{recorded}"
+        );
     }
 
     #[test]

@@ -80,16 +80,21 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     let login = rows.iter().find(|r| r["tool"] == "nova.guarded_login").expect("recorded");
     assert!(login["args_json"].as_str().unwrap_or_default().contains("<redacted"));
     for secret in ["Wr0ng-Secret-zz", "correct-horse"] {
-        let mut found = false;
-        for entry in std::fs::read_dir(&nova.data)?.flatten() {
-            if entry.path().is_file() {
-                let bytes = std::fs::read(entry.path())?;
-                found |= bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
-            }
-        }
-        assert!(!found, "{secret} found in the data dir");
+        assert!(!data_dir_holds(&nova, secret)?, "{secret} found in the data dir");
     }
     Ok(())
+}
+
+/// Whether a file of Nova's data directory holds `secret`.
+fn data_dir_holds(nova: &Nova, secret: &str) -> anyhow::Result<bool> {
+    let mut found = false;
+    for entry in std::fs::read_dir(&nova.data)?.flatten() {
+        if entry.path().is_file() {
+            let bytes = std::fs::read(entry.path())?;
+            found |= bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+        }
+    }
+    Ok(found)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -106,11 +111,16 @@ async fn guarded_submit_form_reports_inline_validation_and_follows_the_thank_you
     let failed = &bad["guardedCommit"]["failedAssertions"][0];
     assert_eq!(failed["factKey"], "form.validationErrors");
 
-    let good =
-        c.structured("nova.guarded_submit_form", json!({"fields": {"#email": "ada@example.com"}})).await?;
+    // A form's values may be secrets (a password, a card number): they are never stored.
+    let private = "ada-private-7Qx@example.com";
+    let good = c.structured("nova.guarded_submit_form", json!({"fields": {"#email": private}})).await?;
     assert_eq!(good["guardedCommit"]["verificationStatus"], "verified_success", "{good}");
     let thanks = c.structured("nova.read_text", json!({"selector": "#thanks"})).await?;
     assert_eq!(thanks["text"], "Thank you for your order");
+    drop(c);
+    let rows = nova.tool_rows("nova.guarded_submit_form", 2)?;
+    assert!(rows[1]["args_json"].as_str().is_some_and(|a| a.contains("\"#email\":\"<redacted")), "{rows:?}");
+    assert!(!data_dir_holds(&nova, private)?, "a form's value found in the data dir");
     Ok(())
 }
 

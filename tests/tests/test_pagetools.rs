@@ -122,7 +122,7 @@ async fn a_sequence_runs_in_order_records_each_step_and_stops_at_the_first_failu
             "nova.run_sequence",
             json!({"steps": [
                 {"tool": "nova.navigate", "args": {"url": nova.url("basic.html")}},
-                {"tool": "nova.type_selector", "args": {"selector": "#plain", "text": "Ada"}},
+                {"tool": "nova.type_selector", "args": {"selector": "#plain", "text": "Ada-7Kq-private"}},
                 {"tool": "nova.click_selector", "args": {"selector": "#does-not-exist"}},
                 {"tool": "nova.read_text", "args": {}}
             ]}),
@@ -146,6 +146,8 @@ async fn a_sequence_runs_in_order_records_each_step_and_stops_at_the_first_failu
     );
     assert!(outer_seq < nav && nav < typed && typed < click, "each step is its own observation, in order");
     assert!(!rows.iter().any(|o| o["tool"] == "nova.read_text"), "the step after the failure never ran");
+    // Typed text is kept out of the sequence's own record as it is out of the step's.
+    assert!(!rows.iter().any(|o| o.to_string().contains("Ada-7Kq")), "{rows:?}");
     let nested = c.call_err("nova.run_sequence", json!({"steps": [{"tool": "nova.run_sequence"}]})).await?;
     assert!(nested.message.contains("steps[0].tool"), "{}", nested.message);
     Ok(())

@@ -83,7 +83,8 @@ crate::tool! {
          validation errors or an error banner are a verified failure. Never submits twice.",
         registry::schema::<SubmitFormArgs>,
         crate::handler!(Macros::guarded_submit_form),
-    ));
+    ))
+    .secrets(&["fields"]);
 }
 
 crate::tool! {
