@@ -211,6 +211,28 @@ async fn typing_into_a_select_chooses_the_option_it_names() -> anyhow::Result<()
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_control_covered_only_in_its_middle_takes_the_part_that_shows() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("partly.html")})).await?;
+    let r = c.structured("nova.click_selector", json!({"selector": "#tipped"})).await?;
+    assert_eq!(r["actionDispatched"], true, "{r}");
+    assert_eq!(text_of(&c, "#tipped").await?, "Tipped 1", "the click reached the button");
+    let r = c.structured("nova.type_selector", json!({"selector": "#payer", "text": "Bob"})).await?;
+    assert_eq!(r["readback"], "Bob", "{r}");
+    // Covered all over: still refused, naming what covers it.
+    let r = c.call("nova.click_selector", json!({"selector": "#shielded"})).await?;
+    let r = r.structured_content.unwrap_or_default();
+    assert_eq!(
+        (r["reasonCode"].clone(), r["actionDispatched"].clone()),
+        (json!("element_covered"), json!(false)),
+        "{r}"
+    );
+    assert!(r["message"].as_str().is_some_and(|m| m.contains("span")), "{r}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn password_values_are_never_reported_stored_or_logged() -> anyhow::Result<()> {
     let secret = "S3cret-Pa55word-xyzzy";
     let nova = Nova::start().await?;
