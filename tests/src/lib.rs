@@ -561,6 +561,19 @@ impl Nova {
         self.data.join("nova.db")
     }
 
+    /// Whether a file of the data directory (the store, its journal, settings, logs) holds
+    /// `secret` anywhere in its bytes.
+    pub fn data_holds(&self, secret: &str) -> anyhow::Result<bool> {
+        let mut found = false;
+        for entry in std::fs::read_dir(&self.data)?.flatten() {
+            if entry.path().is_file() {
+                let bytes = std::fs::read(entry.path())?;
+                found |= bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+            }
+        }
+        Ok(found)
+    }
+
     /// The observation rows of `tool`, waiting (up to 10 s) until there are at least `n`
     /// (rows are written off the hot path).
     pub fn tool_rows(&self, tool: &str, n: usize) -> anyhow::Result<Vec<Value>> {

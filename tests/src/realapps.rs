@@ -9,8 +9,11 @@
 //! - [`jingo`]: Jingo (npm, Node.js), a wiki kept in a git repository.
 //! - [`tiddlywiki`]: TiddlyWiki (npm, Node.js), a single-page wiki with no forms that saves
 //!   each entry as a file.
+//! - [`ihatemoney`]: I Hate Money (PyPI, Flask), shared expenses with SQLite: forms in a dialog,
+//!   a `<select>`, a delete that asks in its own button.
 
 pub mod django;
+pub mod ihatemoney;
 pub mod jingo;
 pub mod mediawiki;
 pub mod tiddlywiki;

@@ -80,21 +80,9 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     let login = rows.iter().find(|r| r["tool"] == "nova.guarded_login").expect("recorded");
     assert!(login["args_json"].as_str().unwrap_or_default().contains("<redacted"));
     for secret in ["Wr0ng-Secret-zz", "correct-horse"] {
-        assert!(!data_dir_holds(&nova, secret)?, "{secret} found in the data dir");
+        assert!(!nova.data_holds(secret)?, "{secret} found in the data dir");
     }
     Ok(())
-}
-
-/// Whether a file of Nova's data directory holds `secret`.
-fn data_dir_holds(nova: &Nova, secret: &str) -> anyhow::Result<bool> {
-    let mut found = false;
-    for entry in std::fs::read_dir(&nova.data)?.flatten() {
-        if entry.path().is_file() {
-            let bytes = std::fs::read(entry.path())?;
-            found |= bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
-        }
-    }
-    Ok(found)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -120,7 +108,7 @@ async fn guarded_submit_form_reports_inline_validation_and_follows_the_thank_you
     drop(c);
     let rows = nova.tool_rows("nova.guarded_submit_form", 2)?;
     assert!(rows[1]["args_json"].as_str().is_some_and(|a| a.contains("\"#email\":\"<redacted")), "{rows:?}");
-    assert!(!data_dir_holds(&nova, private)?, "a form's value found in the data dir");
+    assert!(!nova.data_holds(private)?, "a form's value found in the data dir");
     Ok(())
 }
 

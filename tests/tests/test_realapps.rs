@@ -7,6 +7,7 @@
 use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
@@ -19,9 +20,10 @@ type After<'a> = &'a mut dyn FnMut(&Step) -> anyhow::Result<()>;
 
 /// Runs `journey` with a compliant agent at default gates, checking that the evidence store
 /// names where each guarded step landed, as the reply does, and that `expected` steps were judged;
-/// then visits `pages` and checks that what Nova reads of each loses no text a person sees.
+/// then visits `pages` and checks that what Nova reads of each loses no text a person sees, and
+/// that none of the journey's `secrets` (passwords typed) is anywhere in Nova's data directory.
 async fn drive(
-    agent: &'static str,
+    (agent, secrets): (&'static str, &[&str]),
     expected: &[&str],
     journey: impl AsyncFnOnce(&mut Agent, After<'_>, &Ui) -> anyhow::Result<()>,
     pages: &[String],
@@ -46,6 +48,13 @@ async fn drive(
         let tab = ui.wait_window(&landed, std::time::Duration::from_secs(10)).await?;
         sight::reads_lose_nothing(&mut a, &tab, &landed).await?;
     }
+    drop(a);
+    for secret in secrets {
+        anyhow::ensure!(
+            !nova.data_holds(secret)?,
+            "`{secret}`, typed by the agent, is in Nova's data directory"
+        );
+    }
     Ok(())
 }
 
@@ -69,7 +78,13 @@ async fn django_admin_sign_in_forms_a_duplicate_and_a_confirmed_delete() -> anyh
         "/admin/auth/user/1/change/",
     ]
     .map(|p| app.url(p));
-    drive("django-agent", &steps, async |a, after, _| django::journey(&app, a, after).await, &pages).await
+    drive(
+        ("django-agent", &[django::ADMIN_PASSWORD]),
+        &steps,
+        async |a, after, _| django::journey(&app, a, after).await,
+        &pages,
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -89,7 +104,13 @@ async fn mediawiki_sign_in_accounts_a_taken_name_and_a_confirmed_delete() -> any
         wiki.article("Special:Preferences"),
         wiki.article("Special:Version"),
     ];
-    drive("wiki-agent", &steps, async |a, after, _| mediawiki::journey(&wiki, a, after).await, &pages).await
+    drive(
+        ("wiki-agent", &[mediawiki::ADMIN_PASSWORD]),
+        &steps,
+        async |a, after, _| mediawiki::journey(&wiki, a, after).await,
+        &pages,
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -114,7 +135,7 @@ async fn jingo_sign_in_pages_a_taken_title_and_a_confirmed_delete() -> anyhow::R
         tab.watch_dialogs().await?;
         jingo::journey(&app, a, after, async || tab.accept_dialog().await).await
     };
-    drive("jingo-agent", &steps, journey, &pages).await
+    drive(("jingo-agent", &[jingo::ADMIN_PASSWORD]), &steps, journey, &pages).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -129,5 +150,29 @@ async fn tiddlywiki_saves_an_entry_from_its_sliding_editor_and_a_confirmed_delet
         tab.watch_dialogs().await?;
         tiddlywiki::journey(&app, a, after, async || tab.accept_dialog().await).await
     };
-    drive("tiddlywiki-agent", &steps, journey, &[app.home()]).await
+    drive(("tiddlywiki-agent", &[]), &steps, journey, &[app.home()]).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ihatemoney_forms_in_a_dialog_a_select_and_a_delete_that_asks_in_its_button() -> anyhow::Result<()> {
+    let app = IHateMoney::start().await?;
+    let steps = [
+        "submit_invalid",
+        "submit_valid",
+        "submit_valid",
+        "submit_duplicate",
+        "submit_valid",
+        "submit_invalid",
+        "submit_valid",
+        "delete_ask",
+        "delete_confirm",
+    ];
+    let pages = ["/trip/", "/trip/settle_bills", "/trip/statistics", "/trip/add"].map(|p| app.url(p));
+    drive(
+        ("ihatemoney-agent", &[ihatemoney::PROJECT_CODE]),
+        &steps,
+        async |a, after, _| ihatemoney::journey(&app, a, after).await,
+        &pages,
+    )
+    .await
 }

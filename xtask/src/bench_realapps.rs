@@ -1,6 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
-//! the team wrote (the Django admin from PyPI, MediaWiki from Debian, Jingo and TiddlyWiki from
-//! npm;
+//! the team wrote (the Django admin and I Hate Money from PyPI, MediaWiki from Debian, Jingo and
+//! TiddlyWiki from npm;
 //! `nova_e2e::realapps`),
 //! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
 //! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
@@ -33,6 +34,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let mut a = agent(kind).await?;
         mediawiki::journey(&wiki, &mut a.1, |step| record(&mut samples, "mediawiki", step)).await?;
         drop((wiki, a));
+        let app = IHateMoney::start().await?;
+        let mut a = agent(kind).await?;
+        ihatemoney::journey(&app, &mut a.1, |step| record(&mut samples, "ihatemoney", step)).await?;
+        drop((app, a));
         let app = Jingo::start().await?;
         watched(kind, &app.url("/login"), async |a, tab| {
             let person = async || tab.accept_dialog().await;
