@@ -86,6 +86,30 @@ pub fn npm_install_once(label: &str, package: &str, version: &str, bin: &str) ->
     Ok(bin)
 }
 
+/// The PyPI package `package` at `version`, installed once into a virtualenv of its own in
+/// [`tools_dir`] (`label` names it in the progress line); the venv's interpreter. (The venv's
+/// scripts name the directory they were made in, not the one it was renamed to: call the
+/// interpreter directly.)
+pub fn pip_install_once(label: &str, package: &str, version: &str) -> anyhow::Result<PathBuf> {
+    let dir = tools_dir().join(format!("{}-{version}", package.to_lowercase()));
+    install_once(&dir, |tmp| {
+        use std::io::Write as _;
+        let _ =
+            writeln!(std::io::stderr(), "==> installing {label} {version} from PyPI into {}", dir.display());
+        run(Command::new("python3").args(["-m", "venv"]).arg(tmp))
+            .context("python3 -m venv (Debian/Ubuntu: apt-get install -y python3-venv)")?;
+        run(Command::new(tmp.join("bin/pip")).args([
+            "install",
+            "--quiet",
+            &format!("{package}=={version}"),
+        ]))?;
+        Ok(())
+    })?;
+    let python = dir.join("bin/python3");
+    anyhow::ensure!(python.is_file(), "no python3 in {}", dir.display());
+    Ok(python)
+}
+
 /// A free loopback port.
 pub fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())

@@ -384,7 +384,9 @@ crate::tool_args! {
         /// The form (default: the first form with a visible submit control).
         #[serde(default)]
         pub form_selector: Option<String>,
-        /// Values to type first: selector -> text (for a select, the option to choose).
+        /// Values to type first: selector -> text (for a select, the option to choose), in the
+        /// selectors' alphabetical order (a JSON object keeps none): fill a field another depends on
+        /// first with `nova.type_selector`.
         #[serde(default)]
         pub fields: std::collections::BTreeMap<String, String>,
         /// Submit control, when the heuristics do not find it.

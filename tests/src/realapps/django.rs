@@ -2,14 +2,12 @@
 //! superuser, served by Django's own development server on loopback. Nothing of the
 //! application is ours: the tests only drive its admin pages and read its database.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::Context;
 use serde_json::json;
 
-use super::{Judge, Step, install_once, run, tools_dir};
+use super::{Judge, Step, run};
 use crate::agent::Agent;
 
 /// The Django release installed (5.2 is the long-term support line).
@@ -19,20 +17,9 @@ pub const ADMIN_USER: &str = "admin";
 /// The superuser's password (a throwaway, local to the test's data directory).
 pub const ADMIN_PASSWORD: &str = "correct-horse-battery-staple";
 
-/// The virtualenv with Django, installed once.
+/// The interpreter of the virtualenv with Django, installed once.
 pub fn ensure_installed() -> anyhow::Result<PathBuf> {
-    let dir = tools_dir().join(format!("django-{VERSION}"));
-    install_once(&dir, |tmp| {
-        // Progress for whoever watches a first run (the install takes a while).
-        let _ =
-            writeln!(std::io::stderr(), "==> installing Django {VERSION} from PyPI into {}", dir.display());
-        run(Command::new("python3").args(["-m", "venv"]).arg(tmp))
-            .context("python3 -m venv (Debian/Ubuntu: apt-get install -y python3-venv)")?;
-        run(Command::new(tmp.join("bin/pip")).args(["install", "--quiet", &format!("Django=={VERSION}")]))?;
-        Ok(())
-    })?;
-    // The venv's scripts name the directory they were made in; call the interpreter directly.
-    Ok(dir)
+    super::pip_install_once("Django", "Django", VERSION)
 }
 
 /// A running Django admin with its own project directory and database.
@@ -43,9 +30,7 @@ pub struct Django {
 impl Django {
     /// Installs Django if needed, makes a project with a superuser, and serves it.
     pub async fn start() -> anyhow::Result<Self> {
-        let venv = ensure_installed()?;
-        let python = venv.join("bin/python3");
-        anyhow::ensure!(python.is_file(), "no python3 in {}", venv.display());
+        let python = ensure_installed()?;
         let dir = tempfile::tempdir()?;
         let project = dir.path();
         run(Command::new(&python).args(["-m", "django", "startproject", "demo", "."]).current_dir(project))?;

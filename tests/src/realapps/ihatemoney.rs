@@ -5,14 +5,12 @@
 //! button itself before it submits. Nothing of the application is ours: the tests only drive
 //! its pages and read its database.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::Context;
 use serde_json::{Value, json};
 
-use super::{Judge, Step, install_once, run, tools_dir};
+use super::{Judge, Step};
 use crate::agent::Agent;
 
 /// The I Hate Money release installed.
@@ -20,25 +18,9 @@ pub const VERSION: &str = "7.2.1";
 /// The project's private code (a throwaway, local to the test's data directory).
 pub const PROJECT_CODE: &str = "split-the-bill-41";
 
-/// The virtualenv with I Hate Money, installed once.
+/// The interpreter of the virtualenv with I Hate Money, installed once.
 pub fn ensure_installed() -> anyhow::Result<PathBuf> {
-    let dir = tools_dir().join(format!("ihatemoney-{VERSION}"));
-    install_once(&dir, |tmp| {
-        let _ = writeln!(
-            std::io::stderr(),
-            "==> installing I Hate Money {VERSION} from PyPI into {}",
-            dir.display()
-        );
-        run(Command::new("python3").args(["-m", "venv"]).arg(tmp))
-            .context("python3 -m venv (Debian/Ubuntu: apt-get install -y python3-venv)")?;
-        run(Command::new(tmp.join("bin/pip")).args([
-            "install",
-            "--quiet",
-            &format!("ihatemoney=={VERSION}"),
-        ]))?;
-        Ok(())
-    })?;
-    Ok(dir)
+    super::pip_install_once("I Hate Money", "ihatemoney", VERSION)
 }
 
 /// A running I Hate Money with its own settings and database.
@@ -49,10 +31,7 @@ pub struct IHateMoney {
 impl IHateMoney {
     /// Installs I Hate Money if needed and serves it with a fresh database.
     pub async fn start() -> anyhow::Result<Self> {
-        let venv = ensure_installed()?;
-        // The venv's scripts name the directory they were made in; call the interpreter directly.
-        let python = venv.join("bin/python3");
-        anyhow::ensure!(python.is_file(), "no python3 in {}", venv.display());
+        let python = ensure_installed()?;
         let dir = tempfile::tempdir()?;
         let settings = dir.path().join("settings.cfg");
         // Plain HTTP on loopback: the session cookie cannot be `Secure`.
