@@ -23,15 +23,6 @@ fn now() -> f64 {
     js_sys::Date::now()
 }
 
-async fn sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
 /// Waits until the document is complete and no mutation happened for [`QUIET_MS`], or the
 /// timeout passes. Returns whether it became stable.
 async fn hydrate(timeout_ms: u32) -> bool {
@@ -56,7 +47,7 @@ async fn hydrate(timeout_ms: u32) -> bool {
         if now() >= deadline {
             break false;
         }
-        sleep(50).await;
+        crate::settle::sleep(50.0).await;
     };
     if let Some(o) = observer {
         o.disconnect();

@@ -77,8 +77,8 @@ fn remaining_ms(a: &Animation) -> Option<f64> {
     }
 }
 
-/// A promise resolved after `ms`.
-async fn sleep(ms: f64) {
+/// Resolves after `ms` on the page's timers (also the scan's wait for hydration).
+pub(crate) async fn sleep(ms: f64) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         let set = web_sys::window()
             .map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms.ceil() as i32));
