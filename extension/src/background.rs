@@ -263,6 +263,7 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
         | method::DISMISS
         | method::PKS_PROBE
         | method::PKS_STEP
+        | method::ORDER
         | method::REV => {
             let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;

@@ -16,7 +16,10 @@
 //!   it lies outside a box around it that hides its overflow; [`shown`]: which of its lines
 //!   such a box lets show.
 //! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
-//!   started a navigation away from its document.
+//!   started a navigation away from its document; [`order`]: selectors in document order (a
+//!   form's fields filled top to bottom).
+//! - [`tools`]: the page side of route, file upload and blocker dismissal; [`scan`]: a
+//!   registered coverage scan of a frame.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
 //!   native dialogs, frameworks, file-chooser clicks, challenge and geo-block texts.
 //! - [`pks`]: applying stored site knowledge: probing a fingerprint, one playbook step held
@@ -41,6 +44,7 @@ pub mod covered;
 pub mod docrev;
 pub mod dom;
 pub mod leaving;
+pub mod order;
 pub mod overflow;
 pub mod perceive;
 pub mod pks;

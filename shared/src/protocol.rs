@@ -251,6 +251,9 @@ pub mod method {
     /// Event, extension to host, sent just before the reply to every request a document
     /// answered: [`super::PageStamp`], the document's navigation epoch and revision then.
     pub const PAGE_STAMP: &str = "page.stamp";
+    /// Selectors in the document order of the elements they name: [`super::OrderParams`] ->
+    /// [`super::OrderResult`]. A form's fields are filled top to bottom, as a person would.
+    pub const ORDER: &str = "page.order";
 }
 
 /// First event after connecting.
@@ -420,6 +423,31 @@ pub struct RevParams {
 pub struct RevResult {
     /// The document's revision now.
     pub doc_rev: u32,
+}
+
+/// Most selectors one `page.order` request may carry.
+pub const ORDER_MAX_SELECTORS: usize = 200;
+
+/// `page.order` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OrderParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame to ask (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// Selectors or refs, at most [`ORDER_MAX_SELECTORS`].
+    pub selectors: Vec<String>,
+}
+
+/// `page.order` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OrderResult {
+    /// The request's selectors, each once, in the document order of the first element each
+    /// names; those naming nothing (or that cannot be parsed) last, in the order they came.
+    pub selectors: Vec<String>,
 }
 
 /// `page.readText` parameters.

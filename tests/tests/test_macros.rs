@@ -113,6 +113,32 @@ async fn guarded_submit_form_reports_inline_validation_and_follows_the_thank_you
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_form_is_filled_top_to_bottom_whatever_the_selectors_are_called() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("delivery.html")})).await?;
+    // Named so that their alphabetical order is the page's upside down: the city is disabled until
+    // a country is chosen, and the district is not on the page until the city has a name.
+    let fields = json!({"#area": "Sakyo", "#city": "Kyoto", "#country": "Japan"});
+    let r = c.structured("nova.guarded_submit_form", json!({"fields": fields})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    let url = r["urlAfter"].as_str().unwrap_or_default();
+    assert!(url.contains("thanks.html?country=Japan&city=Kyoto&area=Sakyo"), "{r}");
+
+    // More fields than the bound: refused, naming the field and the bound, before anything is typed.
+    c.structured("nova.navigate", json!({"url": nova.url("delivery.html")})).await?;
+    let mut many: serde_json::Map<String, Value> = (0..200).map(|i| (format!("#f{i}"), json!("x"))).collect();
+    many.insert("#country".into(), json!("France"));
+    let err = c.call_err("nova.guarded_submit_form", json!({"fields": many})).await?;
+    assert_eq!(err.code.0, -32602);
+    assert!(err.message.contains("fields") && err.message.contains("at most 200"), "{}", err.message);
+    // No country was chosen, so the city is still closed.
+    let city = c.structured("nova.type_selector", json!({"selector": "#city", "text": "Lyon"})).await?;
+    assert_eq!(city["reasonCode"], "element_disabled", "{city}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_guarded_submit_that_sees_nothing_says_what_success_to_name() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;

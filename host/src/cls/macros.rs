@@ -4,7 +4,12 @@
 
 use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
 use nova_shared::page::PageModel;
-use nova_shared::protocol::{ClickParams, PageAction, PerceiveParams, TypeParams, method};
+use std::collections::BTreeMap;
+
+use nova_shared::protocol::{
+    ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction, PerceiveParams, TypeParams,
+    method,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -384,11 +389,10 @@ crate::tool_args! {
         /// The form (default: the first form with a visible submit control).
         #[serde(default)]
         pub form_selector: Option<String>,
-        /// Values to type first: selector -> text (for a select, the option to choose), in the
-        /// selectors' alphabetical order (a JSON object keeps none): fill a field another depends on
-        /// first with `nova.type_selector`.
+        /// Values to type first: selector -> text (for a select, the option to choose), filled
+        /// in the page's order, top to bottom; a field not on the page yet is filled last.
         #[serde(default)]
-        pub fields: std::collections::BTreeMap<String, String>,
+        pub fields: BTreeMap<String, String>,
         /// Submit control, when the heuristics do not find it.
         #[serde(default)]
         pub submit_selector: Option<String>,
@@ -436,6 +440,25 @@ impl Macros<'_> {
                 reply.structured["field"] = json!(selector);
                 Err(reply)
             }
+        }
+    }
+
+    /// The fields' selectors in the document order of their elements (a person's top to
+    /// bottom); those naming nothing yet last, so a field that appears once another is filled
+    /// still can be. If the page cannot say, the selectors' alphabetical order.
+    async fn document_order(&self, target: &str, fields: &BTreeMap<String, String>) -> Vec<String> {
+        let given: Vec<String> = fields.keys().cloned().collect();
+        if given.len() < 2 {
+            return given;
+        }
+        let params = OrderParams { target: target.to_owned(), frame_id: None, selectors: given.clone() };
+        match self.bridge.call::<OrderResult>(method::ORDER, params, DEFAULT_TIMEOUT).await {
+            Ok(r)
+                if r.selectors.len() == given.len() && r.selectors.iter().all(|s| fields.contains_key(s)) =>
+            {
+                r.selectors
+            }
+            _ => given,
         }
     }
 
@@ -511,8 +534,12 @@ impl Macros<'_> {
         );
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
-        for (selector, value) in &a.fields {
-            if let Err(reply) = self.fill(&tab.target_id, selector, value).await {
+        if a.fields.len() > ORDER_MAX_SELECTORS {
+            let m = format!("{} fields given, at most {ORDER_MAX_SELECTORS}", a.fields.len());
+            return Err(CallError::invalid("fields", m));
+        }
+        for selector in self.document_order(&tab.target_id, &a.fields).await {
+            if let Err(reply) = self.fill(&tab.target_id, &selector, &a.fields[&selector]).await {
                 return Ok(reply);
             }
         }
