@@ -31,6 +31,8 @@ pub struct Macros<'h> {
     pub leases: &'h crate::lease::Leases,
     /// The data dir.
     pub data: &'h crate::paths::DataDir,
+    /// Operational knowledge: a verified sign-in files the tab's login state.
+    pub ok: &'h crate::ok::Knowledge,
 }
 
 impl<'h> From<&'h crate::hub::Hub> for Macros<'h> {
@@ -41,6 +43,7 @@ impl<'h> From<&'h crate::hub::Hub> for Macros<'h> {
             bridge: &hub.bridge,
             leases: &hub.leases,
             data: &hub.data,
+            ok: &hub.ok,
         }
     }
 }
@@ -504,7 +507,15 @@ impl Macros<'_> {
             selector: submit,
             guarded: true,
         });
-        self.guard.guarded(rec, &tab, action, &contract).await
+        let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        if reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
+            let landed = reply.structured["urlAfter"].as_str().unwrap_or(&tab.url);
+            // The sign-in happened whatever OK manages to file: its verdict stands.
+            if let Err(e) = crate::ok::page::signed_in(self.ok, self.data, &tab.target_id, landed) {
+                tracing::warn!(error = %e, "operational knowledge not updated");
+            }
+        }
+        Ok(reply)
     }
 
     /// `nova.guarded_submit_form`.

@@ -1,6 +1,7 @@
 //! What every page read feeds into OK and gets back (docs/ok.md, "Hints"): after a perceive of
 //! a tab's top frame, the `core.*` signals the page showed are filed as system observations and
-//! `okHints` are computed; after a navigation, `okHints` for where the tab landed.
+//! `okHints` are computed; after a navigation, `okHints` for where the tab landed; after a
+//! verified sign-in, the tab's login state.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +36,24 @@ pub fn perceived(
         Batch { place: &place, source: Source::System, agent_id: None, perception_id: None, now, window_ms };
     observe::apply(k, &batch, &claims)?;
     hints::hints(k, &place, before.as_ref(), now, window_ms)
+}
+
+/// After a sign-in Nova verified (`nova.guarded_login`'s postconditions held) in `target`, now
+/// at `url`: files `core.login_state = logged_in` as its own certain read. A page whose sign-out
+/// hides in a closed menu shows no sign-in state to a perceive; the verified login is the proof.
+pub fn signed_in(k: &Knowledge, data: &DataDir, target: &str, url: &str) -> Result<(), CallError> {
+    let place = service::place(data, target, url);
+    let (now, window_ms) = (clock::now_ms(), super::window_ms(data));
+    let claim = Claim {
+        key: "core.login_state".into(),
+        value: Value::from("logged_in"),
+        certainty: Certainty::Certain,
+        evidence: Some("nova.guarded_login verified the sign-in".into()),
+    };
+    let batch =
+        Batch { place: &place, source: Source::System, agent_id: None, perception_id: None, now, window_ms };
+    observe::apply(k, &batch, &[claim])?;
+    Ok(())
 }
 
 /// `okHints` for `target` now at `url`, without observing anything.
