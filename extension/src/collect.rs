@@ -171,11 +171,16 @@ fn theme() -> Option<&'static str> {
 /// A `core.*` signal, read from what the page visibly shows. Null when the page does not show it.
 /// `password` holds whether a password field shows, looked up once for all the signals of one
 /// read (it is a query of the whole document) and only by the signals that need it.
+///
+/// A sign-out control wins over a password field: a signed-in person is asked for passwords too
+/// (changing one, creating someone else's account), and a sign-in page never offers to sign out.
 fn core(a: &Adapter, path: &str, password: &OnceCell<bool>) -> Value {
+    let signed_in = OnceCell::new();
+    let sign_out_shown = || *signed_in.get_or_init(|| visible(a.login.logged_in.as_deref()));
     let password_shown = || *password.get_or_init(|| visible(a.login.password.as_deref()));
     match path {
         "login_state" => {
-            if visible(a.login.logged_in.as_deref()) && !password_shown() {
+            if sign_out_shown() {
                 json!("logged_in")
             } else if password_shown() {
                 json!("logged_out")
@@ -188,7 +193,7 @@ fn core(a: &Adapter, path: &str, password: &OnceCell<bool>) -> Value {
                 .and_then(|w| w.location().pathname().ok())
                 .unwrap_or_default()
                 .to_lowercase();
-            if password_shown() {
+            if password_shown() && !sign_out_shown() {
                 json!("login")
             } else if path.contains("settings") || path.contains("preferences") {
                 json!("settings")

@@ -574,6 +574,20 @@ impl Nova {
         Ok(found)
     }
 
+    /// What operational knowledge holds now for `key`: `(value, source)` of each current fact
+    /// (one per scope), the value as JSON.
+    pub fn ok_facts(&self, key: &str) -> anyhow::Result<Vec<(Value, String)>> {
+        let c = rusqlite::Connection::open(self.store_path())?;
+        let sql = "SELECT value_json, source_kind FROM ok_facts WHERE fact_key = ?1 AND valid_to IS NULL";
+        let mut query = c.prepare(sql)?;
+        let rows = query.query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        rows.map(|r| {
+            let (value, source) = r?;
+            Ok((serde_json::from_str(&value)?, source))
+        })
+        .collect()
+    }
+
     /// The observation rows of `tool`, waiting (up to 10 s) until there are at least `n`
     /// (rows are written off the hot path).
     pub fn tool_rows(&self, tool: &str, n: usize) -> anyhow::Result<Vec<Value>> {

@@ -258,7 +258,9 @@ async fn stale_after_the_window_a_new_url_two_tabs_and_a_restart() -> anyhow::Re
     assert_eq!(nav["okHints"]["urlChanged"], true, "{nav}");
     let page = a.step("nova.perceive", json!({})).await?;
     assert_eq!(page["okHints"]["urlChanged"], true, "{}", page["okHints"]);
+    // A page that asks for passwords beside a sign-out control (changing one): signed in, settings.
     assert_eq!(page["okHints"]["currentFacts"]["core.page.type"]["valueJson"], "settings");
+    assert_eq!(page["okHints"]["currentFacts"]["core.login_state"]["valueJson"], "logged_in");
     assert_eq!(page["okHints"]["currentFacts"]["core.ui.theme"]["valueJson"], "dark");
     assert_eq!(a.step("nova.perceive", json!({})).await?["okHints"], Value::Null);
 
@@ -336,25 +338,16 @@ async fn a_fact_orients_and_never_authorises() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The current `core.login_state` of the tab's service on the fixture server, if OK holds one.
-fn login_state(nova: &Nova) -> anyhow::Result<Option<(String, String)>> {
-    let c = rusqlite::Connection::open(nova.store_path())?;
-    let sql = "SELECT value_json, source_kind FROM ok_facts WHERE fact_key = 'core.login_state' AND valid_to IS NULL";
-    let mut rows =
-        c.prepare(sql)?.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
-    anyhow::ensure!(rows.len() <= 1, "one tab, one service: {rows:?}");
-    Ok(rows.pop())
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_verified_sign_in_is_known_where_the_page_hides_its_sign_out() -> anyhow::Result<()> {
     let (nova, mut a) = start().await?;
     a.visit(&nova.url("login.html?to=menu-account.html")).await?;
-    let out = Some(("\"logged_out\"".to_owned(), "system".to_owned()));
-    assert_eq!(login_state(&nova)?, out, "a password field shows");
+    let login_state = || nova.ok_facts("core.login_state");
+    let out = vec![(json!("logged_out"), "system".to_owned())];
+    assert_eq!(login_state()?, out, "a password field shows");
     let (wrong, _) = a.call("nova.guarded_login", json!({"username": "ada", "password": "nope"})).await?;
     assert_eq!(wrong["guardedCommit"]["verificationStatus"], "verified_fail", "{wrong}");
-    assert_eq!(login_state(&nova)?, out, "a refused sign-in changes nothing");
+    assert_eq!(login_state()?, out, "a refused sign-in changes nothing");
 
     let right = a.step("nova.guarded_login", json!({"username": "ada", "password": "correct-horse"})).await?;
     assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
@@ -365,6 +358,6 @@ async fn a_verified_sign_in_is_known_where_the_page_hides_its_sign_out() -> anyh
     assert_eq!(hints["currentFacts"]["core.login_state"]["valueJson"], "logged_in", "{hints}");
     assert_eq!(hints["currentFacts"]["core.login_state"]["sourceKind"], "system", "{hints}");
     assert_eq!(hints["capabilities"]["authenticated"], true, "{hints}");
-    assert_eq!(login_state(&nova)?, Some(("\"logged_in\"".to_owned(), "system".to_owned())));
+    assert_eq!(login_state()?, vec![(json!("logged_in"), "system".to_owned())]);
     Ok(())
 }

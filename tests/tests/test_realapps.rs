@@ -19,7 +19,8 @@ use serde_json::json;
 type After<'a> = &'a mut dyn FnMut(&Step) -> anyhow::Result<()>;
 
 /// Runs `journey` with a compliant agent at default gates, checking that the evidence store
-/// names where each guarded step landed, as the reply does, and that `expected` steps were judged;
+/// names where each guarded step landed, as the reply does, that a verified sign-in is what
+/// operational knowledge holds, and that `expected` steps were judged;
 /// then visits `pages` and checks that what Nova reads of each loses no text a person sees, and
 /// that none of the journey's `secrets` (passwords typed) is anywhere in Nova's data directory.
 async fn drive(
@@ -36,6 +37,10 @@ async fn drive(
         let rows = nova.tool_rows(step.tool, step.nth)?;
         let row = rows.get(step.nth - 1).cloned().unwrap_or_default();
         anyhow::ensure!(row["url_after"] == json!(step.landed), "{}: stored url_after: {row}", step.kind);
+        if step.kind == "sign_in_right" {
+            let held = nova.ok_facts("core.login_state")?;
+            anyhow::ensure!(held == [(json!("logged_in"), "system".into())], "signed in, OK holds {held:?}");
+        }
         steps.push(step.kind);
         Ok(())
     };
