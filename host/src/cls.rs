@@ -39,6 +39,8 @@ pub mod reason {
     pub const DISPATCH_PREPARE_REJECTED: &str = "guarded_commit.dispatch_prepare_rejected";
     /// The forbidden postconditions held.
     pub const POSTCONDITION_FAILED: &str = "guarded_commit.postcondition_failed";
+    /// Indeterminate: the window passed with no success and no failure shown; dispatched once.
+    pub const NO_SIGNAL_YET: &str = "guarded_commit.no_signal_yet";
 }
 
 /// `guardedCommit.retryAdvice`.

@@ -459,7 +459,7 @@ impl Guard<'_> {
                 report.outcome = Some(Verdict::Unknown);
                 report.indeterminate_reason = indeterminate;
                 report.reason_code = indeterminate.map(|r| format!("guarded_commit.{r}"));
-                if indeterminate == Some("no_signal_yet") {
+                if report.reason_code.as_deref() == Some(reason::NO_SIGNAL_YET) {
                     report.message = Some(silence(window_ms));
                 }
             }

@@ -233,7 +233,7 @@ fn explain_silence(
     own_success: bool,
     [seen_as, elsewhere, example]: [&str; 3],
 ) -> ToolReply {
-    if own_success || reply.structured["reasonCode"] != "guarded_commit.no_signal_yet" {
+    if own_success || reply.structured["reasonCode"] != super::reason::NO_SIGNAL_YET {
         return reply;
     }
     let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
