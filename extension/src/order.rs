@@ -1,5 +1,6 @@
 //! `page.order`: selectors in the document order of the elements they name, so a form's fields
-//! are filled top to bottom, as a person fills them (docs/cls.md, `nova.guarded_submit_form`).
+//! are filled top to bottom, as a person fills them (docs/cls.md, `nova.guarded_submit_form`),
+//! and which of them name nothing, so a sign-in types nothing on a page without its form.
 
 use nova_shared::protocol::{ORDER_MAX_SELECTORS, OrderParams, OrderResult};
 use nova_shared::reason;
@@ -8,7 +9,7 @@ use web_sys::{Element, Node};
 
 use crate::dom::{self, Failure, fail};
 
-/// The request's selectors (each once) in document order; those naming nothing last.
+/// The request's selectors (each once) in document order; those naming nothing last, and said.
 pub fn order(p: &OrderParams) -> Result<OrderResult, Failure> {
     if p.selectors.len() > ORDER_MAX_SELECTORS {
         return Err(fail(
@@ -31,8 +32,8 @@ pub fn order(p: &OrderParams) -> Result<OrderResult, Failure> {
         }
     }
     let mut selectors: Vec<String> = placed.into_iter().map(|(s, _)| s).collect();
-    selectors.extend(unplaced);
-    Ok(OrderResult { selectors })
+    selectors.extend(unplaced.iter().cloned());
+    Ok(OrderResult { selectors, missing: unplaced })
 }
 
 /// Whether `a` comes before `b` in the page. Elements in different trees (a shadow root, a

@@ -448,6 +448,8 @@ pub struct OrderResult {
     /// The request's selectors, each once, in the document order of the first element each
     /// names; those naming nothing (or that cannot be parsed) last, in the order they came.
     pub selectors: Vec<String>,
+    /// The selectors naming nothing on the page now (the tail of `selectors`).
+    pub missing: Vec<String>,
 }
 
 /// `page.readText` parameters.

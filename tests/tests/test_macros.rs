@@ -62,6 +62,16 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
 async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
+    // A page with a text box and no sign-in form: refused before anything is typed.
+    c.structured("nova.navigate", json!({"url": nova.url("signup.html")})).await?;
+    let nowhere = json!({"username": "ada-lovelace-77", "password": "correct-horse"});
+    let nowhere = c.call("nova.guarded_login", nowhere).await?.structured_content.unwrap_or_default();
+    assert_eq!(nowhere["reasonCode"], "element_not_found", "{nowhere}");
+    assert_eq!(nowhere["actionDispatched"], false, "{nowhere}");
+    assert!(nowhere["message"].as_str().is_some_and(|m| m.contains("nothing was typed")), "{nowhere}");
+    let page = c.structured("nova.perceive", json!({})).await?;
+    assert!(!page["elements"].to_string().contains("ada-lovelace-77"), "{}", page["elements"]);
+
     c.structured("nova.navigate", json!({"url": nova.url("login.html")})).await?;
     let wrong =
         c.call("nova.guarded_login", json!({"username": "ada", "password": "Wr0ng-Secret-zz"})).await?;

@@ -171,6 +171,9 @@ async fn ihatemoney_forms_in_a_dialog_a_select_and_a_delete_that_asks_in_its_but
         "submit_valid",
         "delete_ask",
         "delete_confirm",
+        "sign_out",
+        "sign_in_wrong",
+        "sign_in_right",
     ];
     let pages = ["/trip/", "/trip/settle_bills", "/trip/statistics", "/trip/add"].map(|p| app.url(p));
     drive(

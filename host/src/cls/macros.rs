@@ -465,6 +465,33 @@ impl Macros<'_> {
         }
     }
 
+    /// A refusal when one of a sign-in's fields is not on the page: before anything is typed, so
+    /// a user name never lands in whatever text box a page without the form has.
+    async fn absent(&self, target: &str, fields: [(&str, &String); 2]) -> Option<ToolReply> {
+        let selectors = fields.iter().map(|(_, s)| (*s).clone()).collect();
+        let params = OrderParams { target: target.to_owned(), frame_id: None, selectors };
+        let missing = match self.bridge.call::<OrderResult>(method::ORDER, params, DEFAULT_TIMEOUT).await {
+            Ok(r) => r.missing,
+            Err(e) => {
+                let mut reply = ToolReply::bridge_failure(&e);
+                reply.structured["actionDispatched"] = json!(false);
+                return Some(reply);
+            }
+        };
+        let (what, selector) = fields.into_iter().find(|(_, s)| missing.contains(s))?;
+        let mut reply = ToolReply::failure(
+            nova_shared::reason::ELEMENT_NOT_FOUND,
+            format!(
+                "no sign-in form here: nothing matches the {what} field `{selector}`; nothing was typed. \
+                 Open the sign-in page, or name the fields (usernameSelector, passwordSelector)"
+            ),
+            false,
+        );
+        reply.structured["actionDispatched"] = json!(false);
+        reply.structured["field"] = json!(selector);
+        Some(reply)
+    }
+
     /// `nova.guarded_login`.
     pub async fn guarded_login(&self, rec: &mut CallRecord, a: LoginArgs) -> Result<ToolReply, CallError> {
         let tab = match self.macro_target(rec, &a.target_id).await? {
@@ -484,6 +511,9 @@ impl Macros<'_> {
             ));
         };
         let pass = a.password_selector.unwrap_or(password);
+        if let Some(reply) = self.absent(&tab.target_id, [("user-name", &user), ("password", &pass)]).await {
+            return Ok(reply);
+        }
         if let Err(reply) = self.fill(&tab.target_id, &user, &a.username).await {
             return Ok(reply);
         }

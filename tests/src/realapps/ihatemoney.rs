@@ -75,8 +75,9 @@ fn once(fact: Value) -> Value {
 
 /// The expenses journey of a compliant agent (who has loaded its bundle): a project refused for
 /// its e-mail address then made, a participant added twice (the second refused), a bill from
-/// the dialog refused for its amount then saved (its payer chosen in a `<select>`), and the bill
-/// deleted in the button's own two steps. Every verdict, `urlAfter` and the database after
+/// the dialog refused for its amount then saved (its payer chosen in a `<select>`), the bill
+/// deleted in the button's own two steps, and a sign-out from the project's menu then a sign-in
+/// with a wrong and the right code. Every verdict, `urlAfter` and the database after
 /// each step are checked here; `after` sees each guarded step too.
 pub async fn journey(
     app: &IHateMoney,
@@ -178,5 +179,22 @@ pub async fn journey(
     judge.step(("delete_ask", CLICK, a.calls_of(CLICK)), r, "verified_success", home.clone(), (bills, 1))?;
     let gone = once(json!({"factKey": "dom.exists(form.delete-bill)", "operator": "eq", "expected": false}));
     let r = a.call(CLICK, json!({"selector": delete, "transitionContract": gone})).await?;
-    judge.step(("delete_confirm", CLICK, a.calls_of(CLICK)), r, "verified_success", home, (bills, 0))
+    judge.step(
+        ("delete_confirm", CLICK, a.calls_of(CLICK)),
+        r,
+        "verified_success",
+        home.clone(),
+        (bills, 0),
+    )?;
+
+    // Signing out is a POST form in the project's closed menu; signing back in is the project's
+    // identifier and code in the home page's first form (the project form follows it).
+    a.step("nova.perceive", json!({})).await?;
+    a.step(CLICK, json!({"selector": "#navbarProjectsLinks"})).await?;
+    let out = once(json!({"factKey": "dom.exists(#creation-form)", "operator": "eq", "expected": true}));
+    let exit = "form[action$=\"/exit\"] [type=submit]";
+    let r = a.call(CLICK, json!({"selector": exit, "transitionContract": out})).await?;
+    judge.step(("sign_out", CLICK, a.calls_of(CLICK)), r, "verified_success", app.url("/"), (projects, 1))?;
+    a.step("nova.perceive", json!({})).await?;
+    judge.sign_in(a, ("trip", PROJECT_CODE), (app.url("/authenticate"), home), (projects, (1, 1))).await
 }
