@@ -8,6 +8,7 @@ use std::cell::{OnceCell, RefCell};
 use nova_shared::adapter::Adapter;
 use nova_shared::cls::Observed;
 use nova_shared::facts::FactKey;
+use nova_shared::selector::alternatives;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
@@ -48,7 +49,7 @@ fn shown(one: &str) -> String {
 }
 
 fn visible_banner(sel: Option<&str>) -> Option<web_sys::Element> {
-    sel?.split(',').find_map(|one| {
+    alternatives(sel?).into_iter().find_map(|one| {
         let el = dom::resolve(&shown(one)).ok()?;
         (!dom::collapse(&el.text_content().unwrap_or_default()).is_empty()).then_some(el)
     })
@@ -58,7 +59,7 @@ fn stream_active(a: &Adapter) -> bool {
     a.chat
         .streaming
         .as_deref()
-        .is_some_and(|s| s.split(',').any(|one| dom::count(&shown(one)).unwrap_or(0) > 0))
+        .is_some_and(|s| alternatives(s).into_iter().any(|one| dom::count(&shown(one)).unwrap_or(0) > 0))
 }
 
 /// Sets the adapter for checks (no baseline).
@@ -98,7 +99,7 @@ pub fn arm(a: Option<Adapter>) {
 
 /// The text of the first visible match of any alternative of `sel`.
 fn text_of(sel: Option<&str>) -> Option<String> {
-    let el = sel?.split(',').find_map(|one| {
+    let el = alternatives(sel?).into_iter().find_map(|one| {
         let one = one.trim();
         let one = if one.ends_with(":visible") { one.to_owned() } else { format!("{one}:visible") };
         dom::resolve(&one).ok()
@@ -111,7 +112,7 @@ fn text_of(sel: Option<&str>) -> Option<String> {
 }
 
 fn visible(sel: Option<&str>) -> bool {
-    sel.is_some_and(|s| s.split(',').any(|one| dom::resolve(&shown(one)).is_ok()))
+    sel.is_some_and(|s| alternatives(s).into_iter().any(|one| dom::resolve(&shown(one)).is_ok()))
 }
 
 fn texts_of(sel: Option<&str>) -> Vec<String> {

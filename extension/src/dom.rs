@@ -47,7 +47,7 @@ impl Root {
         if css.contains(":visible") {
             // `:visible` (ours, not CSS) picks the first visible match; each alternative of a
             // selector list is tried in order.
-            for part in css.split(',').map(str::trim) {
+            for part in selector::alternatives(css) {
                 let found = match visible_base(part) {
                     Some(base) => self.query_all(base)?.into_iter().find(is_visible),
                     None => self.query_first(part)?,
@@ -230,7 +230,7 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
         return Ok(u32::try_from(root.query_all(last)?.len()).unwrap_or(u32::MAX));
     }
     let mut n = 0;
-    for part in last.split(',').map(str::trim) {
+    for part in selector::alternatives(last) {
         n += match visible_base(part) {
             Some(base) => root.query_all(base)?.iter().filter(|e| is_visible(e)).count(),
             None => root.query_all(part)?.len(),

@@ -64,6 +64,17 @@ pub fn format_ref(n: u32) -> String {
 }
 
 fn split_chain(s: &str) -> Vec<String> {
+    split_outside(s, ">>>").into_iter().map(|seg| seg.trim().to_owned()).collect()
+}
+
+/// The alternatives of a selector list (`a, b:visible`), trimmed: split at the commas outside
+/// quotes, brackets and parentheses, so `input:is([type=text], :not([type]))` is one.
+pub fn alternatives(list: &str) -> Vec<&str> {
+    split_outside(list, ",").into_iter().map(str::trim).collect()
+}
+
+/// `s` split at each `sep` outside quotes, `[...]` and `(...)`.
+fn split_outside<'a>(s: &'a str, sep: &str) -> Vec<&'a str> {
     let bytes = s.as_bytes();
     let mut out = Vec::new();
     let mut quote: Option<u8> = None;
@@ -85,9 +96,9 @@ fn split_chain(s: &str) -> Vec<String> {
                 b'\\' => i += 1,
                 b'[' | b'(' => depth += 1,
                 b']' | b')' => depth = depth.saturating_sub(1),
-                b'>' if depth == 0 && bytes[i..].starts_with(b">>>") => {
-                    out.push(s[start..i].trim().to_owned());
-                    i += 3;
+                _ if depth == 0 && bytes[i..].starts_with(sep.as_bytes()) => {
+                    out.push(&s[start..i]);
+                    i += sep.len();
                     start = i;
                     continue;
                 }
@@ -96,7 +107,7 @@ fn split_chain(s: &str) -> Vec<String> {
         }
         i += 1;
     }
-    out.push(s[start..].trim().to_owned());
+    out.push(&s[start..]);
     out
 }
 
@@ -126,6 +137,21 @@ mod tests {
     fn combinator_inside_quotes_or_brackets_is_text() {
         assert_eq!(parse(r#"a[title=">>>"]"#).expect("ok"), chain(&[r#"a[title=">>>"]"#]));
         assert_eq!(parse(":is(a >>> b)").expect("ok"), chain(&[":is(a >>> b)"]));
+    }
+
+    #[test]
+    fn a_list_splits_only_at_its_own_commas() {
+        assert_eq!(
+            alternatives(
+                r#"a:visible, form:has(b) input:is([type="text"], :not([type])):visible , [title="x,y"]"#
+            ),
+            vec![
+                "a:visible",
+                r#"form:has(b) input:is([type="text"], :not([type])):visible"#,
+                r#"[title="x,y"]"#
+            ]
+        );
+        assert_eq!(alternatives("one"), vec!["one"]);
     }
 
     #[test]

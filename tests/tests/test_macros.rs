@@ -85,6 +85,13 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     let page = c.structured("nova.read_text", json!({"selector": "#welcome"})).await?;
     assert_eq!(page["text"], "Welcome back, Ada");
 
+    // A search box in the header before a sign-in form whose account field says nothing of users:
+    // the user name goes into the form that asks for the password.
+    c.structured("nova.navigate", json!({"url": nova.url("login-search.html")})).await?;
+    let right =
+        c.structured("nova.guarded_login", json!({"username": "ada", "password": "correct-horse"})).await?;
+    assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
+
     drop(c);
     let rows = nova.observations(4)?;
     let login = rows.iter().find(|r| r["tool"] == "nova.guarded_login").expect("recorded");

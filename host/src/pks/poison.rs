@@ -241,8 +241,7 @@ pub fn reads_as(text: &str) -> Option<Polarity> {
 
 /// Why `sel` is too broad to store, or `None` when it is exact.
 pub fn broad(sel: &str) -> Option<&'static str> {
-    for alt in sel.split(',') {
-        let alt = alt.trim();
+    for alt in nova_shared::selector::alternatives(sel) {
         if alt.is_empty() {
             return Some("has an empty alternative");
         }
