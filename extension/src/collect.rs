@@ -99,11 +99,7 @@ pub fn arm(a: Option<Adapter>) {
 
 /// The text of the first visible match of any alternative of `sel`.
 fn text_of(sel: Option<&str>) -> Option<String> {
-    let el = alternatives(sel?).into_iter().find_map(|one| {
-        let one = one.trim();
-        let one = if one.ends_with(":visible") { one.to_owned() } else { format!("{one}:visible") };
-        dom::resolve(&one).ok()
-    })?;
+    let el = alternatives(sel?).into_iter().find_map(|one| dom::resolve(&shown(one)).ok())?;
     let text = match dom::as_select(&el) {
         Some(select) => select.selected_options().item(0).map(|o| o.text_content().unwrap_or_default()),
         None => el.text_content(),

@@ -116,6 +116,20 @@ pub fn inner_root(host: &Element) -> Option<Root> {
     host.shadow_root().map(Root::Shadow)
 }
 
+/// The element holding `root` when it is a shadow root (its host) or a frame's document (the
+/// frame element); `None` for the top document or a detached node. The way up that
+/// [`inner_root`] comes down.
+pub fn holder(root: &web_sys::Node) -> Option<Element> {
+    // By node type, not `instanceof`: a frame's nodes belong to the frame's own realm.
+    match root.node_type() {
+        web_sys::Node::DOCUMENT_FRAGMENT_NODE => Some(root.unchecked_ref::<ShadowRoot>().host()),
+        web_sys::Node::DOCUMENT_NODE => {
+            root.unchecked_ref::<Document>().default_view().and_then(|w| w.frame_element().ok().flatten())
+        }
+        _ => None,
+    }
+}
+
 struct Refs {
     by_element: WeakMap,
     elements: Vec<Element>,

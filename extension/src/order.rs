@@ -4,7 +4,6 @@
 
 use nova_shared::protocol::{ORDER_MAX_SELECTORS, OrderParams, OrderResult};
 use nova_shared::reason;
-use wasm_bindgen::JsCast;
 use web_sys::{Element, Node};
 
 use crate::dom::{self, Failure, fail};
@@ -54,20 +53,8 @@ fn precedes(a: &Element, b: &Element) -> bool {
 /// climbed to the end.
 fn outermost(el: &Element) -> Element {
     let mut el = el.clone();
-    loop {
-        let root = el.get_root_node();
-        // By node type, not `instanceof`: a frame's nodes belong to the frame's own realm.
-        let up: Option<Element> = match root.node_type() {
-            Node::DOCUMENT_FRAGMENT_NODE => Some(root.unchecked_into::<web_sys::ShadowRoot>().host()),
-            Node::DOCUMENT_NODE => root
-                .unchecked_into::<web_sys::Document>()
-                .default_view()
-                .and_then(|w| w.frame_element().ok().flatten()),
-            _ => None,
-        };
-        match up {
-            Some(next) => el = next,
-            None => return el,
-        }
+    while let Some(up) = dom::holder(&el.get_root_node()) {
+        el = up;
     }
+    el
 }

@@ -156,15 +156,14 @@ fn inside(el: &Element, outer: &Element) -> bool {
             return true;
         }
         node = match n.parent_node() {
-            // By node type, not `instanceof`: a frame's nodes belong to the frame's own realm.
-            Some(p) if p.node_type() == web_sys::Node::DOCUMENT_FRAGMENT_NODE => {
-                Some(p.unchecked_into::<web_sys::ShadowRoot>().host().into())
+            Some(p)
+                if matches!(
+                    p.node_type(),
+                    web_sys::Node::DOCUMENT_FRAGMENT_NODE | web_sys::Node::DOCUMENT_NODE
+                ) =>
+            {
+                dom::holder(&p).map(Into::into)
             }
-            Some(p) if p.node_type() == web_sys::Node::DOCUMENT_NODE => p
-                .unchecked_into::<web_sys::Document>()
-                .default_view()
-                .and_then(|w| w.frame_element().ok().flatten())
-                .map(Into::into),
             other => other,
         };
     }

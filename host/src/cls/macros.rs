@@ -2,10 +2,10 @@
 //! an adapter and runs it through the guarded flow. A caller's `transitionContract` refines the
 //! built one (its assertions are added, its timing and policies win).
 
-use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
-use nova_shared::page::PageModel;
 use std::collections::BTreeMap;
 
+use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
+use nova_shared::page::PageModel;
 use nova_shared::protocol::{
     ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction, PerceiveParams, TypeParams,
     method,
