@@ -264,6 +264,7 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
         | method::PKS_PROBE
         | method::PKS_STEP
         | method::ORDER
+        | method::SUBMITTER
         | method::REV => {
             let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;

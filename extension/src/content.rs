@@ -140,9 +140,10 @@ pub fn content_handle(msg: JsValue) -> JsValue {
 
 /// The requests that wait for the page to stop moving: reads and actions. Not the checks of a
 /// watch, which look again until the outcome shows, nor a scan, which waits for its own quiet.
-const SETTLES: [&str; 8] = [
+const SETTLES: [&str; 9] = [
     method::PERCEIVE,
     method::ORDER,
+    method::SUBMITTER,
     method::READ_TEXT,
     method::CLICK,
     method::TYPE,
@@ -206,6 +207,7 @@ fn answer(msg: &JsValue) -> JsValue {
         method::PKS_PROBE => params(msg).and_then(|p| out(crate::pks::probe(&p))),
         method::PKS_STEP => params(msg).and_then(|p| out(crate::pks::step(&p))),
         method::ORDER => params(msg).and_then(|p| out(crate::order::order(&p))),
+        method::SUBMITTER => params(msg).and_then(|p| out(crate::submitter::submitter(&p))),
         method::REV => {
             params(msg).and_then(|_: RevParams| out(Ok(RevResult { doc_rev: crate::docrev::current() })))
         }

@@ -17,7 +17,7 @@
 //!   such a box lets show.
 //! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
 //!   started a navigation away from its document; [`order`]: selectors in document order (a
-//!   form's fields filled top to bottom).
+//!   form's fields filled top to bottom); [`submitter`]: the button that submits a field's form.
 //! - [`tools`]: the page side of route, file upload and blocker dismissal; [`scan`]: a
 //!   registered coverage scan of a frame.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
@@ -53,6 +53,7 @@ pub mod seen;
 pub mod settle;
 pub mod shown;
 pub mod stacking;
+pub mod submitter;
 pub mod timing;
 pub mod tools;
 pub mod ui;

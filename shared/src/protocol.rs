@@ -254,6 +254,10 @@ pub mod method {
     /// Selectors in the document order of the elements they name: [`super::OrderParams`] ->
     /// [`super::OrderResult`]. A form's fields are filled top to bottom, as a person would.
     pub const ORDER: &str = "page.order";
+    /// The control that submits the form a field belongs to: [`super::SubmitterParams`] ->
+    /// [`super::SubmitterResult`]. A macro clicks the button of the form it filled, not the first
+    /// button on the page with a likely name.
+    pub const SUBMITTER: &str = "page.submitter";
 }
 
 /// First event after connecting.
@@ -450,6 +454,30 @@ pub struct OrderResult {
     pub selectors: Vec<String>,
     /// The selectors naming nothing on the page now (the tail of `selectors`).
     pub missing: Vec<String>,
+}
+
+/// `page.submitter` parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubmitterParams {
+    /// `active` or a target id.
+    pub target: String,
+    /// Frame to ask (a `webNavigation` frame id); the top frame when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<FrameId>,
+    /// A field of the form, by selector or ref.
+    pub field: String,
+}
+
+/// `page.submitter` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubmitterResult {
+    /// The ref (`e12`) of the form's default button: its first submit button in tree order that
+    /// is visible (the one Enter in the field would press). Absent when the field names nothing,
+    /// belongs to no form, or its form shows no submit button.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitter: Option<String>,
 }
 
 /// `page.readText` parameters.

@@ -85,12 +85,15 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     let page = c.structured("nova.read_text", json!({"selector": "#welcome"})).await?;
     assert_eq!(page["text"], "Welcome back, Ada");
 
-    // A search box in the header before a sign-in form whose account field says nothing of users:
-    // the user name goes into the form that asks for the password.
+    // A search box and a "Log in" button in the header before a sign-in form whose account field
+    // says nothing of users: the user name goes into the form that asks for the password, and that
+    // form's own button signs in (the header's leads to a page with no password field, which would
+    // have passed for a sign-in).
     c.structured("nova.navigate", json!({"url": nova.url("login-search.html")})).await?;
     let right =
         c.structured("nova.guarded_login", json!({"username": "ada", "password": "correct-horse"})).await?;
     assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
+    assert!(right["urlAfter"].as_str().is_some_and(|u| u.ends_with("/account.html")), "{right}");
 
     drop(c);
     let rows = nova.observations(4)?;
@@ -152,6 +155,20 @@ async fn a_form_is_filled_top_to_bottom_whatever_the_selectors_are_called() -> a
     // No country was chosen, so the city is still closed.
     let city = c.structured("nova.type_selector", json!({"selector": "#city", "text": "Lyon"})).await?;
     assert_eq!(city["reasonCode"], "element_disabled", "{city}");
+
+    // Fields in a shadow root and in a same-origin frame take their place in the page by the
+    // elements that hold them (here the alphabetical order is a9, floor, z, code).
+    c.structured("nova.navigate", json!({"url": nova.url("delivery-deep.html")})).await?;
+    let fields = json!({"#a-note": "Leave at the door", "#floor-frame >>> #floor": "3",
+        "#z-name": "Ada", "door-code >>> #code": "1234"});
+    let saved = json!({"postconditions": {"success": {"any": [
+        {"factKey": "dom.exists(#saved:visible)", "operator": "eq", "expected": true}]}}});
+    let r = c
+        .structured("nova.guarded_submit_form", json!({"fields": fields, "transitionContract": saved}))
+        .await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    let typed = c.structured("nova.read_text", json!({"selector": "#typed"})).await?;
+    assert_eq!(typed["text"], "z-name code floor a-note", "{typed}");
     Ok(())
 }
 

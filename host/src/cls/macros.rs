@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
 use nova_shared::page::PageModel;
 use nova_shared::protocol::{
-    ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction, PerceiveParams, TypeParams,
-    method,
+    ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction, PerceiveParams, SubmitterParams,
+    SubmitterResult, TypeParams, method,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -389,7 +389,7 @@ crate::tool_args! {
     #[derive(Debug, Clone, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
     pub struct SubmitFormArgs [tab, agent, refine] {
-        /// The form (default: the first form with a visible submit control).
+        /// The form whose submit control to press (default: the form of the fields filled).
         #[serde(default)]
         pub form_selector: Option<String>,
         /// Values to type first: selector -> text (for a select, the option to choose), filled
@@ -522,14 +522,17 @@ impl Macros<'_> {
         }
         let submit = match a.submit_selector.or(ad.login.submit.clone()) {
             Some(s) => s,
-            None => {
-                self.submit_control(
-                    &tab.target_id,
-                    None,
-                    &["sign in", "log in", "login", "continue", "submit"],
-                )
-                .await
-            }
+            None => match self.submitter(&tab.target_id, &pass).await {
+                Some(button) => button,
+                None => {
+                    self.submit_control(
+                        &tab.target_id,
+                        None,
+                        &["sign in", "log in", "login", "continue", "submit"],
+                    )
+                    .await
+                }
+            },
         };
         let action = PageAction::Click(ClickParams {
             target: tab.target_id.clone(),
@@ -579,12 +582,17 @@ impl Macros<'_> {
             let m = format!("{} fields given, at most {ORDER_MAX_SELECTORS}", a.fields.len());
             return Err(CallError::invalid("fields", m));
         }
-        for selector in self.document_order(&tab.target_id, &a.fields).await {
-            if let Err(reply) = self.fill(&tab.target_id, &selector, &a.fields[&selector]).await {
+        let order = self.document_order(&tab.target_id, &a.fields).await;
+        for selector in &order {
+            if let Err(reply) = self.fill(&tab.target_id, selector, &a.fields[selector]).await {
                 return Ok(reply);
             }
         }
-        let submit = match a.submit_selector.or(ad.form.submit.clone()) {
+        let filled_form = match (&a.form_selector, order.first()) {
+            (None, Some(first)) => self.submitter(&tab.target_id, first).await,
+            _ => None,
+        };
+        let submit = match a.submit_selector.or(ad.form.submit.clone()).or(filled_form) {
             Some(s) => s,
             None => {
                 self.submit_control(
@@ -637,8 +645,16 @@ impl Macros<'_> {
             .is_ok_and(|r| r.verdict == nova_shared::cls::Verdict::Satisfied)
     }
 
-    /// The submit control: a submit button (inside `form` when given), else a button named with
-    /// one of `words` from the page model.
+    /// The ref of the button that submits the form `field` belongs to (its default button), if
+    /// it is in a form that shows one.
+    async fn submitter(&self, target: &str, field: &str) -> Option<String> {
+        let params = SubmitterParams { target: target.to_owned(), frame_id: None, field: field.to_owned() };
+        let found = self.bridge.call::<SubmitterResult>(method::SUBMITTER, params, DEFAULT_TIMEOUT).await;
+        found.ok().and_then(|r| r.submitter)
+    }
+
+    /// The submit control when no form's own button is known: a button named with one of `words`
+    /// from the page model, else a submit button (inside `form` when given).
     async fn submit_control(&self, target: &str, form: Option<&str>, words: &[&str]) -> String {
         let scope = form.unwrap_or("form");
         let css = format!("{scope} [type=\"submit\"]:visible, {scope} button:not([type]):visible");

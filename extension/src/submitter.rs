@@ -1,0 +1,46 @@
+//! `page.submitter`: the button that submits the form a field belongs to, so a macro that filled
+//! a form presses that form's button, not the first button on the page with a likely name (a
+//! header's "Log in", a newsletter's "Subscribe"; docs/cls.md, the guarded macros).
+
+use js_sys::Reflect;
+use nova_shared::protocol::{SubmitterParams, SubmitterResult};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Element, HtmlCollection};
+
+use crate::dom::{self, Failure};
+
+/// The ref of the default button of `field`'s form, if the field names something that has one.
+pub fn submitter(p: &SubmitterParams) -> Result<SubmitterResult, Failure> {
+    let Ok(field) = dom::resolve(&p.field) else {
+        return Ok(SubmitterResult { submitter: None });
+    };
+    let button = form_of(&field).and_then(|form| default_button(&form));
+    Ok(SubmitterResult { submitter: button.map(|el| format!("e{}", dom::ref_for(&el))) })
+}
+
+/// The field's form owner (its `form` attribute honoured, as the browser resolves it).
+fn form_of(field: &Element) -> Option<Element> {
+    let form = Reflect::get(field, &"form".into()).ok().filter(JsValue::is_object)?;
+    dom::as_element(form.unchecked_ref()).filter(|el| dom::tag(el) == "form").cloned()
+}
+
+/// The form's first submit button in tree order that a person can see: the one Enter in one of
+/// its fields presses. A hidden one is passed over (a page may keep one to catch bots).
+fn default_button(form: &Element) -> Option<Element> {
+    let elements: HtmlCollection = Reflect::get(form, &"elements".into()).ok()?.unchecked_into();
+    (0..elements.length()).filter_map(|i| elements.item(i)).find(|el| submits(el) && dom::is_visible(el))
+}
+
+/// Whether the control submits its form when pressed: a `<button>` whose type is not `button`
+/// or `reset` (a missing or unknown type is `submit`), an `<input type=submit>` or `image`.
+fn submits(el: &Element) -> bool {
+    if dom::as_html(el).is_none() {
+        return false;
+    }
+    let kind = el.get_attribute("type").map(|t| t.trim().to_ascii_lowercase());
+    match dom::tag(el).as_str() {
+        "button" => !matches!(kind.as_deref(), Some("button" | "reset")),
+        "input" => matches!(kind.as_deref(), Some("submit" | "image")),
+        _ => false,
+    }
+}
