@@ -41,6 +41,8 @@ pub mod reason {
     pub const POSTCONDITION_FAILED: &str = "guarded_commit.postcondition_failed";
     /// Indeterminate: the window passed with no success and no failure shown; dispatched once.
     pub const NO_SIGNAL_YET: &str = "guarded_commit.no_signal_yet";
+    /// Indeterminate: the ambiguous bucket held (a sign-in that asks for a one-time code).
+    pub const AMBIGUOUS_SIGNAL: &str = "guarded_commit.ambiguous_signal";
 }
 
 /// `guardedCommit.retryAdvice`.

@@ -112,6 +112,11 @@ pub struct Login {
     #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Selectors>")]
     pub logged_in: Option<String>,
+    /// A field asking for a second factor once the password is accepted (a one-time code): the
+    /// sign-in is not finished while it shows.
+    #[serde(default, deserialize_with = "selectors", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Selectors>")]
+    pub second_factor: Option<String>,
 }
 
 /// Model pickers and workspace switchers.
@@ -224,6 +229,7 @@ impl Adapter {
             (&mut l.password, &g.password),
             (&mut l.submit, &g.submit),
             (&mut l.logged_in, &g.logged_in),
+            (&mut l.second_factor, &g.second_factor),
         ] {
             or(s, d);
         }

@@ -106,6 +106,35 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_sign_in_that_asks_for_a_one_time_code_is_not_called_done() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("login-code.html")})).await?;
+    // The password is taken and the next page asks for a code: the password field is gone, which
+    // alone would pass for a sign-in.
+    let r =
+        c.structured("nova.guarded_login", json!({"username": "ada", "password": "correct-horse"})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "indeterminate", "{r}");
+    assert_eq!(r["reasonCode"], "guarded_commit.ambiguous_signal", "{r}");
+    assert_eq!(r["actionDispatched"], true, "{r}");
+    assert_eq!(r["retryAdvice"], "check_postcondition_first", "{r}");
+    let said = r["message"].as_str().unwrap_or_default();
+    assert!(said.contains("one-time code") && said.contains("not finished"), "{said}");
+    assert!(r["urlAfter"].as_str().is_some_and(|u| u.ends_with("/code.html")), "{r}");
+    let signed_in = nova.ok_facts("core.login_state")?;
+    assert!(!signed_in.iter().any(|(v, _)| v == "logged_in"), "{signed_in:?}");
+
+    // With the person's code the sign-in finishes, and is proven.
+    c.structured("nova.perceive", json!({})).await?;
+    let code = json!({"fields": {"input[autocomplete=one-time-code]": "246810"}});
+    let done = c.structured("nova.guarded_submit_form", code).await?;
+    assert_eq!(done["guardedCommit"]["verificationStatus"], "verified_success", "{done}");
+    let page = c.structured("nova.read_text", json!({"selector": "#welcome"})).await?;
+    assert_eq!(page["text"], "Welcome back, Ada");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn guarded_submit_form_reports_inline_validation_and_follows_the_thank_you_page() -> anyhow::Result<()>
 {
     let nova = Nova::start().await?;

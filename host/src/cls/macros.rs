@@ -157,8 +157,15 @@ fn outcome_contract(
 /// macros and adapters"). It failed when the password field is still asked for and the page
 /// says so: it was re-rendered or replaced (a new document), shows an error note, or marks a
 /// field invalid, and no sign-out control is shown. It succeeded when a sign-out control shows,
-/// or the password field is gone, with no error note and no invalid field.
-pub fn login_contract(password: &str, logged_in: Option<&str>, epoch: u32) -> TransitionContract {
+/// or the password field is gone, with no error note, no invalid field and no field asking for a
+/// second factor: a one-time code asked for leaves it unclear (the password was taken, the
+/// sign-in is not finished).
+pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch: u32) -> TransitionContract {
+    let logged_in = marks.logged_in.as_deref();
+    let second_factor = marks
+        .second_factor
+        .as_deref()
+        .map(|code| fact(&format!("dom.exists({code})"), Operator::Eq, Some(json!(true))));
     let signed_in =
         logged_in.map(|mark| fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
     let asks_password = fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(true)));
@@ -172,9 +179,10 @@ pub fn login_contract(password: &str, logged_in: Option<&str>, epoch: u32) -> Tr
             .cloned()
             .chain([fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(false)))])
             .collect(),
-        forbidden: vec![error_note.clone(), invalid.clone()],
+        forbidden: [error_note.clone(), invalid.clone()].into_iter().chain(second_factor.clone()).collect(),
         ..Default::default()
     };
+    post.ambiguous = AssertionSet { any: second_factor.into_iter().collect(), ..Default::default() };
     post.forbidden = AssertionSet {
         all: vec![asks_password],
         any: vec![
@@ -465,6 +473,14 @@ impl Macros<'_> {
         }
     }
 
+    /// Whether `selector` names something on the page now (false when the page cannot say).
+    async fn shows(&self, target: &str, selector: &str) -> bool {
+        let params =
+            OrderParams { target: target.to_owned(), frame_id: None, selectors: vec![selector.to_owned()] };
+        let found = self.bridge.call::<OrderResult>(method::ORDER, params, DEFAULT_TIMEOUT).await;
+        found.is_ok_and(|r| r.missing.is_empty())
+    }
+
     /// A refusal when one of a sign-in's fields is not on the page: before anything is typed, so
     /// a user name never lands in whatever text box a page without the form has.
     async fn absent(&self, target: &str, fields: [(&str, &String); 2]) -> Option<ToolReply> {
@@ -500,7 +516,7 @@ impl Macros<'_> {
         };
         let ad = self.guard.adapter_for(&tab.url);
         let password = ad.login.password.clone().unwrap_or_else(|| "input[type=\"password\"]:visible".into());
-        let built = login_contract(&password, ad.login.logged_in.as_deref(), tab.nav_epoch);
+        let built = login_contract(&password, &ad.login, tab.nav_epoch);
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
         let Some(user) = a.username_selector.or(ad.login.username.clone()) else {
@@ -540,7 +556,17 @@ impl Macros<'_> {
             selector: submit,
             guarded: true,
         });
-        let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        let mut reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        if let Some(code) = &ad.login.second_factor
+            && reply.structured["reasonCode"] == super::reason::AMBIGUOUS_SIGNAL
+            && self.shows(&tab.target_id, code).await
+        {
+            let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
+            reply.structured["message"] = json!(format!(
+                "{said} The page took the password and now asks for a second factor, a one-time code                  (`{code}`): the sign-in is not finished. Do not sign in again; the code comes from                  the person (an authenticator app, a text message): type it with nova.type_selector                  and send it with nova.guarded_submit_form."
+            ));
+            reply.structured["field"] = json!(code);
+        }
         if reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
             let landed = reply.structured["urlAfter"].as_str().unwrap_or(&tab.url);
             // The sign-in happened whatever OK manages to file: its verdict stands.
@@ -797,38 +823,53 @@ mod tests {
         use nova_shared::cls::{Outcome, classify};
         let pw = "input[type=\"password\"]:visible";
         let out = "a[href*=\"logout\"]:visible";
-        let contract = login_contract(pw, Some(out), 3);
+        let code = "input[autocomplete~=\"one-time-code\" i]:visible";
+        let marks = nova_shared::adapter::Login {
+            logged_in: Some(out.into()),
+            second_factor: Some(code.into()),
+            ..Default::default()
+        };
+        let contract = login_contract(pw, &marks, 3);
         /// What a result page shows.
         struct Page {
             name: &'static str,
             password: bool,
             signed_in: bool,
+            code: bool,
             note: Option<&'static str>,
             invalid: u32,
             epoch: u32,
             want: Outcome,
         }
-        let page = |name, password, signed_in, note, invalid, epoch, want| Page {
+        let page = |name, (password, signed_in, code), note, invalid, epoch, want| Page {
             name,
             password,
             signed_in,
+            code,
             note,
             invalid,
             epoch,
             want,
         };
         let pages = [
-            page("error note on the same page", true, false, Some("Wrong password"), 0, 3, Outcome::Fail),
-            page("the form again on a new page", true, false, None, 0, 4, Outcome::Fail),
-            page("a field marked invalid", true, false, None, 1, 3, Outcome::Fail),
-            page("still submitting", true, false, None, 0, 3, Outcome::Pending),
-            page("a page with a sign-out control", false, true, None, 0, 4, Outcome::Success),
-            page("signed in, a change-password box too", true, true, None, 0, 4, Outcome::Success),
-            page("the password field gone", false, false, None, 0, 4, Outcome::Success),
+            page(
+                "error note on the same page",
+                (true, false, false),
+                Some("Wrong password"),
+                0,
+                3,
+                Outcome::Fail,
+            ),
+            page("the form again on a new page", (true, false, false), None, 0, 4, Outcome::Fail),
+            page("a field marked invalid", (true, false, false), None, 1, 3, Outcome::Fail),
+            page("still submitting", (true, false, false), None, 0, 3, Outcome::Pending),
+            page("a page with a sign-out control", (false, true, false), None, 0, 4, Outcome::Success),
+            page("signed in, a change-password box too", (true, true, false), None, 0, 4, Outcome::Success),
+            page("the password field gone", (false, false, false), None, 0, 4, Outcome::Success),
+            page("a one-time code asked for", (false, false, true), None, 0, 4, Outcome::Ambiguous),
             page(
                 "an error page without the form",
-                false,
-                false,
+                (false, false, false),
                 Some("Account locked"),
                 0,
                 4,
@@ -840,6 +881,7 @@ mod tests {
                 Ok(match a.fact_key.as_str() {
                     k if k == format!("dom.exists({pw})") => json!(p.password),
                     k if k == format!("dom.exists({out})") => json!(p.signed_in),
+                    k if k == format!("dom.exists({code})") => json!(p.code),
                     "form.errorNote" => p.note.map_or(Value::Null, |n| json!(n)),
                     "form.validationErrors" => json!(p.invalid),
                     "page.navEpoch" => json!(p.epoch),
