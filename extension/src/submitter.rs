@@ -24,11 +24,27 @@ fn form_of(field: &Element) -> Option<Element> {
     dom::as_element(form.unchecked_ref()).filter(|el| dom::tag(el) == "form").cloned()
 }
 
-/// The form's first submit button in tree order that a person can see: the one Enter in one of
-/// its fields presses. A hidden one is passed over (a page may keep one to catch bots).
+/// The button Enter in one of the form's fields presses (its first submit button in tree order),
+/// when a person can see it; when it is hidden, the first visible submit button that sends what it
+/// sends (the same `name` and `value`, both usually none). Pages hide the default button on
+/// purpose: a multi-step form puts an invisible "next" first so that Enter does not press the
+/// visible "Back" (`name=wizard_goto_step`) that comes before "Next" (django-two-factor-auth).
 fn default_button(form: &Element) -> Option<Element> {
     let elements: HtmlCollection = Reflect::get(form, &"elements".into()).ok()?.unchecked_into();
-    (0..elements.length()).filter_map(|i| elements.item(i)).find(|el| submits(el) && dom::is_visible(el))
+    let mut buttons = (0..elements.length()).filter_map(|i| elements.item(i)).filter(submits);
+    let first = buttons.next()?;
+    if dom::is_visible(&first) {
+        return Some(first);
+    }
+    // A button without a name (or with an empty one) sends nothing of its own.
+    let sends =
+        |el: &Element| (el.get_attribute("name").filter(|n| !n.is_empty()), el.get_attribute("value"));
+    let wanted = sends(&first);
+    let same = |el: &Element| {
+        let (name, value) = sends(el);
+        name == wanted.0 && (name.is_none() || value == wanted.1)
+    };
+    buttons.find(|el| same(el) && dom::is_visible(el))
 }
 
 /// Whether the control submits its form when pressed: a `<button>` whose type is not `button`

@@ -473,9 +473,10 @@ pub struct SubmitterParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SubmitterResult {
-    /// The ref (`e12`) of the form's default button: its first submit button in tree order that
-    /// is visible (the one Enter in the field would press). Absent when the field names nothing,
-    /// belongs to no form, or its form shows no submit button.
+    /// The ref (`e12`) of the form's default button (its first submit button in tree order, the
+    /// one Enter in the field presses) when it is visible, else of the first visible submit button
+    /// that sends the same name and value. Absent when the field names nothing, belongs to no
+    /// form, or its form shows no such button.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submitter: Option<String>,
 }

@@ -5,6 +5,8 @@
 //! directory per test, whose database the tests read to judge Nova's verdicts.
 //!
 //! - [`django`]: the Django admin (PyPI), with SQLite.
+//! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
+//!   asks for a one-time code after the password.
 //! - [`mediawiki`]: MediaWiki (Debian's package, PHP), with SQLite.
 //! - [`jingo`]: Jingo (npm, Node.js), a wiki kept in a git repository.
 //! - [`tiddlywiki`]: TiddlyWiki (npm, Node.js), a single-page wiki with no forms that saves
@@ -17,6 +19,7 @@ pub mod ihatemoney;
 pub mod jingo;
 pub mod mediawiki;
 pub mod tiddlywiki;
+pub mod two_factor;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -91,18 +94,19 @@ pub fn npm_install_once(label: &str, package: &str, version: &str, bin: &str) ->
 /// scripts name the directory they were made in, not the one it was renamed to: call the
 /// interpreter directly.)
 pub fn pip_install_once(label: &str, package: &str, version: &str) -> anyhow::Result<PathBuf> {
-    let dir = tools_dir().join(format!("{}-{version}", package.to_lowercase()));
+    let dir = format!("{}-{version}", package.to_lowercase());
+    pip_install_set_once(&format!("{label} {version}"), &dir, &[&format!("{package}=={version}")])
+}
+
+/// [`pip_install_once`] for several pinned packages in one virtualenv, `tools_dir()/dir`.
+pub fn pip_install_set_once(label: &str, dir: &str, pinned: &[&str]) -> anyhow::Result<PathBuf> {
+    let dir = tools_dir().join(dir);
     install_once(&dir, |tmp| {
         use std::io::Write as _;
-        let _ =
-            writeln!(std::io::stderr(), "==> installing {label} {version} from PyPI into {}", dir.display());
+        let _ = writeln!(std::io::stderr(), "==> installing {label} from PyPI into {}", dir.display());
         run(Command::new("python3").args(["-m", "venv"]).arg(tmp))
             .context("python3 -m venv (Debian/Ubuntu: apt-get install -y python3-venv)")?;
-        run(Command::new(tmp.join("bin/pip")).args([
-            "install",
-            "--quiet",
-            &format!("{package}=={version}"),
-        ]))?;
+        run(Command::new(tmp.join("bin/pip")).args(["install", "--quiet"]).args(pinned))?;
         Ok(())
     })?;
     let python = dir.join("bin/python3");

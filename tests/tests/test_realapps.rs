@@ -11,6 +11,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
+use nova_e2e::realapps::two_factor::{self, TwoFactor};
 use nova_e2e::ui::Ui;
 use nova_e2e::{Nova, sight};
 use serde_json::json;
@@ -20,7 +21,8 @@ type After<'a> = &'a mut dyn FnMut(&Step) -> anyhow::Result<()>;
 
 /// Runs `journey` with a compliant agent at default gates, checking that the evidence store
 /// names where each guarded step landed, as the reply does, that a verified sign-in is what
-/// operational knowledge holds, and that `expected` steps were judged;
+/// operational knowledge holds (and one stopped at a one-time code is not), and that `expected`
+/// steps were judged;
 /// then visits `pages` and checks that what Nova reads of each loses no text a person sees, and
 /// that none of the journey's `secrets` (passwords typed) is anywhere in Nova's data directory.
 async fn drive(
@@ -37,9 +39,15 @@ async fn drive(
         let rows = nova.tool_rows(step.tool, step.nth)?;
         let row = rows.get(step.nth - 1).cloned().unwrap_or_default();
         anyhow::ensure!(row["url_after"] == json!(step.landed), "{}: stored url_after: {row}", step.kind);
+        let held = nova.ok_facts("core.login_state")?;
         if step.kind == "sign_in_right" {
-            let held = nova.ok_facts("core.login_state")?;
             anyhow::ensure!(held == [(json!("logged_in"), "system".into())], "signed in, OK holds {held:?}");
+        }
+        if step.kind == "sign_in_code_asked" {
+            anyhow::ensure!(
+                !held.iter().any(|(v, _)| v == "logged_in"),
+                "a code is asked, OK holds {held:?}"
+            );
         }
         steps.push(step.kind);
         Ok(())
@@ -87,6 +95,20 @@ async fn django_admin_sign_in_forms_a_duplicate_and_a_confirmed_delete() -> anyh
         ("django-agent", &[django::ADMIN_PASSWORD]),
         &steps,
         async |a, after, _| django::journey(&app, a, after).await,
+        &pages,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_django_sign_in_with_a_second_factor_is_done_only_once_the_code_is_taken() -> anyhow::Result<()> {
+    let app = TwoFactor::start().await?;
+    let steps = ["sign_in_wrong", "sign_in_code_asked", "submit_invalid", "submit_valid"];
+    let pages = ["/account/login/", "/account/two_factor/"].map(|p| app.url(p));
+    drive(
+        ("two-factor-agent", &[two_factor::PASSWORD]),
+        &steps,
+        async |a, after, _| two_factor::journey(&app, a, after).await,
         &pages,
     )
     .await

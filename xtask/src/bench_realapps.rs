@@ -1,6 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
-//! the team wrote (the Django admin and I Hate Money from PyPI, MediaWiki from Debian, Jingo and
-//! TiddlyWiki from npm;
+//! the team wrote (the Django admin, django-two-factor-auth and I Hate Money from PyPI, MediaWiki
+//! from Debian, Jingo and TiddlyWiki from npm;
 //! `nova_e2e::realapps`),
 //! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
 //! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
@@ -15,6 +15,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
+use nova_e2e::realapps::two_factor::{self, TwoFactor};
 use nova_e2e::ui::Page;
 use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
@@ -29,6 +30,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = Django::start().await?;
         let mut a = agent(kind).await?;
         django::journey(&app, &mut a.1, |step| record(&mut samples, "django", step)).await?;
+        drop((app, a));
+        let app = TwoFactor::start().await?;
+        let mut a = agent(kind).await?;
+        two_factor::journey(&app, &mut a.1, |step| record(&mut samples, "two-factor", step)).await?;
         drop((app, a));
         let wiki = MediaWiki::start().await?;
         let mut a = agent(kind).await?;
