@@ -104,9 +104,9 @@ async fn django_admin_sign_in_forms_a_duplicate_and_a_confirmed_delete() -> anyh
 async fn a_django_sign_in_with_a_second_factor_is_done_only_once_the_code_is_taken() -> anyhow::Result<()> {
     let app = TwoFactor::start().await?;
     let steps = ["sign_in_wrong", "sign_in_code_asked", "submit_invalid", "submit_valid"];
-    let pages = ["/account/login/", "/account/two_factor/"].map(|p| app.url(p));
+    let pages = ["/account/login/", "/account/two_factor/"].map(|p| app.django.url(p));
     drive(
-        ("two-factor-agent", &[two_factor::PASSWORD]),
+        ("two-factor-agent", &[django::ADMIN_PASSWORD]),
         &steps,
         async |a, after, _| two_factor::journey(&app, a, after).await,
         &pages,

@@ -2,7 +2,7 @@
 //! superuser, served by Django's own development server on loopback. Nothing of the
 //! application is ours: the tests only drive its admin pages and read its database.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
@@ -30,22 +30,41 @@ pub struct Django {
 impl Django {
     /// Installs Django if needed, makes a project with a superuser, and serves it.
     pub async fn start() -> anyhow::Result<Self> {
-        let python = ensure_installed()?;
+        Self::start_project(&ensure_installed()?, |_| Ok(()), None).await
+    }
+
+    /// Makes a stock project with `python`'s Django, lets `adjust` change its files (settings,
+    /// URLs) before its database is made, adds the superuser, runs `shell` (Python, in
+    /// `manage.py shell`) if given, and serves it.
+    pub async fn start_project(
+        python: &Path,
+        adjust: impl FnOnce(&Path) -> anyhow::Result<()>,
+        shell: Option<&str>,
+    ) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
         let project = dir.path();
-        run(Command::new(&python).args(["-m", "django", "startproject", "demo", "."]).current_dir(project))?;
-        run(Command::new(&python).args(["manage.py", "migrate", "--noinput"]).current_dir(project))?;
-        run(Command::new(&python)
-            .args(["manage.py", "createsuperuser", "--noinput", "--username", ADMIN_USER])
-            .args(["--email", "admin@example.org"])
-            .env("DJANGO_SUPERUSER_PASSWORD", ADMIN_PASSWORD)
-            .current_dir(project))?;
+        let manage = |args: &[&str]| {
+            let mut c = Command::new(python);
+            c.arg("manage.py").args(args).current_dir(project);
+            c
+        };
+        run(Command::new(python).args(["-m", "django", "startproject", "demo", "."]).current_dir(project))?;
+        adjust(project)?;
+        run(&mut manage(&["migrate", "--noinput"]))?;
+        run(manage(&[
+            "createsuperuser",
+            "--noinput",
+            "--username",
+            ADMIN_USER,
+            "--email",
+            "admin@example.org",
+        ])
+        .env("DJANGO_SUPERUSER_PASSWORD", ADMIN_PASSWORD))?;
+        if let Some(script) = shell {
+            run(&mut manage(&["shell", "-c", script]))?;
+        }
         let port = super::free_port()?;
-        let mut serve = Command::new(&python);
-        serve
-            .args(["manage.py", "runserver", "--noreload"])
-            .arg(format!("127.0.0.1:{port}"))
-            .current_dir(project);
+        let mut serve = manage(&["runserver", "--noreload", &format!("127.0.0.1:{port}")]);
         Ok(Self { served: super::Served::spawn(dir, port, &mut serve, "the Django server").await? })
     }
 

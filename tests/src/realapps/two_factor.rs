@@ -2,23 +2,22 @@
 //! SQLite): its sign-in asks for the password, then, on a new page at the same address, for the
 //! code of the user's authenticator (TOTP). The project adds only what the package's
 //! documentation asks for (its apps, the OTP middleware, its URLs); the superuser gets a TOTP
-//! device with a known key so the test can compute the code the person would read off their
-//! phone. Nothing of the application is ours: the tests drive its pages and read its database.
+//! device with a known key, named `default` as the package's own setup wizard names it (the
+//! sign-in asks only for that device's code), so the test can compute the code the person would
+//! read off their phone. Nothing of the application is ours: the tests drive its pages and read
+//! its database.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
 
+use super::django::{ADMIN_PASSWORD, ADMIN_USER, Django};
 use super::{Judge, Step, run};
 use crate::agent::Agent;
 
 /// The package's release installed, and the Django release beside it (as in [`super::django`]).
 pub const VERSION: &str = "1.18.1";
-/// The user's name.
-pub const USER: &str = "admin";
-/// The user's password (a throwaway, local to the test's data directory).
-pub const PASSWORD: &str = "correct-horse-battery-staple";
 /// The TOTP device's key (hex): RFC 6238's test key.
 const KEY: &str = "3132333435363738393031323334353637383930";
 
@@ -50,58 +49,33 @@ pub fn ensure_installed() -> anyhow::Result<PathBuf> {
     )
 }
 
-/// A running project with its own directory and database.
+/// A running project, and the interpreter that computes the user's codes.
 pub struct TwoFactor {
     python: PathBuf,
-    served: super::Served,
+    /// The project, served (its URLs, its database, its log).
+    pub django: Django,
 }
 
 impl TwoFactor {
-    /// Installs the package if needed, makes the project and its user with a TOTP device, and
-    /// serves it.
+    /// Installs the package if needed, makes the project and its superuser with a TOTP device,
+    /// and serves it.
     pub async fn start() -> anyhow::Result<Self> {
         let python = ensure_installed()?;
-        let dir = tempfile::tempdir()?;
-        let project = dir.path();
-        let manage = |args: &[&str]| {
-            let mut c = Command::new(&python);
-            c.arg("manage.py").args(args).current_dir(project);
-            c
+        let adjust = |project: &Path| {
+            let settings = project.join("demo/settings.py");
+            let stock = std::fs::read_to_string(&settings)?;
+            std::fs::write(&settings, stock + SETTINGS)?;
+            std::fs::write(project.join("demo/urls.py"), URLS)?;
+            Ok(())
         };
-        run(Command::new(&python).args(["-m", "django", "startproject", "demo", "."]).current_dir(project))?;
-        let settings = project.join("demo/settings.py");
-        let stock = std::fs::read_to_string(&settings)?;
-        std::fs::write(&settings, stock + SETTINGS)?;
-        std::fs::write(project.join("demo/urls.py"), URLS)?;
-        run(&mut manage(&["migrate", "--noinput"]))?;
-        run(manage(&["createsuperuser", "--noinput", "--username", USER, "--email", "admin@example.org"])
-            .env("DJANGO_SUPERUSER_PASSWORD", PASSWORD))?;
         let device = format!(
             "from django_otp.plugins.otp_totp.models import TOTPDevice; \
              from django.contrib.auth.models import User; \
-             TOTPDevice.objects.create(user=User.objects.get(username='{USER}'), name='default', \
+             TOTPDevice.objects.create(user=User.objects.get(username='{ADMIN_USER}'), name='default', \
              key='{KEY}', confirmed=True)"
         );
-        run(&mut manage(&["shell", "-c", &device]))?;
-        let port = super::free_port()?;
-        let mut serve = manage(&["runserver", "--noreload", &format!("127.0.0.1:{port}")]);
-        let served = super::Served::spawn(dir, port, &mut serve, "the Django server").await?;
-        Ok(Self { python, served })
-    }
-
-    /// The URL of `path` on the server.
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.served.origin)
-    }
-
-    /// One integer from the application's database.
-    pub fn count(&self, sql: &str) -> anyhow::Result<i64> {
-        self.served.count("db.sqlite3", sql)
-    }
-
-    /// What the server printed (for failure messages).
-    pub fn log(&self) -> String {
-        self.served.log()
+        let django = Django::start_project(&python, adjust, Some(&device)).await?;
+        Ok(Self { python, django })
     }
 
     /// The code the user's authenticator shows now (computed by the package's own library).
@@ -124,12 +98,13 @@ pub async fn journey(
 ) -> anyhow::Result<()> {
     const LOGIN: &str = "nova.guarded_login";
     const SUBMIT: &str = "nova.guarded_submit_form";
+    let (codes, app) = (app, &app.django);
     let mut judge = Judge { after, log: &|| app.log(), count: &|sql| app.count(sql) };
     let signed_in = "SELECT COUNT(*) FROM auth_user WHERE last_login IS NOT NULL";
     let login = app.url("/account/login/");
     a.visit(&login).await?;
 
-    let r = a.call(LOGIN, json!({"username": USER, "password": "not-the-password"})).await?;
+    let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": "not-the-password"})).await?;
     judge.step(
         ("sign_in_wrong", LOGIN, a.calls_of(LOGIN)),
         r,
@@ -138,7 +113,7 @@ pub async fn journey(
         (signed_in, 0),
     )?;
     a.step("nova.perceive", json!({})).await?;
-    let r = a.call(LOGIN, json!({"username": USER, "password": PASSWORD})).await?;
+    let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
     anyhow::ensure!(r.0["reasonCode"] == "guarded_commit.ambiguous_signal", "the code is asked for: {}", r.0);
     judge.step(
         ("sign_in_code_asked", LOGIN, a.calls_of(LOGIN)),
@@ -148,7 +123,7 @@ pub async fn journey(
         (signed_in, 0),
     )?;
 
-    let code = app.code()?;
+    let code = codes.code()?;
     let wrong = if code == "000000" { "111111" } else { "000000" };
     let field = "input[autocomplete=one-time-code]";
     a.step("nova.perceive", json!({})).await?;
@@ -163,7 +138,7 @@ pub async fn journey(
     // django-otp refuses any code for a second after a wrong one (its throttling).
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     a.step("nova.perceive", json!({})).await?;
-    let r = a.call(SUBMIT, json!({"fields": {field: app.code()?}})).await?;
+    let r = a.call(SUBMIT, json!({"fields": {field: codes.code()?}})).await?;
     judge.step(
         ("submit_valid", SUBMIT, a.calls_of(SUBMIT)),
         r,
