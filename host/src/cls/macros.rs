@@ -563,7 +563,10 @@ impl Macros<'_> {
         {
             let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
             reply.structured["message"] = json!(format!(
-                "{said} The page took the password and now asks for a second factor, a one-time code                  (`{code}`): the sign-in is not finished. Do not sign in again; the code comes from                  the person (an authenticator app, a text message): type it with nova.type_selector                  and send it with nova.guarded_submit_form."
+                "{said} The page took the password and now asks for a second factor, a one-time code \
+                 (`{code}`): the sign-in is not finished. Do not sign in again; the code comes from \
+                 the person (an authenticator app, a text message): type it with nova.type_selector \
+                 and send it with nova.guarded_submit_form."
             ));
             reply.structured["field"] = json!(code);
         }
