@@ -5,7 +5,7 @@
 use js_sys::Reflect;
 use nova_shared::protocol::{SubmitterParams, SubmitterResult};
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{Element, HtmlCollection};
+use web_sys::{Element, HtmlCollection, Node};
 
 use crate::dom::{self, Failure};
 
@@ -14,8 +14,47 @@ pub fn submitter(p: &SubmitterParams) -> Result<SubmitterResult, Failure> {
     let Ok(field) = dom::resolve(&p.field) else {
         return Ok(SubmitterResult { submitter: None });
     };
-    let button = form_of(&field).and_then(|form| default_button(&form));
+    let button = match form_of(&field) {
+        Some(form) => default_button(&form),
+        None => named_near(&field, &p.words),
+    };
     Ok(SubmitterResult { submitter: button.map(|el| format!("e{}", dom::ref_for(&el))) })
+}
+
+/// Most ancestors climbed from a field in no form looking for its button.
+const MAX_CLIMB: usize = 12;
+
+/// For a field in no form (a page that submits with script): a visible button named with one
+/// of `words` inside the field's nearest ancestor that holds one (the first after the field, else
+/// the first), so the card around a sign-in's fields wins over a header's "Log in".
+fn named_near(field: &Element, words: &[String]) -> Option<Element> {
+    if words.is_empty() {
+        return None;
+    }
+    let words: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let named = |el: &Element| {
+        let name = dom::name(el).to_lowercase();
+        words.iter().any(|w| name.contains(w.as_str())) && dom::is_visible(el) && !dom::is_disabled(el)
+    };
+    let mut at = field.parent_element();
+    for _ in 0..MAX_CLIMB {
+        let here = at?;
+        let buttons = here.query_selector_all("button, [role=\"button\"], input[type=\"submit\"]").ok()?;
+        let found: Vec<Element> = (0..buttons.length())
+            .filter_map(|i| buttons.item(i))
+            .filter_map(|n| dom::as_element(&n).cloned())
+            .filter(|el| named(el))
+            .collect();
+        // The first after the field, as a person reads down a form ("Sign in with Google" above
+        // the fields is another way in); else the first.
+        let after =
+            |el: &&Element| field.compare_document_position(el) & Node::DOCUMENT_POSITION_FOLLOWING != 0;
+        if let Some(el) = found.iter().find(after).or(found.first()) {
+            return Some(el.clone());
+        }
+        at = here.parent_element();
+    }
+    None
 }
 
 /// The field's form owner (its `form` attribute honoured, as the browser resolves it).

@@ -467,6 +467,10 @@ pub struct SubmitterParams {
     pub frame_id: Option<FrameId>,
     /// A field of the form, by selector or ref.
     pub field: String,
+    /// For a field in no form (a page that signs in with script): words a button near the field
+    /// may be named with (`sign in`), matched in its accessible name, case-insensitively.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub words: Vec<String>,
 }
 
 /// `page.submitter` result.
@@ -475,8 +479,9 @@ pub struct SubmitterParams {
 pub struct SubmitterResult {
     /// The ref (`e12`) of the form's default button (its first submit button in tree order, the
     /// one Enter in the field presses) when it is visible, else of the first visible submit button
-    /// that sends the same name and value. Absent when the field names nothing, belongs to no
-    /// form, or its form shows no such button.
+    /// that sends the same name and value. For a field in no form, the visible button named with
+    /// one of `words` inside the field's nearest ancestor that holds one. Absent when the field
+    /// names nothing, or no such button shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submitter: Option<String>,
 }

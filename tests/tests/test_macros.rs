@@ -95,6 +95,14 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
     assert!(right["urlAfter"].as_str().is_some_and(|u| u.ends_with("/account.html")), "{right}");
 
+    // A sign-in with no <form>, after a header "Log in" and a "Sign in with Google": the button
+    // under the fields, in the card around them.
+    c.structured("nova.navigate", json!({"url": nova.url("login-card.html")})).await?;
+    let card = json!({"username": "ada@example.org", "password": "correct-horse"});
+    let right = c.structured("nova.guarded_login", card).await?;
+    assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
+    assert!(right["urlAfter"].as_str().is_some_and(|u| u.ends_with("/account.html")), "{right}");
+
     drop(c);
     let rows = nova.observations(4)?;
     let login = rows.iter().find(|r| r["tool"] == "nova.guarded_login").expect("recorded");

@@ -410,6 +410,12 @@ crate::tool_args! {
     }
 }
 
+/// What a sign-in's button is named like, when the page does not say which it is.
+const LOGIN_WORDS: &[&str] = &["sign in", "log in", "login", "continue", "submit"];
+
+/// What a form's submit button is named like, when the page does not say which it is.
+const SUBMIT_WORDS: &[&str] = &["submit", "send", "save", "subscribe", "continue"];
+
 /// Generic login fields.
 impl Macros<'_> {
     /// Resolves the target, checks and takes the lease, and records what the call touches.
@@ -538,16 +544,9 @@ impl Macros<'_> {
         }
         let submit = match a.submit_selector.or(ad.login.submit.clone()) {
             Some(s) => s,
-            None => match self.submitter(&tab.target_id, &pass).await {
+            None => match self.submitter(&tab.target_id, &pass, LOGIN_WORDS).await {
                 Some(button) => button,
-                None => {
-                    self.submit_control(
-                        &tab.target_id,
-                        None,
-                        &["sign in", "log in", "login", "continue", "submit"],
-                    )
-                    .await
-                }
+                None => self.submit_control(&tab.target_id, None, LOGIN_WORDS).await,
             },
         };
         let action = PageAction::Click(ClickParams {
@@ -618,19 +617,12 @@ impl Macros<'_> {
             }
         }
         let filled_form = match (&a.form_selector, order.first()) {
-            (None, Some(first)) => self.submitter(&tab.target_id, first).await,
+            (None, Some(first)) => self.submitter(&tab.target_id, first, SUBMIT_WORDS).await,
             _ => None,
         };
         let submit = match a.submit_selector.or(ad.form.submit.clone()).or(filled_form) {
             Some(s) => s,
-            None => {
-                self.submit_control(
-                    &tab.target_id,
-                    a.form_selector.as_deref(),
-                    &["submit", "send", "save", "subscribe", "continue"],
-                )
-                .await
-            }
+            None => self.submit_control(&tab.target_id, a.form_selector.as_deref(), SUBMIT_WORDS).await,
         };
         let action = PageAction::Click(ClickParams {
             target: tab.target_id.clone(),
@@ -674,10 +666,15 @@ impl Macros<'_> {
             .is_ok_and(|r| r.verdict == nova_shared::cls::Verdict::Satisfied)
     }
 
-    /// The ref of the button that submits the form `field` belongs to (its default button), if
-    /// it is in a form that shows one.
-    async fn submitter(&self, target: &str, field: &str) -> Option<String> {
-        let params = SubmitterParams { target: target.to_owned(), frame_id: None, field: field.to_owned() };
+    /// The ref of the button that submits the form `field` belongs to (its default button), or,
+    /// for a field in no form, of the nearest button around it named with one of `words`.
+    async fn submitter(&self, target: &str, field: &str, words: &[&str]) -> Option<String> {
+        let params = SubmitterParams {
+            target: target.to_owned(),
+            frame_id: None,
+            field: field.to_owned(),
+            words: words.iter().map(|w| (*w).to_owned()).collect(),
+        };
         let found = self.bridge.call::<SubmitterResult>(method::SUBMITTER, params, DEFAULT_TIMEOUT).await;
         found.ok().and_then(|r| r.submitter)
     }
