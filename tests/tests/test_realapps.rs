@@ -39,11 +39,12 @@ async fn drive(
         let rows = nova.tool_rows(step.tool, step.nth)?;
         let row = rows.get(step.nth - 1).cloned().unwrap_or_default();
         anyhow::ensure!(row["url_after"] == json!(step.landed), "{}: stored url_after: {row}", step.kind);
-        let held = nova.ok_facts("core.login_state")?;
         if step.kind == "sign_in_right" {
+            let held = nova.ok_facts("core.login_state")?;
             anyhow::ensure!(held == [(json!("logged_in"), "system".into())], "signed in, OK holds {held:?}");
         }
         if step.kind == "sign_in_code_asked" {
+            let held = nova.ok_facts("core.login_state")?;
             anyhow::ensure!(
                 !held.iter().any(|(v, _)| v == "logged_in"),
                 "a code is asked, OK holds {held:?}"

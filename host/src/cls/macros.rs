@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::bridge::DEFAULT_TIMEOUT;
+use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply};
 use crate::observation::flags;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
@@ -468,8 +468,7 @@ impl Macros<'_> {
         if given.len() < 2 {
             return given;
         }
-        let params = OrderParams { target: target.to_owned(), frame_id: None, selectors: given.clone() };
-        match self.bridge.call::<OrderResult>(method::ORDER, params, DEFAULT_TIMEOUT).await {
+        match self.order(target, given.clone()).await {
             Ok(r)
                 if r.selectors.len() == given.len() && r.selectors.iter().all(|s| fields.contains_key(s)) =>
             {
@@ -479,20 +478,22 @@ impl Macros<'_> {
         }
     }
 
+    /// `page.order` of `selectors` in the top frame: their document order, and which name nothing.
+    async fn order(&self, target: &str, selectors: Vec<String>) -> Result<OrderResult, BridgeError> {
+        let params = OrderParams { target: target.to_owned(), frame_id: None, selectors };
+        self.bridge.call(method::ORDER, params, DEFAULT_TIMEOUT).await
+    }
+
     /// Whether `selector` names something on the page now (false when the page cannot say).
     async fn shows(&self, target: &str, selector: &str) -> bool {
-        let params =
-            OrderParams { target: target.to_owned(), frame_id: None, selectors: vec![selector.to_owned()] };
-        let found = self.bridge.call::<OrderResult>(method::ORDER, params, DEFAULT_TIMEOUT).await;
-        found.is_ok_and(|r| r.missing.is_empty())
+        self.order(target, vec![selector.to_owned()]).await.is_ok_and(|r| r.missing.is_empty())
     }
 
     /// A refusal when one of a sign-in's fields is not on the page: before anything is typed, so
     /// a user name never lands in whatever text box a page without the form has.
     async fn absent(&self, target: &str, fields: [(&str, &String); 2]) -> Option<ToolReply> {
         let selectors = fields.iter().map(|(_, s)| (*s).clone()).collect();
-        let params = OrderParams { target: target.to_owned(), frame_id: None, selectors };
-        let missing = match self.bridge.call::<OrderResult>(method::ORDER, params, DEFAULT_TIMEOUT).await {
+        let missing = match self.order(target, selectors).await {
             Ok(r) => r.missing,
             Err(e) => {
                 let mut reply = ToolReply::bridge_failure(&e);
