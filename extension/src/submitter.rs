@@ -12,13 +12,16 @@ use crate::dom::{self, Failure};
 /// The ref of the default button of `field`'s form, if the field names something that has one.
 pub fn submitter(p: &SubmitterParams) -> Result<SubmitterResult, Failure> {
     let Ok(field) = dom::resolve(&p.field) else {
-        return Ok(SubmitterResult { submitter: None });
+        return Ok(SubmitterResult { submitter: None, name: None });
     };
     let button = match form_of(&field) {
         Some(form) => default_button(&form),
         None => named_near(&field, &p.words),
     };
-    Ok(SubmitterResult { submitter: button.map(|el| format!("e{}", dom::ref_for(&el))) })
+    Ok(SubmitterResult {
+        name: button.as_ref().map(|el| dom::collapse(&dom::name(el))),
+        submitter: button.map(|el| format!("e{}", dom::ref_for(&el))),
+    })
 }
 
 /// Most ancestors climbed from a field in no form looking for its button.

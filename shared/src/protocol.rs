@@ -484,6 +484,9 @@ pub struct SubmitterResult {
     /// names nothing, or no such button shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submitter: Option<String>,
+    /// That button's accessible name, as a person reads it ("Next", "Sign in").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// `page.readText` parameters.

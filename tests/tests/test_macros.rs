@@ -113,6 +113,91 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     Ok(())
 }
 
+/// `guarded_login`'s verification status and where the call ended.
+fn landed(r: &Value) -> (&str, &str) {
+    let status = r["guardedCommit"]["verificationStatus"].as_str().unwrap_or_default();
+    let url = r["urlAfter"].as_str().unwrap_or_default();
+    (status, url.rsplit('/').next().unwrap_or_default().split('?').next().unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_identifier_first_sign_in_asks_the_account_then_types_the_password_on_its_own_page()
+-> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let ada = |password: &str| json!({"username": "ada@example.org", "password": password});
+
+    // An account the site does not know: the first page says so, and no password is typed.
+    c.structured("nova.navigate", json!({"url": nova.url("login-id.html")})).await?;
+    let r = c
+        .structured(
+            "nova.guarded_login",
+            json!({"username": "bob@example.org", "password": "Wr0ng-Secret-zz"}),
+        )
+        .await?;
+    assert_eq!(landed(&r), ("verified_fail", "login-id.html"), "{r}");
+    assert_eq!(r["userNameStep"]["verificationStatus"], "verified_fail", "{r}");
+    assert!(r["message"].as_str().is_some_and(|m| m.contains("the password was not typed")), "{r}");
+
+    // The account, then a wrong password: the first step is proven, the sign-in failed on the
+    // password page.
+    let r = c.structured("nova.guarded_login", ada("Wr0ng-Secret-zz")).await?;
+    assert_eq!(landed(&r), ("verified_fail", "login-pw.html"), "{r}");
+    assert_eq!(r["userNameStep"]["verificationStatus"], "verified_success", "{r}");
+    assert_ne!(r["userNameStep"]["transitionId"], r["guardedCommit"]["transitionId"], "{r}");
+
+    // Called again on the password page, which shows the account: only the password is typed.
+    let r = c.structured("nova.guarded_login", ada("correct-horse")).await?;
+    assert_eq!(landed(&r), ("verified_success", "account.html"), "{r}");
+    assert!(r.get("userNameStep").is_none(), "{r}");
+
+    // From the first page in one call.
+    c.structured("nova.navigate", json!({"url": nova.url("login-id.html")})).await?;
+    let r = c.structured("nova.guarded_login", ada("correct-horse")).await?;
+    assert_eq!(landed(&r), ("verified_success", "account.html"), "{r}");
+    assert_eq!(r["userNameStep"]["verificationStatus"], "verified_success", "{r}");
+    assert!(r["userNameStep"]["urlAfter"].as_str().is_some_and(|u| u.contains("login-pw.html")), "{r}");
+    let signed_in = nova.ok_facts("core.login_state")?;
+    assert!(signed_in.iter().any(|(v, _)| v == "logged_in"), "{signed_in:?}");
+
+    // A password page for another account: refused, the password field left empty.
+    let bob = nova.url("login-pw.html?identifier=bob%40example.org");
+    c.structured("nova.navigate", json!({"url": bob})).await?;
+    let r = c.call("nova.guarded_login", ada("correct-horse")).await?.structured_content.unwrap_or_default();
+    assert_eq!(r["reasonCode"], "element_not_found", "{r}");
+    assert_eq!(r["actionDispatched"], false, "{r}");
+    assert!(r["message"].as_str().is_some_and(|m| m.contains("another account")), "{r}");
+    let page = c.structured("nova.perceive", json!({})).await?;
+    assert!(!page["elements"].to_string().contains("password filled"), "{}", page["elements"]);
+
+    // A text box with no password field whose button is not a sign-in's next step (a newsletter's
+    // "Subscribe"): refused before anything is typed, even with the field named.
+    c.structured("nova.navigate", json!({"url": nova.url("signup.html")})).await?;
+    let named =
+        json!({"username": "ada-lovelace-77", "password": "correct-horse", "usernameSelector": "#email"});
+    let r = c.call("nova.guarded_login", named).await?.structured_content.unwrap_or_default();
+    assert_eq!(r["reasonCode"], "element_not_found", "{r}");
+    assert_eq!(r["actionDispatched"], false, "{r}");
+    assert!(r["message"].as_str().is_some_and(|m| m.contains("\"Subscribe\"")), "{r}");
+    let page = c.structured("nova.perceive", json!({})).await?;
+    assert!(!page["elements"].to_string().contains("ada-lovelace-77"), "{}", page["elements"]);
+
+    // Both steps in one document, with no <form>, the password step shown after a pause.
+    c.structured("nova.navigate", json!({"url": nova.url("login-steps.html")})).await?;
+    let r = c.structured("nova.guarded_login", ada("correct-horse")).await?;
+    assert_eq!(landed(&r), ("verified_success", "account.html"), "{r}");
+    assert_eq!(r["userNameStep"]["verificationStatus"], "verified_success", "{r}");
+    c.structured("nova.navigate", json!({"url": nova.url("login-steps.html")})).await?;
+    let r = c.structured("nova.guarded_login", ada("Wr0ng-Secret-zz")).await?;
+    assert_eq!(landed(&r), ("verified_fail", "login-steps.html"), "{r}");
+
+    drop(c);
+    for secret in ["Wr0ng-Secret-zz", "correct-horse"] {
+        assert!(!nova.data_holds(secret)?, "{secret} found in the data dir");
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sign_in_that_asks_for_a_one_time_code_is_not_called_done() -> anyhow::Result<()> {
     let nova = Nova::start().await?;

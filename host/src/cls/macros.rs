@@ -76,7 +76,8 @@ crate::tool! {
     pub static LOGIN = guarded(ToolDef::new(
         "nova.guarded_login",
         "Sign in with outcome checks: fills the username and password fields, submits, and verifies \
-         the login left the form (or reports the error shown). The password is never stored or logged.",
+         the login left the form (or reports the error shown); a sign-in that asks for the password \
+         on a next page is followed there. The password is never stored or logged.",
         registry::schema::<LoginArgs>,
         crate::handler!(Macros::guarded_login),
     ))
@@ -196,6 +197,49 @@ pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch
     contract
 }
 
+/// The built contract of the first page of a sign-in that asks for the user name alone and
+/// the password on the next (identifier-first), started on navigation epoch `epoch`. It
+/// succeeded when the password field shows, with no error note and no invalid field; a field
+/// asking for a one-time code instead leaves it unclear (a sign-in by code); it failed when the
+/// user-name field is still asked for and the page was replaced, shows an error note or banner,
+/// or marks a field invalid, and no password field shows.
+pub fn identifier_contract(
+    user: &str,
+    password: &str,
+    marks: &nova_shared::adapter::Login,
+    epoch: u32,
+) -> TransitionContract {
+    let asks_password = fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(true)));
+    let error_note = fact("form.errorNote", Operator::Exists, None);
+    let invalid = fact("form.validationErrors", Operator::Gt, Some(json!(0)));
+    let mut contract = outcome_contract(ActionKind::SubmitForm, Vec::new(), Vec::new());
+    let post = &mut contract.postconditions;
+    post.success = AssertionSet {
+        any: vec![asks_password.clone()],
+        forbidden: vec![error_note.clone(), invalid.clone()],
+        ..Default::default()
+    };
+    post.ambiguous = AssertionSet {
+        any: marks
+            .second_factor
+            .iter()
+            .map(|code| fact(&format!("dom.exists({code})"), Operator::Eq, Some(json!(true))))
+            .collect(),
+        ..Default::default()
+    };
+    post.forbidden = AssertionSet {
+        all: vec![fact(&format!("dom.exists({user})"), Operator::Eq, Some(json!(true)))],
+        any: vec![
+            fact("page.navEpoch", Operator::Gt, Some(json!(epoch))),
+            error_note,
+            invalid,
+            fact("chat.errorBanner", Operator::Exists, None),
+        ],
+        forbidden: vec![asks_password],
+    };
+    contract
+}
+
 /// The built contract for sending a chat message.
 pub fn send_message_contract() -> TransitionContract {
     outcome_contract(
@@ -251,6 +295,14 @@ fn explain_silence(
          `dom.exists(SELECTOR)` of {example} (an entry in `success.all` must hold as well as the \
          tool's own signals, not instead of them)."
     ));
+    reply
+}
+
+/// A sign-in's reply with its user-name page's step, when it had one (`userNameStep`).
+fn with_first_step(mut reply: ToolReply, step: Option<Value>) -> ToolReply {
+    if let Some(step) = step {
+        reply.structured["userNameStep"] = step;
+    }
     reply
 }
 
@@ -411,7 +463,12 @@ crate::tool_args! {
 }
 
 /// What a sign-in's button is named like, when the page does not say which it is.
-const LOGIN_WORDS: &[&str] = &["sign in", "log in", "login", "continue", "submit"];
+const LOGIN_WORDS: &[&str] = &["sign in", "log in", "login", "continue", "next", "submit"];
+
+/// What the button that takes a sign-in's user name on to its password page is named like
+/// (Google's and Microsoft's "Next", Okta's and Auth0's "Continue"): a page with a text box and
+/// a button named otherwise (a newsletter's "Subscribe", a search) is not a sign-in.
+const NEXT_WORDS: &[&str] = &["next", "continue", "sign in", "log in", "login", "sign on"];
 
 /// What a form's submit button is named like, when the page does not say which it is.
 const SUBMIT_WORDS: &[&str] = &["submit", "send", "save", "subscribe", "continue"];
@@ -489,30 +546,12 @@ impl Macros<'_> {
         self.order(target, vec![selector.to_owned()]).await.is_ok_and(|r| r.missing.is_empty())
     }
 
-    /// A refusal when one of a sign-in's fields is not on the page: before anything is typed, so
-    /// a user name never lands in whatever text box a page without the form has.
-    async fn absent(&self, target: &str, fields: [(&str, &String); 2]) -> Option<ToolReply> {
-        let selectors = fields.iter().map(|(_, s)| (*s).clone()).collect();
-        let missing = match self.order(target, selectors).await {
-            Ok(r) => r.missing,
-            Err(e) => {
-                let mut reply = ToolReply::bridge_failure(&e);
-                reply.structured["actionDispatched"] = json!(false);
-                return Some(reply);
-            }
-        };
-        let (what, selector) = fields.into_iter().find(|(_, s)| missing.contains(s))?;
-        let mut reply = ToolReply::failure(
-            nova_shared::reason::ELEMENT_NOT_FOUND,
-            format!(
-                "no sign-in form here: nothing matches the {what} field `{selector}`; nothing was typed. \
-                 Open the sign-in page, or name the fields (usernameSelector, passwordSelector)"
-            ),
-            false,
-        );
+    /// A refusal before anything is typed, naming the `field` it is about.
+    fn untyped(reason: &str, field: &str, message: String) -> ToolReply {
+        let mut reply = ToolReply::failure(reason, message, false);
         reply.structured["actionDispatched"] = json!(false);
-        reply.structured["field"] = json!(selector);
-        Some(reply)
+        reply.structured["field"] = json!(field);
+        reply
     }
 
     /// `nova.guarded_login`.
@@ -523,30 +562,88 @@ impl Macros<'_> {
         };
         let ad = self.guard.adapter_for(&tab.url);
         let password = ad.login.password.clone().unwrap_or_else(|| "input[type=\"password\"]:visible".into());
+        // The caller's refinement is checked before anything is typed.
         let built = login_contract(&password, &ad.login, tab.nav_epoch);
-        let contract = refine(built, a.transition_contract);
-        contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
-        let Some(user) = a.username_selector.or(ad.login.username.clone()) else {
+        refine(built, a.transition_contract.clone())
+            .validate(true)
+            .map_err(|m| CallError::invalid("transitionContract", m))?;
+        let Some(user) = a.username_selector.clone().or(ad.login.username.clone()) else {
             return Ok(ToolReply::failure(
                 "adapter.username_not_found",
                 "the adapter names no user-name field for this page; pass usernameSelector",
                 false,
             ));
         };
-        let pass = a.password_selector.unwrap_or(password);
-        if let Some(reply) = self.absent(&tab.target_id, [("user-name", &user), ("password", &pass)]).await {
-            return Ok(reply);
-        }
-        if let Err(reply) = self.fill(&tab.target_id, &user, &a.username).await {
-            return Ok(reply);
-        }
+        let pass = a.password_selector.clone().unwrap_or(password);
+        let missing = match self.order(&tab.target_id, vec![user.clone(), pass.clone()]).await {
+            Ok(r) => r.missing,
+            Err(e) => {
+                let mut reply = ToolReply::bridge_failure(&e);
+                reply.structured["actionDispatched"] = json!(false);
+                return Ok(reply);
+            }
+        };
+        let (asks_user, asks_password) = (!missing.contains(&user), !missing.contains(&pass));
+        let mut first = None;
+        let tab = match (asks_user, asks_password) {
+            (true, true) => {
+                if let Err(reply) = self.fill(&tab.target_id, &user, &a.username).await {
+                    return Ok(reply);
+                }
+                tab
+            }
+            // Identifier-first: the user name on this page, the password on the next.
+            (true, false) => match self.identify(rec, &tab, &a, &user, &pass).await? {
+                Ok((next, step)) => {
+                    first = Some(step);
+                    next
+                }
+                Err(reply) => return Ok(reply),
+            },
+            // The password page of such a sign-in: only for the account it shows.
+            (false, true) => match self.shows_account(&tab.target_id, &a.username).await {
+                Ok(true) => tab,
+                Ok(false) => {
+                    return Ok(Self::untyped(
+                        nova_shared::reason::ELEMENT_NOT_FOUND,
+                        &user,
+                        format!(
+                            "this page asks for a password but shows neither a user-name field \
+                             (`{user}`) nor the user name given: it may be another account's sign-in; \
+                             nothing was typed. Open the sign-in page, or name the user-name field \
+                             (usernameSelector)"
+                        ),
+                    ));
+                }
+                Err(e) => {
+                    let mut reply = ToolReply::bridge_failure(&e);
+                    reply.structured["actionDispatched"] = json!(false);
+                    return Ok(reply);
+                }
+            },
+            (false, false) => {
+                return Ok(Self::untyped(
+                    nova_shared::reason::ELEMENT_NOT_FOUND,
+                    &user,
+                    format!(
+                        "no sign-in form here: nothing matches the user-name field `{user}` or the \
+                         password field `{pass}`; nothing was typed. Open the sign-in page, or name the \
+                         fields (usernameSelector, passwordSelector)"
+                    ),
+                ));
+            }
+        };
+        // After a user-name page the password page may be another site's (its own adapter) and a
+        // new document (its own epoch).
+        let ad = self.guard.adapter_for(&tab.url);
+        let contract = refine(login_contract(&pass, &ad.login, tab.nav_epoch), a.transition_contract);
         if let Err(reply) = self.fill(&tab.target_id, &pass, &a.password).await {
-            return Ok(reply);
+            return Ok(with_first_step(reply, first));
         }
         let submit = match a.submit_selector.or(ad.login.submit.clone()) {
             Some(s) => s,
             None => match self.submitter(&tab.target_id, &pass, LOGIN_WORDS).await {
-                Some(button) => button,
+                Some((button, _)) => button,
                 None => self.submit_control(&tab.target_id, None, LOGIN_WORDS).await,
             },
         };
@@ -556,10 +653,124 @@ impl Macros<'_> {
             selector: submit,
             guarded: true,
         });
-        let mut reply = self.guard.guarded(rec, &tab, action, &contract).await?;
-        if let Some(code) = &ad.login.second_factor
+        let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        let reply = self.explain_code(&tab.target_id, &ad.login, reply).await;
+        if reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
+            let landed = reply.structured["urlAfter"].as_str().unwrap_or(&tab.url);
+            // The sign-in happened whatever OK manages to file: its verdict stands.
+            if let Err(e) = crate::ok::page::signed_in(self.ok, self.data, &tab.target_id, landed) {
+                tracing::warn!(error = %e, "operational knowledge not updated");
+            }
+        }
+        Ok(with_first_step(reply, first))
+    }
+
+    /// The first page of an identifier-first sign-in: types the user name and presses the button
+    /// that takes it on, a guarded transition of its own whose success is the password field
+    /// showing. Gives the tab as it then is and the step's summary, or the reply to end the call
+    /// with (refused before typing when the page's button is not named like a sign-in's next step).
+    async fn identify(
+        &self,
+        rec: &mut CallRecord,
+        tab: &nova_shared::protocol::TabInfo,
+        a: &LoginArgs,
+        user: &str,
+        pass: &str,
+    ) -> Result<Result<(nova_shared::protocol::TabInfo, Value), ToolReply>, CallError> {
+        let ad = self.guard.adapter_for(&tab.url);
+        let named = |name: &str| {
+            let name = name.to_lowercase();
+            NEXT_WORDS.iter().any(|w| name.contains(w))
+        };
+        let explicit = a.submit_selector.clone().or(ad.login.submit.clone());
+        let button = match explicit {
+            Some(s) if self.shows(&tab.target_id, &s).await => s,
+            _ => match self.submitter(&tab.target_id, user, NEXT_WORDS).await {
+                Some((button, name)) if named(&name) => button,
+                found => {
+                    let said = found.map_or("no button sends it".to_owned(), |(_, name)| {
+                        format!("the button that sends it is named \"{name}\"")
+                    });
+                    return Ok(Err(Self::untyped(
+                        nova_shared::reason::ELEMENT_NOT_FOUND,
+                        pass,
+                        format!(
+                            "no sign-in form here: nothing matches the password field `{pass}`, and the \
+                             page is not the first step of a sign-in that asks for the password next \
+                             ({said}, not Next, Continue or Sign in); nothing was typed. Open the \
+                             sign-in page, or name the fields (usernameSelector, passwordSelector, \
+                             submitSelector)"
+                        ),
+                    )));
+                }
+            },
+        };
+        if let Err(reply) = self.fill(&tab.target_id, user, &a.username).await {
+            return Ok(Err(reply));
+        }
+        let mut contract = identifier_contract(user, pass, &ad.login, tab.nav_epoch);
+        // The caller's timing is for the site, so for both of its pages.
+        if let Some(c) = &a.transition_contract {
+            contract.stability_window_ms = c.stability_window_ms.or(contract.stability_window_ms);
+            contract.stability_ms = c.stability_ms.or(contract.stability_ms);
+        }
+        let action = PageAction::Click(ClickParams {
+            target: tab.target_id.clone(),
+            frame_id: None,
+            selector: button,
+            guarded: true,
+        });
+        let reply = self.guard.guarded(rec, tab, action, &contract).await?;
+        let step = json!({
+            "transitionId": reply.structured["guardedCommit"]["transitionId"],
+            "verificationStatus": reply.structured["guardedCommit"]["verificationStatus"],
+            "urlAfter": reply.structured["urlAfter"],
+        });
+        if reply.structured["guardedCommit"]["verificationStatus"] != "verified_success" {
+            let mut reply = self.explain_code(&tab.target_id, &ad.login, reply).await;
+            let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
+            reply.structured["message"] = json!(format!(
+                "This sign-in asks for the user name first; the password was not typed: the page \
+                 did not go on to a password field. {said}"
+            ));
+            return Ok(Err(with_first_step(reply, Some(step))));
+        }
+        match self.tabs.resolve(&tab.target_id).await {
+            Ok(next) => Ok(Ok((next, step))),
+            Err(reply) => Ok(Err(with_first_step(reply, Some(step)))),
+        }
+    }
+
+    /// Whether the page shows the account `username` signs in to (in its visible text or a
+    /// visible field's value, case aside): the password page of an identifier-first sign-in.
+    async fn shows_account(&self, target: &str, username: &str) -> Result<bool, BridgeError> {
+        let wanted = username.trim().to_lowercase();
+        if wanted.is_empty() {
+            return Ok(false);
+        }
+        let params = PerceiveParams {
+            target: target.to_owned(),
+            frame_id: None,
+            max_elements: 2000,
+            max_text_chars: 20_000,
+            adapter: None,
+        };
+        let page: PageModel = self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await?;
+        Ok(page.text.to_lowercase().contains(&wanted)
+            || page.elements.iter().any(|l| l.to_lowercase().contains(&format!("value=\"{wanted}"))))
+    }
+
+    /// A sign-in that now asks for a one-time code (`login.secondFactor`) says so in `message`
+    /// and names the field.
+    async fn explain_code(
+        &self,
+        target: &str,
+        marks: &nova_shared::adapter::Login,
+        mut reply: ToolReply,
+    ) -> ToolReply {
+        if let Some(code) = &marks.second_factor
             && reply.structured["reasonCode"] == super::reason::AMBIGUOUS_SIGNAL
-            && self.shows(&tab.target_id, code).await
+            && self.shows(target, code).await
         {
             let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
             reply.structured["message"] = json!(format!(
@@ -570,14 +781,7 @@ impl Macros<'_> {
             ));
             reply.structured["field"] = json!(code);
         }
-        if reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
-            let landed = reply.structured["urlAfter"].as_str().unwrap_or(&tab.url);
-            // The sign-in happened whatever OK manages to file: its verdict stands.
-            if let Err(e) = crate::ok::page::signed_in(self.ok, self.data, &tab.target_id, landed) {
-                tracing::warn!(error = %e, "operational knowledge not updated");
-            }
-        }
-        Ok(reply)
+        reply
     }
 
     /// `nova.guarded_submit_form`.
@@ -618,7 +822,7 @@ impl Macros<'_> {
             }
         }
         let filled_form = match (&a.form_selector, order.first()) {
-            (None, Some(first)) => self.submitter(&tab.target_id, first, SUBMIT_WORDS).await,
+            (None, Some(first)) => self.submitter(&tab.target_id, first, SUBMIT_WORDS).await.map(|(b, _)| b),
             _ => None,
         };
         let submit = match a.submit_selector.or(ad.form.submit.clone()).or(filled_form) {
@@ -669,7 +873,7 @@ impl Macros<'_> {
 
     /// The ref of the button that submits the form `field` belongs to (its default button), or,
     /// for a field in no form, of the nearest button around it named with one of `words`.
-    async fn submitter(&self, target: &str, field: &str, words: &[&str]) -> Option<String> {
+    async fn submitter(&self, target: &str, field: &str, words: &[&str]) -> Option<(String, String)> {
         let params = SubmitterParams {
             target: target.to_owned(),
             frame_id: None,
@@ -677,7 +881,7 @@ impl Macros<'_> {
             words: words.iter().map(|w| (*w).to_owned()).collect(),
         };
         let found = self.bridge.call::<SubmitterResult>(method::SUBMITTER, params, DEFAULT_TIMEOUT).await;
-        found.ok().and_then(|r| r.submitter)
+        found.ok().and_then(|r| r.submitter.map(|button| (button, r.name.unwrap_or_default())))
     }
 
     /// The submit control when no form's own button is known: a button named with one of `words`
@@ -891,6 +1095,50 @@ mod tests {
             };
             let (got, _) = classify(&contract.postconditions, &mut observe);
             assert_eq!(got, p.want, "{}", p.name);
+        }
+        contract.validate(true).expect("a valid contract");
+    }
+
+    /// The verdict on the first page of an identifier-first sign-in, by what the page shows next.
+    #[test]
+    fn a_user_name_page_succeeds_only_when_the_password_is_asked_for() {
+        use nova_shared::cls::{Outcome, classify};
+        let (user, pw, code) = ("input[type=\"email\"]:visible", "input[type=\"password\"]:visible", "#otp");
+        let marks = nova_shared::adapter::Login { second_factor: Some(code.into()), ..Default::default() };
+        let contract = identifier_contract(user, pw, &marks, 2);
+        // (what, user-name field, password field, code field, error note, epoch, verdict)
+        let pages = [
+            ("the password step in the same document", false, true, false, None, 2, Outcome::Success),
+            ("the password page", false, true, false, None, 3, Outcome::Success),
+            ("the password page with the account in a field", true, true, false, None, 3, Outcome::Success),
+            ("an unknown account", true, false, false, Some("Couldn't find your account"), 2, Outcome::Fail),
+            ("the first page again", true, false, false, None, 3, Outcome::Fail),
+            ("still checking the account", true, false, false, None, 2, Outcome::Pending),
+            ("a code sent instead", false, false, true, None, 3, Outcome::Ambiguous),
+            (
+                "a password page with an error note",
+                false,
+                true,
+                false,
+                Some("Too many tries"),
+                3,
+                Outcome::Pending,
+            ),
+        ];
+        for (name, asks_user, asks_password, asks_code, note, epoch, want) in pages {
+            let mut observe = |a: &Assertion| -> nova_shared::cls::Observed {
+                Ok(match a.fact_key.as_str() {
+                    k if k == format!("dom.exists({user})") => json!(asks_user),
+                    k if k == format!("dom.exists({pw})") => json!(asks_password),
+                    k if k == format!("dom.exists({code})") => json!(asks_code),
+                    "form.errorNote" => note.map_or(Value::Null, |n| json!(n)),
+                    "form.validationErrors" => json!(0),
+                    "page.navEpoch" => json!(epoch),
+                    _ => Value::Null,
+                })
+            };
+            let (got, _) = classify(&contract.postconditions, &mut observe);
+            assert_eq!(got, want, "{name}");
         }
         contract.validate(true).expect("a valid contract");
     }
