@@ -4,6 +4,8 @@
 //! (kept between runs, so CI pays the download once per clean machine) and gets a fresh data
 //! directory per test, whose database the tests read to judge Nova's verdicts.
 //!
+//! - [`canaille`]: Canaille (PyPI, Flask), an identity provider whose sign-in asks for the
+//!   account on one page and its password on the next.
 //! - [`django`]: the Django admin (PyPI), with SQLite.
 //! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
 //!   asks for a one-time code after the password.
@@ -14,6 +16,7 @@
 //! - [`ihatemoney`]: I Hate Money (PyPI, Flask), shared expenses with SQLite: forms in a dialog,
 //!   a `<select>`, a delete that asks in its own button.
 
+pub mod canaille;
 pub mod django;
 pub mod ihatemoney;
 pub mod jingo;

@@ -6,6 +6,7 @@
 
 use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
+use nova_e2e::realapps::canaille::{self, Canaille};
 use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
@@ -110,6 +111,20 @@ async fn a_django_sign_in_with_a_second_factor_is_done_only_once_the_code_is_tak
         ("two-factor-agent", &[django::ADMIN_PASSWORD]),
         &steps,
         async |a, after, _| two_factor::journey(&app, a, after).await,
+        &pages,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_canaille_sign_in_that_asks_the_account_first_is_judged_on_both_pages() -> anyhow::Result<()> {
+    let app = Canaille::start().await?;
+    let steps = ["sign_in_unknown", "sign_in_wrong", "sign_in_right"];
+    let pages = ["/login", &format!("/profile/{}", canaille::USER)].map(|p| app.url(p));
+    drive(
+        ("canaille-agent", &[canaille::PASSWORD]),
+        &steps,
+        async |a, after, _| canaille::journey(&app, a, after).await,
         &pages,
     )
     .await

@@ -1,5 +1,5 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
-//! the team wrote (the Django admin, django-two-factor-auth and I Hate Money from PyPI, MediaWiki
+//! the team wrote (the Django admin, django-two-factor-auth, Canaille and I Hate Money from PyPI, MediaWiki
 //! from Debian, Jingo and TiddlyWiki from npm;
 //! `nova_e2e::realapps`),
 //! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
+use nova_e2e::realapps::canaille::{self, Canaille};
 use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
@@ -34,6 +35,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = TwoFactor::start().await?;
         let mut a = agent(kind).await?;
         two_factor::journey(&app, &mut a.1, |step| record(&mut samples, "two-factor", step)).await?;
+        drop((app, a));
+        let app = Canaille::start().await?;
+        let mut a = agent(kind).await?;
+        canaille::journey(&app, &mut a.1, |step| record(&mut samples, "canaille", step)).await?;
         drop((app, a));
         let wiki = MediaWiki::start().await?;
         let mut a = agent(kind).await?;

@@ -586,12 +586,20 @@ impl Macros<'_> {
         let (asks_user, asks_password) = (!missing.contains(&user), !missing.contains(&pass));
         let mut first = None;
         let tab = match (asks_user, asks_password) {
-            (true, true) => {
-                if let Err(reply) = self.fill(&tab.target_id, &user, &a.username).await {
-                    return Ok(reply);
+            (true, true) => match self.fill(&tab.target_id, &user, &a.username).await {
+                Ok(()) => tab,
+                // A user-name field no one can type in (kept off-screen or read-only for the
+                // password manager on the password page of an identifier-first sign-in).
+                Err(reply)
+                    if reply.structured["reasonCode"].as_str().is_some_and(|c| c.starts_with("element_")) =>
+                {
+                    match self.other_account(&tab.target_id, &user, &a.username).await {
+                        None => tab,
+                        Some(refused) => return Ok(refused),
+                    }
                 }
-                tab
-            }
+                Err(reply) => return Ok(reply),
+            },
             // Identifier-first: the user name on this page, the password on the next.
             (true, false) => match self.identify(rec, &tab, &a, &user, &pass).await? {
                 Ok((next, step)) => {
@@ -601,25 +609,9 @@ impl Macros<'_> {
                 Err(reply) => return Ok(reply),
             },
             // The password page of such a sign-in: only for the account it shows.
-            (false, true) => match self.shows_account(&tab.target_id, &a.username).await {
-                Ok(true) => tab,
-                Ok(false) => {
-                    return Ok(Self::untyped(
-                        nova_shared::reason::ELEMENT_NOT_FOUND,
-                        &user,
-                        format!(
-                            "this page asks for a password but shows neither a user-name field \
-                             (`{user}`) nor the user name given: it may be another account's sign-in; \
-                             nothing was typed. Open the sign-in page, or name the user-name field \
-                             (usernameSelector)"
-                        ),
-                    ));
-                }
-                Err(e) => {
-                    let mut reply = ToolReply::bridge_failure(&e);
-                    reply.structured["actionDispatched"] = json!(false);
-                    return Ok(reply);
-                }
+            (false, true) => match self.other_account(&tab.target_id, &user, &a.username).await {
+                None => tab,
+                Some(refused) => return Ok(refused),
             },
             (false, false) => {
                 return Ok(Self::untyped(
@@ -738,6 +730,30 @@ impl Macros<'_> {
         match self.tabs.resolve(&tab.target_id).await {
             Ok(next) => Ok(Ok((next, step))),
             Err(reply) => Ok(Err(with_first_step(reply, Some(step)))),
+        }
+    }
+
+    /// On a page that asks for a password with no user-name field to type in: a refusal unless
+    /// the page shows the account `username` signs in to (the password page of an
+    /// identifier-first sign-in), so that a password never goes to another account's sign-in.
+    async fn other_account(&self, target: &str, user: &str, username: &str) -> Option<ToolReply> {
+        match self.shows_account(target, username).await {
+            Ok(true) => None,
+            Ok(false) => Some(Self::untyped(
+                nova_shared::reason::ELEMENT_NOT_FOUND,
+                user,
+                format!(
+                    "this page asks for a password but shows neither a user-name field to type in \
+                     (`{user}`) nor the user name given: it may be another account's sign-in; \
+                     nothing was typed. Open the sign-in page, or name the user-name field \
+                     (usernameSelector)"
+                ),
+            )),
+            Err(e) => {
+                let mut reply = ToolReply::bridge_failure(&e);
+                reply.structured["actionDispatched"] = json!(false);
+                Some(reply)
+            }
         }
     }
 
