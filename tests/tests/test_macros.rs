@@ -160,15 +160,24 @@ async fn an_identifier_first_sign_in_asks_the_account_then_types_the_password_on
     let signed_in = nova.ok_facts("core.login_state")?;
     assert!(signed_in.iter().any(|(v, _)| v == "logged_in"), "{signed_in:?}");
 
-    // A password page for another account: refused, the password field left empty.
-    let bob = nova.url("login-pw.html?identifier=bob%40example.org");
-    c.structured("nova.navigate", json!({"url": bob})).await?;
-    let r = c.call("nova.guarded_login", ada("correct-horse")).await?.structured_content.unwrap_or_default();
-    assert_eq!(r["reasonCode"], "element_not_found", "{r}");
-    assert_eq!(r["actionDispatched"], false, "{r}");
-    assert!(r["message"].as_str().is_some_and(|m| m.contains("another account")), "{r}");
-    let page = c.structured("nova.perceive", json!({})).await?;
-    assert!(!page["elements"].to_string().contains("password filled"), "{}", page["elements"]);
+    // A password page for another account: refused, the password field left empty; also when
+    // the page keeps an off-screen copy of the account for the password manager.
+    for copy in ["", "&copy=1"] {
+        let bob = nova.url(&format!("login-pw.html?identifier=bob%40example.org{copy}"));
+        c.structured("nova.navigate", json!({"url": bob})).await?;
+        let r =
+            c.call("nova.guarded_login", ada("correct-horse")).await?.structured_content.unwrap_or_default();
+        assert_eq!(r["reasonCode"], "element_not_found", "{copy}: {r}");
+        assert_eq!(r["actionDispatched"], false, "{copy}: {r}");
+        assert!(r["message"].as_str().is_some_and(|m| m.contains("another account")), "{copy}: {r}");
+        let page = c.structured("nova.perceive", json!({})).await?;
+        assert!(!page["elements"].to_string().contains("password filled"), "{}", page["elements"]);
+    }
+    // The account's own password page with such a copy: the password is typed, not the copy.
+    let own = nova.url("login-pw.html?identifier=ada%40example.org&copy=1");
+    c.structured("nova.navigate", json!({"url": own})).await?;
+    let r = c.structured("nova.guarded_login", ada("correct-horse")).await?;
+    assert_eq!(landed(&r), ("verified_success", "account.html"), "{r}");
 
     // A text box with no password field whose button is not a sign-in's next step (a newsletter's
     // "Subscribe"): refused before anything is typed, even with the field named.
