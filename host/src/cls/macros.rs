@@ -162,39 +162,46 @@ fn outcome_contract(
 /// second factor: a one-time code asked for leaves it unclear (the password was taken, the
 /// sign-in is not finished).
 pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch: u32) -> TransitionContract {
-    let logged_in = marks.logged_in.as_deref();
-    let second_factor = marks
-        .second_factor
-        .as_deref()
-        .map(|code| fact(&format!("dom.exists({code})"), Operator::Eq, Some(json!(true))));
-    let signed_in =
-        logged_in.map(|mark| fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
-    let asks_password = fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(true)));
-    let error_note = fact("form.errorNote", Operator::Exists, None);
-    let invalid = fact("form.validationErrors", Operator::Gt, Some(json!(0)));
+    let second_factor = marks.second_factor.as_deref().map(|code| shows(code, true));
+    let signed_in = marks.logged_in.as_deref().map(|mark| shows(mark, true));
     let mut contract = outcome_contract(ActionKind::SubmitForm, Vec::new(), Vec::new());
     let post = &mut contract.postconditions;
     post.success = AssertionSet {
-        any: signed_in
-            .iter()
-            .cloned()
-            .chain([fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(false)))])
-            .collect(),
-        forbidden: [error_note.clone(), invalid.clone()].into_iter().chain(second_factor.clone()).collect(),
+        any: signed_in.iter().cloned().chain([shows(password, false)]).collect(),
+        forbidden: page_says_no().into_iter().chain(second_factor.clone()).collect(),
         ..Default::default()
     };
     post.ambiguous = AssertionSet { any: second_factor.into_iter().collect(), ..Default::default() };
-    post.forbidden = AssertionSet {
-        all: vec![asks_password],
-        any: vec![
-            fact("page.navEpoch", Operator::Gt, Some(json!(epoch))),
-            error_note,
-            invalid,
-            fact("chat.errorBanner", Operator::Exists, None),
-        ],
-        forbidden: signed_in.into_iter().collect(),
-    };
+    post.forbidden = asked_again(password, epoch, signed_in.into_iter().collect());
     contract
+}
+
+/// `dom.exists(selector)` is `is`.
+fn shows(selector: &str, is: bool) -> Assertion {
+    fact(&format!("dom.exists({selector})"), Operator::Eq, Some(json!(is)))
+}
+
+/// The page says the input was not taken: an error note, or a field marked invalid.
+fn page_says_no() -> [Assertion; 2] {
+    [
+        fact("form.errorNote", Operator::Exists, None),
+        fact("form.validationErrors", Operator::Gt, Some(json!(0))),
+    ]
+}
+
+/// A sign-in page refused what was sent: `field` is still asked for, and the page was replaced
+/// (a new document after navigation epoch `epoch`), shows an error note or banner, or marks a
+/// field invalid; unless one of `unless` shows.
+fn asked_again(field: &str, epoch: u32, unless: Vec<Assertion>) -> AssertionSet {
+    AssertionSet {
+        all: vec![shows(field, true)],
+        any: [fact("page.navEpoch", Operator::Gt, Some(json!(epoch)))]
+            .into_iter()
+            .chain(page_says_no())
+            .chain([fact("chat.errorBanner", Operator::Exists, None)])
+            .collect(),
+        forbidden: unless,
+    }
 }
 
 /// The built contract of the first page of a sign-in that asks for the user name alone and
@@ -209,34 +216,18 @@ pub fn identifier_contract(
     marks: &nova_shared::adapter::Login,
     epoch: u32,
 ) -> TransitionContract {
-    let asks_password = fact(&format!("dom.exists({password})"), Operator::Eq, Some(json!(true)));
-    let error_note = fact("form.errorNote", Operator::Exists, None);
-    let invalid = fact("form.validationErrors", Operator::Gt, Some(json!(0)));
     let mut contract = outcome_contract(ActionKind::SubmitForm, Vec::new(), Vec::new());
     let post = &mut contract.postconditions;
     post.success = AssertionSet {
-        any: vec![asks_password.clone()],
-        forbidden: vec![error_note.clone(), invalid.clone()],
+        any: vec![shows(password, true)],
+        forbidden: page_says_no().into(),
         ..Default::default()
     };
     post.ambiguous = AssertionSet {
-        any: marks
-            .second_factor
-            .iter()
-            .map(|code| fact(&format!("dom.exists({code})"), Operator::Eq, Some(json!(true))))
-            .collect(),
+        any: marks.second_factor.iter().map(|code| shows(code, true)).collect(),
         ..Default::default()
     };
-    post.forbidden = AssertionSet {
-        all: vec![fact(&format!("dom.exists({user})"), Operator::Eq, Some(json!(true)))],
-        any: vec![
-            fact("page.navEpoch", Operator::Gt, Some(json!(epoch))),
-            error_note,
-            invalid,
-            fact("chat.errorBanner", Operator::Exists, None),
-        ],
-        forbidden: vec![asks_password],
-    };
+    post.forbidden = asked_again(user, epoch, vec![shows(password, true)]);
     contract
 }
 
