@@ -119,7 +119,8 @@ async fn a_django_sign_in_with_a_second_factor_is_done_only_once_the_code_is_tak
 #[tokio::test(flavor = "multi_thread")]
 async fn a_canaille_sign_in_that_asks_the_account_first_is_judged_on_both_pages() -> anyhow::Result<()> {
     let app = Canaille::start().await?;
-    let steps = ["sign_in_unknown", "sign_in_wrong", "sign_in_right"];
+    let steps =
+        ["sign_in_unknown", "sign_in_wrong", "sign_in_right", "password_page_wrong", "password_page_right"];
     let pages = ["/login", &format!("/profile/{}", canaille::USER)].map(|p| app.url(p));
     drive(
         ("canaille-agent", &[canaille::PASSWORD]),

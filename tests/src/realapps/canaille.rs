@@ -102,12 +102,13 @@ impl Canaille {
     }
 }
 
-/// The identifier-first sign-in of a compliant agent, each call from the first page: an account
-/// Canaille does not know (it asks for a password anyway, which fails); on that account's
-/// password page, a sign-in as the user (refused before anything is typed: the page is another
-/// account's); the user with a wrong password (one failure recorded); then, once the lockout's
-/// 2 s have passed, the right one (the failures cleared, signed in). Every verdict, `urlAfter`
-/// and the database after each step are checked here; `after` sees each guarded step too.
+/// The identifier-first sign-in of a compliant agent from the first page: an account Canaille
+/// does not know (it asks for a password anyway, which fails); on that account's password page,
+/// a sign-in as the user (refused before anything is typed: the page is another account's); the
+/// user with a wrong password (one failure recorded); then, once the lockout's 2 s have passed,
+/// the right one (the failures cleared, signed in). Then, signed out, a wrong password again and
+/// the right one on the password page it left. Every verdict, `urlAfter` and the database after
+/// each step are checked here; `after` sees each guarded step too.
 pub async fn journey(
     app: &Canaille,
     a: &mut Agent,
@@ -160,11 +161,37 @@ pub async fn journey(
     a.visit(&login).await?;
     let r = a.call(LOGIN, json!({"username": USER, "password": PASSWORD})).await?;
     first_step(&r.0)?;
+    let profile = app.url(&format!("/profile/{USER}"));
     judge.step(
         ("sign_in_right", LOGIN, a.calls_of(LOGIN)),
         r,
         "verified_success",
-        app.url(&format!("/profile/{USER}")),
+        profile.clone(),
+        (failures, 0),
+    )?;
+
+    // Signed out, a wrong password again, then the right one typed on the password page the
+    // failure left (it shows the account, and an off-screen copy of it no one can type in).
+    a.visit(&app.url("/logout")).await?;
+    a.visit(&login).await?;
+    let r = a.call(LOGIN, json!({"username": USER, "password": "not-the-password"})).await?;
+    first_step(&r.0)?;
+    judge.step(
+        ("password_page_wrong", LOGIN, a.calls_of(LOGIN)),
+        r,
+        "verified_fail",
+        password_page.clone(),
+        (failures, 1),
+    )?;
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    a.step("nova.perceive", json!({})).await?;
+    let r = a.call(LOGIN, json!({"username": USER, "password": PASSWORD})).await?;
+    anyhow::ensure!(r.0.get("userNameStep").is_none(), "only the password is asked: {}", r.0);
+    judge.step(
+        ("password_page_right", LOGIN, a.calls_of(LOGIN)),
+        r,
+        "verified_success",
+        profile,
         (failures, 0),
     )
 }
