@@ -289,6 +289,13 @@ fn explain_silence(
     reply
 }
 
+/// The reply to a page call that failed before the commit point: nothing was dispatched.
+fn undispatched(e: &BridgeError) -> ToolReply {
+    let mut reply = ToolReply::bridge_failure(e);
+    reply.structured["actionDispatched"] = json!(false);
+    reply
+}
+
 /// A sign-in's reply with its user-name page's step, when it had one (`userNameStep`).
 fn with_first_step(mut reply: ToolReply, step: Option<Value>) -> ToolReply {
     if let Some(step) = step {
@@ -378,9 +385,7 @@ impl Macros<'_> {
         if let Err(e) =
             self.bridge.call::<nova_shared::page::ActionReport>(method::TYPE, typing, DEFAULT_TIMEOUT).await
         {
-            let mut reply = ToolReply::bridge_failure(&e);
-            reply.structured["actionDispatched"] = json!(false);
-            return Ok(reply);
+            return Ok(undispatched(&e));
         }
         let action = match send {
             Some(selector) => PageAction::Click(ClickParams {
@@ -500,8 +505,7 @@ impl Macros<'_> {
         {
             Ok(_) => Ok(()),
             Err(e) => {
-                let mut reply = ToolReply::bridge_failure(&e);
-                reply.structured["actionDispatched"] = json!(false);
+                let mut reply = undispatched(&e);
                 reply.structured["field"] = json!(selector);
                 Err(reply)
             }
@@ -569,9 +573,7 @@ impl Macros<'_> {
         let missing = match self.order(&tab.target_id, vec![user.clone(), pass.clone()]).await {
             Ok(r) => r.missing,
             Err(e) => {
-                let mut reply = ToolReply::bridge_failure(&e);
-                reply.structured["actionDispatched"] = json!(false);
-                return Ok(reply);
+                return Ok(undispatched(&e));
             }
         };
         let (asks_user, asks_password) = (!missing.contains(&user), !missing.contains(&pass));
@@ -740,11 +742,7 @@ impl Macros<'_> {
                      (usernameSelector)"
                 ),
             )),
-            Err(e) => {
-                let mut reply = ToolReply::bridge_failure(&e);
-                reply.structured["actionDispatched"] = json!(false);
-                Some(reply)
-            }
+            Err(e) => Some(undispatched(&e)),
         }
     }
 
@@ -805,7 +803,7 @@ impl Macros<'_> {
         let own_success = names_success(a.transition_contract.as_ref());
         let mut success = vec![fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch)))];
         if let Some(mark) = &ad.form.success {
-            success.push(fact(&format!("dom.exists({mark})"), Operator::Eq, Some(json!(true))));
+            success.push(shows(mark, true));
         }
         let built = outcome_contract(
             ActionKind::SubmitForm,
