@@ -7,7 +7,7 @@
 
 use js_sys::{Object, Reflect};
 use nova_shared::page::{ActionReport, TruncationWarning};
-use nova_shared::protocol::{ClickParams, SelectParams, TypeParams};
+use nova_shared::protocol::{ClickParams, TypeParams};
 use nova_shared::reason;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
@@ -29,7 +29,7 @@ fn scroll_into_view(el: &Element) {
 }
 
 /// Checks the element can be acted on; returns its click point.
-fn actionable(el: &Element) -> Result<(f32, f32), Failure> {
+pub(crate) fn actionable(el: &Element) -> Result<(f32, f32), Failure> {
     actionable_as(el, false)
 }
 
@@ -114,7 +114,7 @@ fn mouse_init(x: f32, y: f32, buttons: u16) -> MouseEventInit {
     init
 }
 
-fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
+pub(crate) fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
     let init = PointerEventInit::new();
     init.set_bubbles(true);
     init.set_cancelable(true);
@@ -130,7 +130,7 @@ fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
         .unwrap_or(true)
 }
 
-fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
+pub(crate) fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
     MouseEvent::new_with_mouse_event_init_dict(kind, &mouse_init(x, y, buttons))
         .map(|e| el.dispatch_event(&e).unwrap_or(true))
         .unwrap_or(true)
@@ -546,7 +546,10 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     })
 }
 
-fn pick<'a>(candidates: impl Iterator<Item = (usize, String)> + 'a, wanted: &str) -> Option<usize> {
+pub(crate) fn pick<'a>(
+    candidates: impl Iterator<Item = (usize, String)> + 'a,
+    wanted: &str,
+) -> Option<usize> {
     let wanted = wanted.trim().to_lowercase();
     let all: Vec<(usize, String)> = candidates.map(|(i, t)| (i, dom::collapse(&t).to_lowercase())).collect();
     all.iter()
@@ -558,7 +561,7 @@ fn pick<'a>(candidates: impl Iterator<Item = (usize, String)> + 'a, wanted: &str
 /// Chooses the option of a `<select>` whose text is `wanted` (else the first that contains it,
 /// ignoring case), as a person's choice does: `input` and `change` fire. The readback is the
 /// chosen option's text, as a read shows it.
-fn choose(
+pub(crate) fn choose(
     select: &web_sys::HtmlSelectElement,
     el: &Element,
     wanted: &str,
@@ -589,63 +592,6 @@ fn choose(
         url_after,
         element: what,
         readback: Some(dom::collapse(&option.text_content().unwrap_or_default())),
-        sensitive: false,
-        method: "select".into(),
-        warnings: Vec::new(),
-        ..Default::default()
-    })
-}
-
-/// `page.act` with a select action.
-pub fn select_option(p: &SelectParams) -> Result<ActionReport, Failure> {
-    let el = dom::resolve(&p.selector)?;
-    let what = dom::describe(&el);
-    let url_before = dom::href();
-    if let Some(select) = dom::as_select(&el) {
-        return choose(select, &el, &p.option, what, url_before);
-    }
-    // A listbox picker: open it, then click the option.
-    click(&ClickParams {
-        target: p.target.clone(),
-        frame_id: p.frame_id,
-        selector: p.selector.clone(),
-        guarded: true,
-    })?;
-    let doc = el.owner_document().ok_or_else(|| fail(reason::INTERNAL, "no document"))?;
-    let list = doc
-        .query_selector_all("[role=\"option\"], [role=\"menuitem\"], [role=\"menuitemradio\"]")
-        .map_err(|_| fail(reason::INTERNAL, "option query failed"))?;
-    let visible: Vec<Element> = (0..list.length())
-        .filter_map(|i| list.item(i))
-        .filter_map(|n| dom::as_element(&n).cloned())
-        .filter(dom::is_visible)
-        .collect();
-    let found =
-        pick(visible.iter().enumerate().map(|(i, e)| (i, e.text_content().unwrap_or_default())), &p.option)
-            .ok_or_else(|| {
-            fail(
-                reason::ELEMENT_NOT_FOUND,
-                format!("no visible option \"{}\" after opening {what}", p.option),
-            )
-        })?;
-    let option = &visible[found];
-    if dom::is_disabled(option) {
-        return Err(fail(reason::ELEMENT_DISABLED, format!("option \"{}\" is disabled", p.option)));
-    }
-    let (x, y) = actionable(option)?;
-    for kind in ["pointerdown", "mousedown", "pointerup", "mouseup", "click"] {
-        if kind.starts_with("pointer") {
-            pointer(option, kind, x, y, 0);
-        } else {
-            mouse(option, kind, x, y, 0);
-        }
-    }
-    Ok(ActionReport {
-        action_dispatched: true,
-        url_before,
-        url_after: dom::href(),
-        element: format!("{what} -> {}", dom::describe(option)),
-        readback: None,
         sensitive: false,
         method: "select".into(),
         warnings: Vec::new(),

@@ -42,12 +42,27 @@ thread_local! {
 }
 
 /// `page.act`: arms the watch, dispatches, and answers with the dispatch report at once; the
-/// watch keeps running for the following `page.watch`.
+/// watch keeps running for the following `page.watch`. A picker that is not a `<select>` is
+/// opened first, and the answer is a promise: its options may show a moment later
+/// ([`crate::listbox`]).
 fn act(msg: &JsValue) -> JsValue {
     let p: ActParams = match params(msg) {
         Ok(p) => p,
         Err(e) => return actions::envelope(Err(e)),
     };
+    let PageAction::Select(picker) = &p.action else { return armed(p) };
+    let picker = picker.clone();
+    wasm_bindgen_futures::future_to_promise(async move {
+        Ok(match crate::listbox::open(&picker).await {
+            Ok(()) => armed(p),
+            Err(e) => actions::envelope(Err(e)),
+        })
+    })
+    .into()
+}
+
+/// [`act`] once the action can be dispatched.
+fn armed(p: ActParams) -> JsValue {
     let report = Rc::new(RefCell::new(None));
     let slot = report.clone();
     let action = p.action.clone();
@@ -58,7 +73,7 @@ fn act(msg: &JsValue) -> JsValue {
             let r = match &action {
                 PageAction::Click(c) => actions::click(c),
                 PageAction::Type(t) => actions::type_text(t),
-                PageAction::Select(o) => actions::select_option(o),
+                PageAction::Select(o) => crate::listbox::select(o),
             };
             let done = match &r {
                 Ok(report) if report.navigation_started.is_some() => watch::Dispatch::Leaves,
@@ -120,7 +135,8 @@ fn text_envelope(result: Result<String, Failure>) -> JsValue {
 }
 
 /// Handles one request from the background; never throws. Returns the reply, or a promise of
-/// it for `page.watch` and `page.scan`, which wait. Every reply carries `rev`, the document's
+/// it for `page.watch` and `page.scan`, which wait, and for `page.act` choosing in a picker that
+/// is not a `<select>`, which waits for its options. Every reply carries `rev`, the document's
 /// revision when it answered ([`crate::docrev`]).
 ///
 /// A read or an action first waits while the page is moving ([`crate::settle`]): the reply

@@ -15,7 +15,9 @@
 //!   paints in (a box hit tests pass through, text outside the viewport); [`overflow`]: whether
 //!   it lies outside a box around it that hides its overflow; [`shown`]: which of its lines
 //!   such a box lets show.
-//! - [`actions`]: click and type with pre-dispatch checks; [`leaving`]: whether an action
+//! - [`actions`]: click, type and a `<select>`'s choice with pre-dispatch checks; [`listbox`]:
+//!   choosing in a picker (one that is not a `<select>` is opened and its option waited for);
+//!   [`leaving`]: whether an action
 //!   started a navigation away from its document; [`order`]: selectors in document order (a
 //!   form's fields filled top to bottom); [`submitter`]: the button that submits a field's form.
 //! - [`tools`]: the page side of route, file upload and blocker dismissal; [`scan`]: a
@@ -44,6 +46,7 @@ pub mod covered;
 pub mod docrev;
 pub mod dom;
 pub mod leaving;
+pub mod listbox;
 pub mod order;
 pub mod overflow;
 pub mod perceive;

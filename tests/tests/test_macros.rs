@@ -388,6 +388,35 @@ async fn switching_model_and_workspace_is_verified_and_plan_gated_options_fail()
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_picker_whose_list_shows_a_moment_later_is_waited_for_and_read_by_its_value()
+-> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("picker-late.html")})).await?;
+    let switches = async || -> anyhow::Result<Value> {
+        Ok(c.structured("nova.read_text", json!({"selector": "#switches"})).await?["text"].clone())
+    };
+    // The input combobox's list is built 120 ms after the click: the option is waited for,
+    // chosen once, and the choice is proven by the input's value (it has no text).
+    let smart = c.structured("nova.guarded_switch_model", json!({"option": "Smart"})).await?;
+    assert_eq!(smart["guardedCommit"]["verificationStatus"], "verified_success", "{smart}");
+    assert_eq!(smart["element"], "combobox \"Model\" -> option \"Smart\"", "{smart}");
+    assert_eq!(switches().await?, "1");
+    // An option the list does not have: nothing is chosen, and the reply says how long it looked.
+    let missing = c.call("nova.guarded_switch_model", json!({"option": "Genius"})).await?;
+    let missing = missing.structured_content.unwrap_or_default();
+    assert_eq!(
+        (missing["reasonCode"].clone(), missing["actionDispatched"].clone()),
+        (json!("guarded_commit.dispatch_prepare_rejected"), json!(false)),
+        "{missing}"
+    );
+    let said = missing["message"].as_str().unwrap_or_default();
+    assert!(said.contains("no visible option \"Genius\" within 1500 ms"), "{said}");
+    assert_eq!(switches().await?, "1");
+    Ok(())
+}
+
 const ACME: &str = r##"{
   "name": "acme-chat",
   "urlContains": "acme-chat.html",

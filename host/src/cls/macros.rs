@@ -981,12 +981,17 @@ impl Macros<'_> {
             Picker::Model => ad.picker.model.clone(),
             Picker::Sandbox => ad.picker.workspace.clone(),
         };
+        // A `<select>` or an input combobox shows its choice as a value, other pickers as text.
         let (picker, is_select) = match (a.picker_selector.or(configured), found) {
             (Some(sel), _) => {
                 let is_select = self.is_form_control(&tab.target_id, &sel).await;
                 (sel, is_select)
             }
-            (None, Some(l)) => (l.split(' ').next().unwrap_or_default().to_owned(), l.contains(" options=[")),
+            (None, Some(l)) => {
+                let sel = l.split(' ').next().unwrap_or_default().to_owned();
+                let is_select = l.contains(" options=[") || self.is_form_control(&tab.target_id, &sel).await;
+                (sel, is_select)
+            }
             (None, None) => {
                 return Ok(ToolReply::failure(
                     "adapter.picker_not_found",
