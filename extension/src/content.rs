@@ -139,19 +139,33 @@ fn text_envelope(result: Result<String, Failure>) -> JsValue {
 /// is not a `<select>`, which waits for its options. Every reply carries `rev`, the document's
 /// revision when it answered ([`crate::docrev`]).
 ///
-/// A read or an action first waits while the page is moving ([`crate::settle`]): the reply
-/// then comes as a promise too, and its timing has the wait (`settleMs`).
+/// A read or an action first waits while a young page has drawn nothing yet
+/// ([`crate::drawn`]) and while the page is moving ([`crate::settle`]): the reply then comes as
+/// a promise too, and its timing has the waits (`settleMs`).
 #[wasm_bindgen]
 pub fn content_handle(msg: JsValue) -> JsValue {
     crate::docrev::start();
     let name = method_of(&msg);
-    if SETTLES.contains(&name.as_str())
-        && let Some(quiet) =
-            web_sys::window().and_then(|w| w.document()).and_then(|d| crate::settle::quiet(&d))
-    {
-        return then_wrap(quiet, move |waited| timed(&msg, waited.as_f64()));
+    let doc = web_sys::window().and_then(|w| w.document());
+    match doc.filter(|_| SETTLES.contains(&name.as_str())) {
+        Some(doc) => match crate::drawn::first_screen(&doc) {
+            Some(drawing) => then_wrap(drawing, move |waited| settled(msg, &doc, waited.as_f64())),
+            None => settled(msg, &doc, None),
+        },
+        None => timed(&msg, None),
     }
-    timed(&msg, None)
+}
+
+/// [`timed`] once the page has stopped moving; `drawing` is how long it waited for the page's
+/// first screen.
+fn settled(msg: JsValue, doc: &web_sys::Document, drawing: Option<f64>) -> JsValue {
+    match crate::settle::quiet(doc) {
+        Some(quiet) => then_wrap(quiet, move |waited| {
+            let total = drawing.unwrap_or(0.0) + waited.as_f64().unwrap_or(0.0);
+            timed(&msg, Some(total))
+        }),
+        None => timed(&msg, drawing),
+    }
 }
 
 /// The requests that wait for the page to stop moving: reads and actions. Not the checks of a

@@ -4,8 +4,9 @@
 //! - [`bindings`]: every `chrome.*` API binding (and the Chromium/Firefox differences).
 //! - [`background`]: the service worker: native port to the hub, tabs, navigation, screenshots,
 //!   routing page work to content scripts. Entry points `bg_start`, `bg_event`.
-//! - [`content`]: the content-script entry point `content_handle`; [`settle`]: a read or an
-//!   action waits, briefly, for the page's running animations to end.
+//! - [`content`]: the content-script entry point `content_handle`; [`drawn`]: a read or an
+//!   action on a young page that shows nothing yet waits for its first screen; [`settle`]: a
+//!   read or an action waits, briefly, for the page's running animations to end.
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an
 //!   element carries, read in one call, so a walk asks only for those that are there.
@@ -45,6 +46,7 @@ pub mod content;
 pub mod covered;
 pub mod docrev;
 pub mod dom;
+pub mod drawn;
 pub mod leaving;
 pub mod listbox;
 pub mod order;

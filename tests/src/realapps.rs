@@ -7,6 +7,8 @@
 //! - [`canaille`]: Canaille (PyPI, Flask), an identity provider whose sign-in asks for the
 //!   account on one page and its password on the next.
 //! - [`django`]: the Django admin (PyPI), with SQLite.
+//! - [`gradio`]: Gradio's chat interface (PyPI): a streamed reply, a model dropdown, an error
+//!   toast.
 //! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
 //!   asks for a one-time code after the password.
 //! - [`mediawiki`]: MediaWiki (Debian's package, PHP), with SQLite.
@@ -18,6 +20,7 @@
 
 pub mod canaille;
 pub mod django;
+pub mod gradio;
 pub mod ihatemoney;
 pub mod jingo;
 pub mod mediawiki;

@@ -334,3 +334,37 @@ async fn reads_and_actions_wait_for_what_a_click_slides_in() -> anyhow::Result<(
     assert!(waited(&t), "the action says it waited: {t}");
     Ok(())
 }
+
+/// The shell of a single-page application, empty when the page has loaded and drawn by its
+/// script later, in two steps: a read right after the navigation waits for the screen (not the
+/// empty shell, not its "Loading..." step) and says so in its timings; an action right after the
+/// navigation finds its field. A page that stays empty is read as empty, once it is no longer
+/// young.
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_and_actions_right_after_a_navigation_wait_for_the_first_screen() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let url = nova.url("drawn-late.html");
+    let waited =
+        |t: &Value| t["browser"].as_array().into_iter().flatten().any(|r| r.get("settleMs").is_some());
+
+    c.structured("nova.navigate", json!({"url": url})).await?;
+    let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
+    let page = r.structured_content.unwrap_or_default();
+    let text = page["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Inbox") && !text.contains("Loading"), "the drawn screen is read: {page}");
+    assert!(page["elements"].to_string().contains("textbox \\\"Message\\\""), "{page}");
+    assert!(waited(&t), "the read says it waited: {t}");
+
+    c.structured("nova.navigate", json!({"url": url})).await?;
+    let typed = c.structured("nova.type_selector", json!({"selector": "#message", "text": "hello"})).await?;
+    assert_eq!(typed["readback"], "hello", "{typed}");
+    let click = c.structured("nova.click_selector", json!({"selector": "#preview"})).await?;
+    let shown = c.structured("nova.read_text", json!({"selector": "#shown"})).await?;
+    assert_eq!(shown["text"], "Preview: hello", "{click}");
+
+    c.structured("nova.navigate", json!({"url": format!("{url}?never=1")})).await?;
+    let empty = c.structured("nova.perceive", json!({})).await?;
+    assert_eq!((empty["text"].clone(), empty["elements"].clone()), (json!(""), json!([])), "{empty}");
+    Ok(())
+}

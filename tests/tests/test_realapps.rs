@@ -8,6 +8,7 @@ use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::canaille::{self, Canaille};
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::gradio::Gradio;
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
@@ -220,6 +221,19 @@ async fn ihatemoney_forms_in_a_dialog_a_select_and_a_delete_that_asks_in_its_but
         &steps,
         async |a, after, _| ihatemoney::journey(&app, a, after).await,
         &pages,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gradio_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
+    let app = Gradio::start().await?;
+    let steps = ["send_reply", "switch_model", "send_switched", "send_failed"];
+    drive(
+        ("gradio-agent", &[]),
+        &steps,
+        async |a, after, _| nova_e2e::realapps::gradio::journey(&app, a, after).await,
+        &[app.home()],
     )
     .await
 }

@@ -1,0 +1,106 @@
+//! Waiting for an application to draw its first screen before a read or an action
+//! (docs/perceive.md, "A page that is still drawing"). Many applications serve an empty shell
+//! (`<div id="root"></div>`, Gradio's `<gradio-app>`) and build the page with scripts after the
+//! load event, often showing "Loading..." while they fetch what they need: read at once, the
+//! page is empty or only says it is loading; acted on, nothing matches. A read or an action that
+//! arrives while the document is young (under [`YOUNG_MS`] since it started loading) and its
+//! body shows nothing (no text, no link, control or image) or shows that it is loading (a
+//! visible `aria-busy="true"` or `role="progressbar"` element, or a short visible text starting
+//! with "Loading") waits until neither holds and the document has not changed for [`QUIET_MS`],
+//! at most until the document is [`YOUNG_MS`] old. Any other page is not waited for, nor is a
+//! document that has drawn once (what it shows later, a reply streaming, is not its first
+//! screen).
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use web_sys::{Document, HtmlElement, MutationObserver, MutationObserverInit};
+
+use crate::dom;
+use crate::timing;
+
+/// How old a document may be for a read or an action to wait for its first screen (ms).
+pub const YOUNG_MS: f64 = 5000.0;
+/// How long the document must stay unchanged once something shows (ms).
+pub const QUIET_MS: f64 = 300.0;
+/// How often a drawing page is looked at (ms).
+const POLL_MS: f64 = 50.0;
+/// What a person sees even without text: links, controls, media.
+const SHOWS: &str =
+    "a[href], input, button, select, textarea, img, svg, canvas, video, iframe, embed, object";
+
+/// Elements that say the page is busy.
+const BUSY: &str = "[aria-busy=\"true\"], [role=\"progressbar\"]";
+/// Short texts that say the page is loading, outside scripts and styles.
+const LOADING: &str = "//body//text()[starts-with(normalize-space(.), 'Loading')]\
+    [string-length(normalize-space(.)) <= 24][not(ancestor::script or ancestor::style or ancestor::template)]";
+/// How many matches of [`BUSY`] or [`LOADING`] are looked at, at most.
+const LOOK_AT: u32 = 10;
+
+/// Whether `doc` shows that it is loading.
+fn loading(doc: &Document) -> bool {
+    if let Ok(list) = doc.query_selector_all(BUSY)
+        && (0..list.length().min(LOOK_AT))
+            .filter_map(|i| list.item(i))
+            .any(|n| dom::as_element(&n).is_some_and(dom::is_visible))
+    {
+        return true;
+    }
+    let Ok(found) = doc.evaluate(LOADING, doc) else { return false };
+    (0..LOOK_AT)
+        .map_while(|_| found.iterate_next().ok().flatten())
+        .any(|text| text.parent_element().is_some_and(|e| dom::is_visible(&e)))
+}
+
+/// Whether the body of `doc` shows nothing yet.
+fn blank(doc: &Document) -> bool {
+    let Some(body) = doc.body() else { return true };
+    if body.query_selector(SHOWS).ok().flatten().is_some() {
+        return false;
+    }
+    body.dyn_ref::<HtmlElement>().is_none_or(|b| b.inner_text().trim().is_empty())
+}
+
+thread_local! {
+    /// Whether this document has drawn its first screen (or was read or acted on before): what
+    /// it shows later, a reply streaming with `aria-busy`, a progress bar, is not waited for.
+    static DRAWN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A promise of how long the page took to draw (ms), when the document is young and shows
+/// nothing yet or that it is loading; `None` otherwise (no wait at all).
+pub fn first_screen(doc: &Document) -> Option<js_sys::Promise> {
+    if DRAWN.get() || timing::now() >= YOUNG_MS || !(blank(doc) || loading(doc)) {
+        DRAWN.set(true);
+        return None;
+    }
+    let doc = doc.clone();
+    Some(wasm_bindgen_futures::future_to_promise(async move {
+        let start = timing::now();
+        let last = Rc::new(Cell::new(start));
+        let seen = last.clone();
+        let changed = Closure::<dyn FnMut()>::new(move || seen.set(timing::now()));
+        let observer = MutationObserver::new(changed.as_ref().unchecked_ref()).ok();
+        if let Some(o) = &observer {
+            let init = MutationObserverInit::new();
+            init.set_child_list(true);
+            init.set_subtree(true);
+            init.set_character_data(true);
+            init.set_attributes(true);
+            let _ = o.observe_with_options(&doc, &init);
+        }
+        while timing::now() < YOUNG_MS
+            && (blank(&doc) || loading(&doc) || timing::now() - last.get() < QUIET_MS)
+        {
+            crate::settle::sleep(POLL_MS).await;
+        }
+        if let Some(o) = observer {
+            o.disconnect();
+        }
+        drop(changed);
+        DRAWN.set(true);
+        Ok(JsValue::from_f64(timing::now() - start))
+    }))
+}
