@@ -12,12 +12,12 @@
 //! screen).
 
 use std::cell::Cell;
-use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{Document, HtmlElement, MutationObserver, MutationObserverInit};
+use web_sys::{Document, HtmlElement};
 
+use crate::changes::Changes;
 use crate::dom;
 use crate::timing;
 
@@ -79,27 +79,10 @@ pub fn first_screen(doc: &Document) -> Option<js_sys::Promise> {
     let doc = doc.clone();
     Some(wasm_bindgen_futures::future_to_promise(async move {
         let start = timing::now();
-        let last = Rc::new(Cell::new(start));
-        let seen = last.clone();
-        let changed = Closure::<dyn FnMut()>::new(move || seen.set(timing::now()));
-        let observer = MutationObserver::new(changed.as_ref().unchecked_ref()).ok();
-        if let Some(o) = &observer {
-            let init = MutationObserverInit::new();
-            init.set_child_list(true);
-            init.set_subtree(true);
-            init.set_character_data(true);
-            init.set_attributes(true);
-            let _ = o.observe_with_options(&doc, &init);
-        }
-        while timing::now() < YOUNG_MS
-            && (blank(&doc) || loading(&doc) || timing::now() - last.get() < QUIET_MS)
-        {
+        let changes = Changes::watch(&doc);
+        while timing::now() < YOUNG_MS && (blank(&doc) || loading(&doc) || changes.quiet_ms() < QUIET_MS) {
             crate::settle::sleep(POLL_MS).await;
         }
-        if let Some(o) = observer {
-            o.disconnect();
-        }
-        drop(changed);
         DRAWN.set(true);
         Ok(JsValue::from_f64(timing::now() - start))
     }))

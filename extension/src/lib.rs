@@ -6,7 +6,8 @@
 //!   routing page work to content scripts. Entry points `bg_start`, `bg_event`.
 //! - [`content`]: the content-script entry point `content_handle`; [`drawn`]: a read or an
 //!   action on a young page that shows nothing yet waits for its first screen; [`settle`]: a
-//!   read or an action waits, briefly, for the page's running animations to end.
+//!   read or an action waits, briefly, for the page's running animations to end; [`changes`]:
+//!   when the document last changed, for the waits that look for quiet.
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an
 //!   element carries, read in one call, so a walk asks only for those that are there.
@@ -41,6 +42,7 @@ pub mod attrs;
 pub mod aware;
 pub mod background;
 pub mod bindings;
+pub mod changes;
 pub mod collect;
 pub mod content;
 pub mod covered;

@@ -4,15 +4,12 @@
 //! runs on when it starts: a page that changes its route while the scan waits for hydration gives a
 //! result that no longer matches the tab (the host reports `effective_url_mismatch`).
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
 
 use nova_shared::protocol::{DocumentFacts, ScanParams, ScanResult, scan};
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::*;
-use web_sys::{Element, HtmlElement, MutationObserver, MutationObserverInit};
+use web_sys::{Element, HtmlElement};
 
 use crate::dom::{self, Failure, fail};
 
@@ -27,33 +24,17 @@ fn now() -> f64 {
 /// timeout passes. Returns whether it became stable.
 async fn hydrate(timeout_ms: u32) -> bool {
     let Ok(doc) = dom::document() else { return false };
-    let last = Rc::new(Cell::new(now()));
-    let seen = last.clone();
-    let cb = Closure::<dyn FnMut()>::new(move || seen.set(now()));
-    let observer = MutationObserver::new(cb.as_ref().unchecked_ref()).ok();
-    if let Some(o) = &observer {
-        let init = MutationObserverInit::new();
-        init.set_child_list(true);
-        init.set_subtree(true);
-        init.set_character_data(true);
-        init.set_attributes(true);
-        let _ = o.observe_with_options(&doc, &init);
-    }
+    let changes = crate::changes::Changes::watch(&doc);
     let deadline = now() + f64::from(timeout_ms);
-    let stable = loop {
-        if doc.ready_state() == "complete" && now() - last.get() >= QUIET_MS {
-            break true;
+    loop {
+        if doc.ready_state() == "complete" && changes.quiet_ms() >= QUIET_MS {
+            return true;
         }
         if now() >= deadline {
-            break false;
+            return false;
         }
         crate::settle::sleep(50.0).await;
-    };
-    if let Some(o) = observer {
-        o.disconnect();
     }
-    drop(cb);
-    stable
 }
 
 /// Every open shadow root under `root`, depth first.
