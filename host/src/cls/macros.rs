@@ -981,17 +981,9 @@ impl Macros<'_> {
             Picker::Model => ad.picker.model.clone(),
             Picker::Sandbox => ad.picker.workspace.clone(),
         };
-        // A `<select>` or an input combobox shows its choice as a value, other pickers as text.
-        let (picker, is_select) = match (a.picker_selector.or(configured), found) {
-            (Some(sel), _) => {
-                let is_select = self.is_form_control(&tab.target_id, &sel).await;
-                (sel, is_select)
-            }
-            (None, Some(l)) => {
-                let sel = l.split(' ').next().unwrap_or_default().to_owned();
-                let is_select = l.contains(" options=[") || self.is_form_control(&tab.target_id, &sel).await;
-                (sel, is_select)
-            }
+        let (picker, listed) = match (a.picker_selector.or(configured), found) {
+            (Some(sel), _) => (sel, false),
+            (None, Some(l)) => (l.split(' ').next().unwrap_or_default().to_owned(), l.contains(" options=[")),
             (None, None) => {
                 return Ok(ToolReply::failure(
                     "adapter.picker_not_found",
@@ -1000,6 +992,8 @@ impl Macros<'_> {
                 ));
             }
         };
+        // A `<select>` or an input combobox shows its choice as a value, other pickers as text.
+        let is_select = listed || self.is_form_control(&tab.target_id, &picker).await;
         let shown = if is_select { format!("dom.value({picker})") } else { format!("dom.text({picker})") };
         let mut built = outcome_contract(
             ActionKind::SelectOption,
