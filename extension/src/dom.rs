@@ -606,3 +606,9 @@ pub fn as_iframe(el: &Element) -> Option<&HtmlIFrameElement> {
 pub fn as_function(v: &JsValue) -> Option<&js_sys::Function> {
     v.is_function().then(|| v.unchecked_ref())
 }
+
+/// One computed style property of `el`, through its own document's window.
+pub fn computed(el: &Element, property: &str) -> Option<String> {
+    let view = el.owner_document()?.default_view()?;
+    view.get_computed_style(el).ok().flatten()?.get_property_value(property).ok()
+}

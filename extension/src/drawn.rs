@@ -4,7 +4,7 @@
 //! load event, often showing "Loading..." while they fetch what they need: read at once, the
 //! page is empty or only says it is loading; acted on, nothing matches. A read or an action that
 //! arrives while the document is young (under [`YOUNG_MS`] since it started loading) and its
-//! body shows nothing (no text, no link, control or image) or shows that it is loading (a
+//! body shows nothing (no visible text, link, control or image) or shows that it is loading (a
 //! visible `aria-busy="true"` or `role="progressbar"` element, or a short visible text starting
 //! with "Loading") waits until neither holds and the document has not changed for [`QUIET_MS`],
 //! at most until the document is [`YOUNG_MS`] old. Any other page is not waited for, nor is a
@@ -13,9 +13,8 @@
 
 use std::cell::Cell;
 
-use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{Document, HtmlElement};
+use web_sys::Document;
 
 use crate::changes::Changes;
 use crate::dom;
@@ -36,6 +35,11 @@ const BUSY: &str = "[aria-busy=\"true\"], [role=\"progressbar\"]";
 /// Short texts that say the page is loading, outside scripts and styles.
 const LOADING: &str = "//body//text()[starts-with(normalize-space(.), 'Loading')]\
     [string-length(normalize-space(.)) <= 24][not(ancestor::script or ancestor::style or ancestor::template)]";
+/// Texts in the body, outside scripts and styles.
+const TEXTS: &str = "//body//text()[normalize-space(.)]\
+    [not(ancestor::script or ancestor::style or ancestor::template or ancestor::noscript)]";
+/// How many matches of [`SHOWS`] or [`TEXTS`] are looked at, at most.
+const LOOK_AT_SHOWN: u32 = 50;
 /// How many matches of [`BUSY`] or [`LOADING`] are looked at, at most.
 const LOOK_AT: u32 = 10;
 
@@ -54,13 +58,40 @@ fn loading(doc: &Document) -> bool {
         .any(|text| text.parent_element().is_some_and(|e| dom::is_visible(&e)))
 }
 
-/// Whether the body of `doc` shows nothing yet.
+/// Whether a person sees `el`: rendered, with a box, and not placed away ([`crate::placed`]).
+fn shows(el: &web_sys::Element) -> bool {
+    dom::is_visible(el)
+        && !crate::placed::away(
+            el,
+            &crate::covered::Rect::of(&el.get_bounding_client_rect()),
+            crate::placed::scroll(),
+            true,
+        )
+}
+
+/// Whether the body of `doc` shows nothing yet: no element of [`SHOWS`] and no text that a
+/// person sees. What is rendered but placed away does not count (a "Skip to main content" link
+/// shown only when focused); past the first [`LOOK_AT_SHOWN`] of either the page is taken as
+/// showing something.
 fn blank(doc: &Document) -> bool {
     let Some(body) = doc.body() else { return true };
-    if body.query_selector(SHOWS).ok().flatten().is_some() {
+    if let Ok(list) = body.query_selector_all(SHOWS)
+        && (list.length() > LOOK_AT_SHOWN
+            || (0..list.length())
+                .filter_map(|i| list.item(i))
+                .any(|n| dom::as_element(&n).is_some_and(shows)))
+    {
         return false;
     }
-    body.dyn_ref::<HtmlElement>().is_none_or(|b| b.inner_text().trim().is_empty())
+    let Ok(found) = doc.evaluate(TEXTS, doc) else { return false };
+    let mut looked = 0;
+    while let Ok(Some(text)) = found.iterate_next() {
+        looked += 1;
+        if looked > LOOK_AT_SHOWN || text.parent_element().is_some_and(|e| shows(&e)) {
+            return false;
+        }
+    }
+    true
 }
 
 thread_local! {

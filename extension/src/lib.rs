@@ -11,7 +11,8 @@
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an
 //!   element carries, read in one call, so a walk asks only for those that are there.
-//! - [`perceive`]: the compact page model and visible text; [`seen`]: whether a person can see
+//! - [`perceive`]: the compact page model and visible text; [`placed`]: boxes rendered where
+//!   nobody sees them (off the page, screen-reader-only); [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
 //!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS
 //!   paints in (a box hit tests pass through, text outside the viewport); [`overflow`]: whether
@@ -55,6 +56,7 @@ pub mod order;
 pub mod overflow;
 pub mod perceive;
 pub mod pks;
+pub mod placed;
 pub mod scan;
 pub mod seen;
 pub mod settle;

@@ -243,7 +243,7 @@ impl Walk {
         // the elements that hold text (`seen`).
         let contents = if dom::is_seen(el) {
             false
-        } else if computed(el, "display").as_deref() == Some("contents") {
+        } else if dom::computed(el, "display").as_deref() == Some("contents") {
             true
         } else {
             return;
@@ -252,12 +252,8 @@ impl Walk {
         if !contents {
             // Each read of the box is a call into the page: four, once each.
             let r = crate::covered::Rect::of(&el.get_bounding_client_rect());
-            if r.left + self.scroll.0 + r.width <= 0.0 || r.top + self.scroll.1 + r.height <= 0.0 {
-                return; // placed off the page (left: -9999px and the like)
-            }
-            let flat = (r.width <= 1.0 || r.height <= 1.0) && tag != "br";
-            if flat && clips(el) {
-                return; // a box with no room that hides its overflow (screen-reader-only, collapsed)
+            if crate::placed::away(el, &r, self.scroll, tag != "br") {
+                return; // off the page, or screen-reader-only
             }
             rect = Some(r);
         }
@@ -415,19 +411,6 @@ fn shows_no_children(tag: &str) -> bool {
     )
 }
 
-/// One computed style property.
-fn computed(el: &Element, property: &str) -> Option<String> {
-    let view = el.owner_document()?.default_view()?;
-    view.get_computed_style(el).ok().flatten()?.get_property_value(property).ok()
-}
-
-/// Whether a box hides what overflows it (the screen-reader-only pattern, collapsed panels).
-fn clips(el: &Element) -> bool {
-    let overflow = crate::overflow::parse(&computed(el, "overflow").unwrap_or_default());
-    let clip = computed(el, "clip").unwrap_or_default();
-    overflow.iter().any(|a| a.clips()) || (!clip.is_empty() && clip != "auto")
-}
-
 /// Whether an element is one an agent acts on.
 fn is_interactive(el: &Element, tag: &str, role: &str, attrs: &Attrs) -> bool {
     match tag {
@@ -527,10 +510,6 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
     line
 }
 
-fn scroll() -> (f64, f64) {
-    dom::window().map(|w| (w.scroll_x().unwrap_or(0.0), w.scroll_y().unwrap_or(0.0))).unwrap_or((0.0, 0.0))
-}
-
 /// Bot-challenge widgets and interstitials (reCAPTCHA's invisible badge is not a challenge).
 const CHALLENGE: &str = "iframe[src*='recaptcha']:not([src*='size=invisible']), iframe[src*='hcaptcha'], iframe[src*='challenges.cloudflare.com'], #challenge-form, #challenge-running, #cf-challenge-running, #challenge-stage, .cf-turnstile, .h-captcha, #px-captcha";
 /// Consent banners with something to answer.
@@ -580,7 +559,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
         text_max: p.max_text_chars as usize,
         elements_max: p.max_elements as usize,
         collect_elements: true,
-        scroll: scroll(),
+        scroll: crate::placed::scroll(),
         ..Default::default()
     };
     let (vw, vh) = w.layers.enter_document(win.clone());
@@ -637,7 +616,8 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
         Some(sel) => Some(dom::resolve(sel)?),
         None => doc.body().map(Element::from),
     };
-    let mut w = Walk { text_max: p.max_chars as usize, scroll: scroll(), ..Default::default() };
+    let mut w =
+        Walk { text_max: p.max_chars as usize, scroll: crate::placed::scroll(), ..Default::default() };
     if let Some(root) = root {
         if let Some(view) = root.owner_document().and_then(|d| d.default_view()) {
             w.layers.enter_document(view);

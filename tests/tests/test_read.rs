@@ -383,6 +383,7 @@ async fn ordinary_pages_lose_no_visible_text() -> anyhow::Result<()> {
         "leave.html",
         "counter.html",
         "blockers.html",
+        "fixed-root.html",
     ];
     for page in pages {
         let url = nova.url(page);
@@ -706,6 +707,31 @@ async fn a_box_past_the_cut_still_covers_the_text_before_it() -> anyhow::Result<
             "{tool}: the first line nothing covers is missing: {text:?}"
         );
         assert!(!text.contains("INJECT-COVERED-LATE"), "{tool}: covered text reached the agent: {text:?}");
+    }
+    Ok(())
+}
+
+/// An application whose root holds only a layer placed over the viewport (`position: fixed`):
+/// the root, the body and the document have no height. Everything in the layer is read and
+/// listed; boxes placed wholly before the page's start are not.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_application_in_a_positioned_layer_over_a_root_of_no_height_is_read() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let page = a.visit(&nova.url("fixed-root.html")).await?;
+    let elements = lines(&page, "elements");
+    for control in ["textbox \"Say something\"", "button \"Send message\""] {
+        assert!(elements.iter().any(|l| l.contains(control)), "{control} is not listed: {elements:?}");
+    }
+    let read = a.step("nova.read_text", json!({})).await?;
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        reads_only_what_is_seen(
+            tool,
+            v,
+            &["Positioned application header", "A message in a positioned application is visible."],
+            &["INJECT-OFF-LEFT", "INJECT-ABOVE"],
+        );
     }
     Ok(())
 }
