@@ -139,21 +139,40 @@ fn text_envelope(result: Result<String, Failure>) -> JsValue {
 /// is not a `<select>`, which waits for its options. Every reply carries `rev`, the document's
 /// revision when it answered ([`crate::docrev`]).
 ///
-/// A read or an action first waits while a young page has drawn nothing yet
-/// ([`crate::drawn`]) and while the page is moving ([`crate::settle`]): the reply then comes as
-/// a promise too, and its timing has the waits (`settleMs`).
+/// A read or an action first waits while a young page has drawn nothing yet, and an action
+/// while a young page lacks its target ([`crate::drawn`]); then while the page is moving
+/// ([`crate::settle`]): the reply then comes as a promise too, and its timing has the waits
+/// (`settleMs`).
 #[wasm_bindgen]
 pub fn content_handle(msg: JsValue) -> JsValue {
     crate::docrev::start();
     let name = method_of(&msg);
     let doc = web_sys::window().and_then(|w| w.document());
     match doc.filter(|_| SETTLES.contains(&name.as_str())) {
-        Some(doc) => match crate::drawn::first_screen(&doc) {
+        Some(doc) => match crate::drawn::first_screen(&doc, target_of(&msg, &name)) {
             Some(drawing) => then_wrap(drawing, move |waited| settled(msg, &doc, waited.as_f64())),
             None => settled(msg, &doc, None),
         },
         None => timed(&msg, None),
     }
+}
+
+/// The selector an action is for: its `selector`, or in `page.act` its action's; none for a
+/// read.
+fn target_of(msg: &JsValue, name: &str) -> Option<String> {
+    let get = |v: &JsValue, key: &str| js_sys::Reflect::get(v, &key.into()).ok().filter(JsValue::is_object);
+    let params = get(msg, "params")?;
+    let holder = match name {
+        method::CLICK | method::TYPE | method::UPLOAD => params,
+        method::ACT => {
+            // `{"click": {...}}`, `{"type": {...}}` or `{"select": {...}}`.
+            let action = get(&params, "action")?;
+            let kind = js_sys::Object::keys(action.dyn_ref::<js_sys::Object>()?).get(0).as_string()?;
+            get(&action, &kind)?
+        }
+        _ => return None,
+    };
+    js_sys::Reflect::get(&holder, &"selector".into()).ok()?.as_string()
 }
 
 /// [`timed`] once the page has stopped moving; `drawing` is how long it waited for the page's

@@ -16,6 +16,9 @@ use std::cell::Cell;
 use wasm_bindgen::prelude::*;
 use web_sys::Document;
 
+use nova_shared::reason;
+use nova_shared::selector::parse_ref;
+
 use crate::changes::Changes;
 use crate::dom;
 use crate::timing;
@@ -101,9 +104,17 @@ thread_local! {
 }
 
 /// A promise of how long the page took to draw (ms), when the document is young and shows
-/// nothing yet or that it is loading; `None` otherwise (no wait at all).
-pub fn first_screen(doc: &Document) -> Option<js_sys::Promise> {
-    if DRAWN.get() || timing::now() >= YOUNG_MS || !(blank(doc) || loading(doc)) {
+/// nothing yet or that it is loading, or when an action's `target` (a selector, not a ref) is
+/// not on it yet; `None` otherwise (no wait at all). An application that draws its screen in
+/// parts (Streamlit fetches the code of each kind of widget when it first shows one) has drawn
+/// something before the control an action is for: on a young document the action waits for
+/// its target, at most until the document is [`YOUNG_MS`] old, and then fails as it would
+/// have.
+pub fn first_screen(doc: &Document, target: Option<String>) -> Option<js_sys::Promise> {
+    let young = timing::now() < YOUNG_MS;
+    let drawing = young && !DRAWN.get() && (blank(doc) || loading(doc));
+    let target = target.filter(|t| young && parse_ref(t).is_none() && missing(t));
+    if !drawing && target.is_none() {
         DRAWN.set(true);
         return None;
     }
@@ -111,10 +122,19 @@ pub fn first_screen(doc: &Document) -> Option<js_sys::Promise> {
     Some(wasm_bindgen_futures::future_to_promise(async move {
         let start = timing::now();
         let changes = Changes::watch(&doc);
-        while timing::now() < YOUNG_MS && (blank(&doc) || loading(&doc) || changes.quiet_ms() < QUIET_MS) {
+        while timing::now() < YOUNG_MS
+            && ((drawing && (blank(&doc) || loading(&doc) || changes.quiet_ms() < QUIET_MS))
+                || target.as_deref().is_some_and(missing))
+        {
             crate::settle::sleep(POLL_MS).await;
         }
         DRAWN.set(true);
         Ok(JsValue::from_f64(timing::now() - start))
     }))
+}
+
+/// Whether nothing on the page matches `selector` yet (a selector that is not valid is not
+/// waited for: it never will match).
+fn missing(selector: &str) -> bool {
+    dom::resolve(selector).is_err_and(|(code, _)| code == reason::ELEMENT_NOT_FOUND)
 }

@@ -9,6 +9,9 @@
 //! - [`django`]: the Django admin (PyPI), with SQLite.
 //! - [`gradio`]: Gradio's chat interface (PyPI): a streamed reply, a model dropdown, an error
 //!   toast.
+//! - [`streamlit`]: a Streamlit chat (PyPI): a streamed reply, a model selectbox, an error in
+//!   the reply; its whole screen lies in a positioned layer drawn over a WebSocket.
+//! - [`chat`]: what the chats share: what their server received, and the agent's journey.
 //! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
 //!   asks for a one-time code after the password.
 //! - [`mediawiki`]: MediaWiki (Debian's package, PHP), with SQLite.
@@ -19,11 +22,13 @@
 //!   a `<select>`, a delete that asks in its own button.
 
 pub mod canaille;
+pub mod chat;
 pub mod django;
 pub mod gradio;
 pub mod ihatemoney;
 pub mod jingo;
 pub mod mediawiki;
+pub mod streamlit;
 pub mod tiddlywiki;
 pub mod two_factor;
 

@@ -338,8 +338,8 @@ async fn reads_and_actions_wait_for_what_a_click_slides_in() -> anyhow::Result<(
 /// The shell of a single-page application, empty when the page has loaded and drawn by its
 /// script later, in two steps: a read right after the navigation waits for the screen (not the
 /// empty shell, not its "Loading..." step) and says so in its timings; an action right after the
-/// navigation finds its field. A page that stays empty is read as empty, once it is no longer
-/// young.
+/// navigation finds its field, and on a screen drawn in parts waits for its field to be drawn.
+/// A page that stays empty is read as empty, once it is no longer young.
 #[tokio::test(flavor = "multi_thread")]
 async fn reads_and_actions_right_after_a_navigation_wait_for_the_first_screen() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -362,6 +362,12 @@ async fn reads_and_actions_right_after_a_navigation_wait_for_the_first_screen() 
     let click = c.structured("nova.click_selector", json!({"selector": "#preview"})).await?;
     let shown = c.structured("nova.read_text", json!({"selector": "#shown"})).await?;
     assert_eq!(shown["text"], "Preview: hello", "{click}");
+
+    // A screen drawn in parts: the heading at once, the message box later. An action waits
+    // for its target on the young page.
+    c.structured("nova.navigate", json!({"url": format!("{url}?parts=1")})).await?;
+    let typed = c.structured("nova.type_selector", json!({"selector": "#message", "text": "parts"})).await?;
+    assert_eq!(typed["readback"], "parts", "{typed}");
 
     c.structured("nova.navigate", json!({"url": format!("{url}?never=1")})).await?;
     let empty = c.structured("nova.perceive", json!({})).await?;

@@ -8,12 +8,12 @@ use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::canaille::{self, Canaille};
 use nova_e2e::realapps::django::{self, Django};
-use nova_e2e::realapps::gradio::Gradio;
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
+use nova_e2e::realapps::{chat, gradio, streamlit};
 use nova_e2e::ui::Ui;
 use nova_e2e::{Nova, sight};
 use serde_json::json;
@@ -227,12 +227,26 @@ async fn ihatemoney_forms_in_a_dialog_a_select_and_a_delete_that_asks_in_its_but
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_gradio_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
-    let app = Gradio::start().await?;
-    let steps = ["send_reply", "switch_model", "send_switched", "send_failed"];
+    let app = gradio::start().await?;
     drive(
         ("gradio-agent", &[]),
-        &steps,
-        async |a, after, _| nova_e2e::realapps::gradio::journey(&app, a, after).await,
+        &CHAT_STEPS,
+        async |a, after, _| chat::journey(&app, a, after).await,
+        &[app.home()],
+    )
+    .await
+}
+
+/// The steps of [`chat::journey`].
+const CHAT_STEPS: [&str; 4] = ["send_reply", "switch_model", "send_switched", "send_failed"];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamlit_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
+    let app = streamlit::start().await?;
+    drive(
+        ("streamlit-agent", &[]),
+        &CHAT_STEPS,
+        async |a, after, _| chat::journey(&app, a, after).await,
         &[app.home()],
     )
     .await

@@ -1,6 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
-//! the team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money and Gradio's chat
-//! interface from PyPI, MediaWiki from Debian, Jingo and TiddlyWiki from npm;
+//! the team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, Gradio's chat
+//! interface and a Streamlit chat from PyPI, MediaWiki from Debian, Jingo and TiddlyWiki from npm;
 //! `nova_e2e::realapps`),
 //! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
 //! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
@@ -12,12 +12,12 @@ use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::canaille::{self, Canaille};
 use nova_e2e::realapps::django::{self, Django};
-use nova_e2e::realapps::gradio::{self, Gradio};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
+use nova_e2e::realapps::{chat, gradio, streamlit};
 use nova_e2e::ui::Page;
 use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
@@ -41,9 +41,13 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let mut a = agent(kind).await?;
         canaille::journey(&app, &mut a.1, |step| record(&mut samples, "canaille", step)).await?;
         drop((app, a));
-        let app = Gradio::start().await?;
+        let app = gradio::start().await?;
         let mut a = agent(kind).await?;
-        gradio::journey(&app, &mut a.1, |step| record(&mut samples, "gradio", step)).await?;
+        chat::journey(&app, &mut a.1, |step| record(&mut samples, "gradio", step)).await?;
+        drop((app, a));
+        let app = streamlit::start().await?;
+        let mut a = agent(kind).await?;
+        chat::journey(&app, &mut a.1, |step| record(&mut samples, "streamlit", step)).await?;
         drop((app, a));
         let wiki = MediaWiki::start().await?;
         let mut a = agent(kind).await?;
