@@ -9,7 +9,8 @@
 //! with "Loading") waits until neither holds and the document has not changed for [`QUIET_MS`],
 //! at most until the document is [`YOUNG_MS`] old. Any other page is not waited for, nor is a
 //! document that has drawn once (what it shows later, a reply streaming, is not its first
-//! screen).
+//! screen). An action on a young document also waits for its target, when that is not drawn
+//! yet ([`first_screen`]).
 
 use std::cell::Cell;
 

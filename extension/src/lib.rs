@@ -5,7 +5,8 @@
 //! - [`background`]: the service worker: native port to the hub, tabs, navigation, screenshots,
 //!   routing page work to content scripts. Entry points `bg_start`, `bg_event`.
 //! - [`content`]: the content-script entry point `content_handle`; [`drawn`]: a read or an
-//!   action on a young page that shows nothing yet waits for its first screen; [`settle`]: a
+//!   action on a young page that shows nothing yet waits for its first screen, and an action
+//!   on a young page for its target to be drawn; [`settle`]: a
 //!   read or an action waits, briefly, for the page's running animations to end; [`changes`]:
 //!   when the document last changed, for the waits that look for quiet.
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
