@@ -62,15 +62,14 @@ fn loading(doc: &Document) -> bool {
         .any(|text| text.parent_element().is_some_and(|e| dom::is_visible(&e)))
 }
 
-/// Whether a person sees `el`: rendered, with a box, and not placed away ([`crate::placed`]).
-fn shows(el: &web_sys::Element) -> bool {
-    dom::is_visible(el)
-        && !crate::placed::away(
-            el,
-            &crate::covered::Rect::of(&el.get_bounding_client_rect()),
-            crate::placed::scroll(),
-            true,
-        )
+/// Whether a person sees `el`, with the page scrolled by `scroll`: rendered, with a box (read
+/// once), and not placed away ([`crate::placed`]).
+fn shows(el: &web_sys::Element, scroll: (f64, f64)) -> bool {
+    if !dom::is_rendered(el) {
+        return false;
+    }
+    let r = crate::covered::Rect::of(&el.get_bounding_client_rect());
+    (r.width > 0.0 || r.height > 0.0) && !crate::placed::away(el, &r, scroll, true)
 }
 
 /// Whether the body of `doc` shows nothing yet: no element of [`SHOWS`] and no text that a
@@ -79,11 +78,13 @@ fn shows(el: &web_sys::Element) -> bool {
 /// showing something.
 fn blank(doc: &Document) -> bool {
     let Some(body) = doc.body() else { return true };
+    let scroll = crate::placed::scroll();
+    let shows = |el: &web_sys::Element| shows(el, scroll);
     if let Ok(list) = body.query_selector_all(SHOWS)
         && (list.length() > LOOK_AT_SHOWN
             || (0..list.length())
                 .filter_map(|i| list.item(i))
-                .any(|n| dom::as_element(&n).is_some_and(shows)))
+                .any(|n| dom::as_element(&n).is_some_and(&shows)))
     {
         return false;
     }
