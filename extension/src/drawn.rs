@@ -69,7 +69,8 @@ fn shows(el: &web_sys::Element, scroll: (f64, f64)) -> bool {
         return false;
     }
     let r = crate::covered::Rect::of(&el.get_bounding_client_rect());
-    (r.width > 0.0 || r.height > 0.0) && !crate::placed::away(el, &r, scroll, true)
+    (r.width > 0.0 || r.height > 0.0)
+        && !crate::placed::away(el, &r, scroll, || crate::placed::scrolled_around(el), true)
 }
 
 /// Whether the body of `doc` shows nothing yet: no element of [`SHOWS`] and no text that a

@@ -252,7 +252,7 @@ impl Walk {
         if !contents {
             // Each read of the box is a call into the page: four, once each.
             let r = crate::covered::Rect::of(&el.get_bounding_client_rect());
-            if crate::placed::away(el, &r, self.scroll, tag != "br") {
+            if crate::placed::away(el, &r, self.scroll, || self.layers.scrolled(), tag != "br") {
                 return; // off the page, or screen-reader-only
             }
             rect = Some(r);

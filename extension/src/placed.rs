@@ -2,7 +2,13 @@
 //! like), or given no room while hiding their overflow (the screen-reader-only pattern, a
 //! collapsed panel). The page walk skips them ([`crate::perceive`]); the first-screen wait
 //! does not count them as something the page shows ([`crate::drawn`]).
+//!
+//! A box before the page's start only because a box around it that scrolls has scrolled it
+//! there (the earlier messages of a chat whose pane is scrolled to its end) is a scroll away,
+//! not placed off the page: where it starts is judged with the scrolls of the boxes around it
+//! undone. Those are read only for a box found before the page's start.
 
+use wasm_bindgen::JsCast;
 use web_sys::Element;
 
 use crate::covered::Rect;
@@ -15,13 +21,58 @@ pub fn scroll() -> (f64, f64) {
 }
 
 /// Whether `el`, whose box in the viewport is `r` while the page is scrolled by `scroll`, is
-/// placed where nobody sees it. `flat_counts`: whether a box with no room that hides its
-/// overflow counts (not for a `<br>`, which has no room and shows a line break).
-pub fn away(el: &Element, r: &Rect, scroll: (f64, f64), flat_counts: bool) -> bool {
-    if off_the_page(r.left + scroll.0, r.width) || off_the_page(r.top + scroll.1, r.height) {
+/// placed where nobody sees it. `around`: how far the boxes around `el` have scrolled what
+/// they hold ([`scrolled_around`]), asked only for a box before the page's start.
+/// `flat_counts`: whether a box with no room that hides its overflow counts (not for a `<br>`,
+/// which has no room and shows a line break).
+pub fn away(
+    el: &Element,
+    r: &Rect,
+    scroll: (f64, f64),
+    around: impl FnOnce() -> (f64, f64),
+    flat_counts: bool,
+) -> bool {
+    let before = |by: (f64, f64)| {
+        off_the_page(r.left + scroll.0 + by.0, r.width) || off_the_page(r.top + scroll.1 + by.1, r.height)
+    };
+    if before((0.0, 0.0)) && before(around()) {
         return true;
     }
     flat_counts && (r.width <= 1.0 || r.height <= 1.0) && clips(el)
+}
+
+/// How far `el` has scrolled what it holds (x, y), px; none for its document's scrolling
+/// element, whose scroll is the page's ([`scroll`]). A box scrolled right to left counts
+/// negative, so adding it undoes the scroll either way.
+pub fn own_scroll(el: &Element) -> (f64, f64) {
+    let by = (f64::from(el.scroll_left()), f64::from(el.scroll_top()));
+    if by == (0.0, 0.0) {
+        return by;
+    }
+    let page = el.owner_document().and_then(|d| d.scrolling_element());
+    if page.as_ref() == Some(el) { (0.0, 0.0) } else { by }
+}
+
+/// How far the boxes around `el` (its ancestors in its document, through the hosts of shadow
+/// roots) have scrolled what they hold, added up ([`own_scroll`]).
+pub fn scrolled_around(el: &Element) -> (f64, f64) {
+    let mut by = (0.0, 0.0);
+    let mut next = up(el);
+    while let Some(a) = next {
+        let own = own_scroll(&a);
+        by = (by.0 + own.0, by.1 + own.1);
+        next = up(&a);
+    }
+    by
+}
+
+/// The element around `el`: its parent, or the host of the shadow root it is a child of.
+fn up(el: &Element) -> Option<Element> {
+    el.parent_element().or_else(|| {
+        el.parent_node()
+            .filter(|n| n.node_type() == web_sys::Node::DOCUMENT_FRAGMENT_NODE)
+            .map(|n| n.unchecked_into::<web_sys::ShadowRoot>().host())
+    })
 }
 
 /// Whether a box that starts at `start` on the page, `size` long, lies wholly before the page's

@@ -213,6 +213,9 @@ struct Layer {
     /// their overflow (its own among them) let show: those rows, top and bottom
     /// ([`crate::shown`]).
     rows: Option<(f64, f64)>,
+    /// How far it and the boxes around it in its document have scrolled what they hold (x, y),
+    /// added up, once asked ([`Layers::scrolled`]).
+    scrolled: Option<(f64, f64)>,
 }
 
 /// What an element's `position` says, as the judgements use it.
@@ -277,7 +280,40 @@ impl Layers {
             drawn: None,
             depth: self.views.len(),
             rows: None,
+            scrolled: None,
         });
+    }
+
+    /// How far the boxes the walk is inside, and those around the walk's root, have scrolled
+    /// what they hold (x, y), added up ([`crate::placed::own_scroll`]): what the next element's
+    /// box needs to be placed where it lies unscrolled. Each box is read once, and only when
+    /// asked (for a box found before the page's start); a same-origin iframe's document starts
+    /// again from its own.
+    pub fn scrolled(&mut self) -> (f64, f64) {
+        let Some(top) = self.stack.len().checked_sub(1) else { return (0.0, 0.0) };
+        // The deepest layer already added up, or where a document starts.
+        let mut from = top;
+        while self.stack[from].scrolled.is_none()
+            && from > 0
+            && self.stack[from - 1].depth == self.stack[from].depth
+        {
+            from -= 1;
+        }
+        for i in from..=top {
+            if self.stack[i].scrolled.is_some() {
+                continue;
+            }
+            let el = &self.stack[i].el;
+            let below = match i.checked_sub(1) {
+                Some(b) if self.stack[b].depth == self.stack[i].depth => self.stack[b].scrolled,
+                Some(_) => Some((0.0, 0.0)),
+                None => None,
+            };
+            let below = below.unwrap_or_else(|| crate::placed::scrolled_around(el));
+            let own = crate::placed::own_scroll(el);
+            self.stack[i].scrolled = Some((below.0 + own.0, below.1 + own.1));
+        }
+        self.stack[top].scrolled.unwrap_or((0.0, 0.0))
     }
 
     /// Leaves the innermost element. Its box is noted as a possible cover ([`stacking`]) unless

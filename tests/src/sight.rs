@@ -33,13 +33,19 @@ use crate::ui;
 pub const VISIBLE_TEXTS: &str = r#"(() => {
   const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TEXTAREA', 'OPTION', 'SELECT', 'TITLE']);
   const hides = (v) => v === 'hidden' || v === 'clip';
+  const scrolls = (v) => v === 'auto' || v === 'scroll';
+  // Cut away by a box around it that hides its overflow. A box on the way that scrolls brings
+  // what it holds into view: past it, its own box is what an outer box may cut.
   const cut = (el, r) => {
+    let [rx, ry] = [r, r];
     for (let a = el; a && a !== document.documentElement; a = a.parentElement) {
       const s = getComputedStyle(a);
       if (a !== el && a !== document.body && s.display !== 'inline') {
         const b = a.getBoundingClientRect();
-        if (hides(s.overflowX) && (r.right <= b.left || r.left >= b.right)) return true;
-        if (hides(s.overflowY) && (r.bottom <= b.top || r.top >= b.bottom)) return true;
+        if (hides(s.overflowX) && (rx.right <= b.left || rx.left >= b.right)) return true;
+        if (hides(s.overflowY) && (ry.bottom <= b.top || ry.top >= b.bottom)) return true;
+        if (scrolls(s.overflowX)) rx = b;
+        if (scrolls(s.overflowY)) ry = b;
       }
       if (s.clipPath && s.clipPath !== 'none') return true;
       const mask = s.maskImage || s.webkitMaskImage;
@@ -118,12 +124,14 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     return sampled > 0;
   };
   // The characters of text node `n` (whose box is `r`) a person sees when a box that hides its
-  // overflow vertically (its own element or one around it, not an inline, not the body) cuts
-  // it: those whose box reaches into every such box; the others become spaces.
+  // overflow vertically (its own element or one around it, not an inline, not the body, inside
+  // the first box around it that scrolls) cuts it: those whose box reaches into every such box;
+  // the others become spaces.
   const shownText = (n, r) => {
     const cutting = [];
     for (let a = n.parentElement; a && a !== document.documentElement; a = a.parentElement) {
       const s = getComputedStyle(a);
+      if (scrolls(s.overflowY)) break;
       if (a === document.body || s.display === 'inline' || !hides(s.overflowY)) continue;
       const b = a.getBoundingClientRect();
       if (r.top < b.top || r.bottom > b.bottom) cutting.push(b);
@@ -142,6 +150,17 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     }
     return kept;
   };
+  // How far the boxes around `el` (itself included) have scrolled what they hold; the page's
+  // own scroll is scrollX and scrollY.
+  const scrolledAround = (el) => {
+    let x = 0, y = 0;
+    for (let a = el; a; a = a.parentElement) {
+      if (a === document.scrollingElement) continue;
+      x += a.scrollLeft;
+      y += a.scrollTop;
+    }
+    return [x, y];
+  };
   const seen = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -153,7 +172,10 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     const range = document.createRange();
     range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
-    if (r.width < 2 || r.height < 2 || r.right + scrollX <= 0 || r.bottom + scrollY <= 0) continue;
+    // Before the page's start, once the scrolls of the boxes around it are undone: placed off
+    // the page (a box scrolled there, a chat's earlier messages, is a scroll away).
+    const [sx, sy] = scrolledAround(el);
+    if (r.width < 2 || r.height < 2 || r.right + scrollX + sx <= 0 || r.bottom + scrollY + sy <= 0) continue;
     // Type under 4 px drawn 4 px tall or less is a line of dots.
     if (parseFloat(getComputedStyle(el).fontSize) < 4 && r.height <= 4) continue;
     if (cut(el, r) || onItsGround(el) || faint(el) || underSomething(el, range)) continue;

@@ -384,6 +384,7 @@ async fn ordinary_pages_lose_no_visible_text() -> anyhow::Result<()> {
         "counter.html",
         "blockers.html",
         "fixed-root.html",
+        "shell-scrolled.html",
     ];
     for page in pages {
         let url = nova.url(page);
@@ -678,6 +679,31 @@ async fn texts_of(page: &str, perceive: Value, read: Value) -> anyhow::Result<[(
     let r = a.step("nova.read_text", read).await?;
     let text = |v: &Value| v["text"].as_str().unwrap_or_default().to_owned();
     Ok([("perceive", text(&p)), ("read_text", text(&r))])
+}
+
+/// A chat whose pane is scrolled to its end, as chats keep it: its earlier messages lie above
+/// the viewport, before the page's start, only because the pane scrolled them there. They are
+/// a scroll away and kept; what the pane places far above its start or off the page's left is
+/// not.
+#[tokio::test(flavor = "multi_thread")]
+async fn earlier_messages_scrolled_above_a_chat_s_pane_are_kept() -> anyhow::Result<()> {
+    let seen = [
+        "Chat header",
+        "A message in a bubble scrolled above the pane is kept.",
+        "A reply scrolled above the pane is kept.",
+        "A message on a grey band scrolled above the pane is kept.",
+        "The last message in a bubble is visible.",
+        "The last reply is visible.",
+    ];
+    for (tool, text) in texts_of("shell-scrolled.html", json!({}), json!({})).await? {
+        reads_only_what_is_seen(
+            tool,
+            &json!({ "text": text }),
+            &seen,
+            &["INJECT-PANE-SKIP", "INJECT-PANE-ABOVE"],
+        );
+    }
+    Ok(())
 }
 
 /// A box a pseudo-element draws is placed in its own document's viewport: text inside a frame,
