@@ -114,7 +114,7 @@ fn mouse_init(x: f32, y: f32, buttons: u16) -> MouseEventInit {
     init
 }
 
-pub(crate) fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
+fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
     let init = PointerEventInit::new();
     init.set_bubbles(true);
     init.set_cancelable(true);
@@ -130,7 +130,25 @@ pub(crate) fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) ->
         .unwrap_or(true)
 }
 
-pub(crate) fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
+/// What a person's mouse sends pressing `el` at (`x`, `y`): it comes over the element and moves
+/// onto it (menus and list boxes tell a press from a pointer that has not moved by these), goes
+/// down (the focus moves unless the page cancels the mousedown), up, and clicks. Answers
+/// whether the click was not cancelled.
+pub(crate) fn press(el: &Element, x: f32, y: f32) -> bool {
+    pointer(el, "pointerover", x, y, 0);
+    mouse(el, "mouseover", x, y, 0);
+    pointer(el, "pointermove", x, y, 0);
+    mouse(el, "mousemove", x, y, 0);
+    pointer(el, "pointerdown", x, y, 1);
+    if mouse(el, "mousedown", x, y, 1) {
+        focus(el);
+    }
+    pointer(el, "pointerup", x, y, 0);
+    mouse(el, "mouseup", x, y, 0);
+    mouse(el, "click", x, y, 0)
+}
+
+fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
     MouseEvent::new_with_mouse_event_init_dict(kind, &mouse_init(x, y, buttons))
         .map(|e| el.dispatch_event(&e).unwrap_or(true))
         .unwrap_or(true)
@@ -236,17 +254,7 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
     let autofill = aware::autofill_popup(&el);
     let dialog = aware::native_dialog_risk(&el, true);
     let leaving = Leaving::listen();
-    pointer(&el, "pointerover", x, y, 0);
-    mouse(&el, "mouseover", x, y, 0);
-    pointer(&el, "pointermove", x, y, 0);
-    mouse(&el, "mousemove", x, y, 0);
-    pointer(&el, "pointerdown", x, y, 1);
-    if mouse(&el, "mousedown", x, y, 1) {
-        focus(&el);
-    }
-    pointer(&el, "pointerup", x, y, 0);
-    mouse(&el, "mouseup", x, y, 0);
-    let not_cancelled = mouse(&el, "click", x, y, 0);
+    let not_cancelled = press(&el, x, y);
     leaving.clicked(&el, not_cancelled);
     let url_after = dom::href();
     let navigation_started = leaving.destination(&url_after);

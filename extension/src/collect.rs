@@ -24,8 +24,9 @@ struct State {
     assistant_baseline: u32,
     stream_started: bool,
     submitted: bool,
-    /// The banner already on screen when the watch was armed: not news.
-    banner_baseline: Option<web_sys::Element>,
+    /// The banners already on screen when the watch was armed (a chat's earlier error
+    /// messages): not news.
+    banner_baseline: Vec<web_sys::Element>,
     listener: Option<Closure<dyn FnMut()>>,
 }
 
@@ -49,10 +50,17 @@ fn shown(one: &str) -> String {
 }
 
 fn visible_banner(sel: Option<&str>) -> Option<web_sys::Element> {
-    alternatives(sel?).into_iter().find_map(|one| {
-        let el = dom::resolve(&shown(one)).ok()?;
-        (!dom::collapse(&el.text_content().unwrap_or_default()).is_empty()).then_some(el)
-    })
+    banners(sel).into_iter().next()
+}
+
+/// The visible elements `sel` matches that say something, alternative by alternative.
+fn banners(sel: Option<&str>) -> Vec<web_sys::Element> {
+    let Some(sel) = sel else { return Vec::new() };
+    alternatives(sel)
+        .into_iter()
+        .flat_map(|one| dom::all(&shown(one)).unwrap_or_default())
+        .filter(|el| !dom::collapse(&el.text_content().unwrap_or_default()).is_empty())
+        .collect()
 }
 
 fn stream_active(a: &Adapter) -> bool {
@@ -67,7 +75,7 @@ pub fn use_adapter(a: Option<Adapter>) {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.adapter = a;
-        s.banner_baseline = None;
+        s.banner_baseline.clear();
     });
 }
 
@@ -76,7 +84,7 @@ pub fn arm(a: Option<Adapter>) {
     use_adapter(a);
     let ad = adapter();
     let baseline = count(ad.chat.assistant.as_deref());
-    let banner = visible_banner(ad.chat.error_banner.as_deref());
+    let banner = banners(ad.chat.error_banner.as_deref());
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.assistant_baseline = baseline;
@@ -266,14 +274,9 @@ pub fn read(key: &FactKey) -> Observed {
         }
         ("chat", "errorBanner") => {
             // A banner that was already showing when the action started is not its outcome.
-            let banner = visible_banner(a.chat.error_banner.as_deref());
             let stale = STATE.with(|s| s.borrow().banner_baseline.clone());
-            Ok(match banner {
-                Some(b) if stale.as_ref() != Some(&b) => {
-                    json!(dom::collapse(&b.text_content().unwrap_or_default()))
-                }
-                _ => Value::Null,
-            })
+            let banner = banners(a.chat.error_banner.as_deref()).into_iter().find(|b| !stale.contains(b));
+            Ok(banner.map_or(Value::Null, |b| json!(dom::collapse(&b.text_content().unwrap_or_default()))))
         }
         ("form", "submitted") => Ok(json!(STATE.with(|s| s.borrow().submitted))),
         ("form", "validationErrors") => Ok(json!(count(a.form.validation_error.as_deref()))),

@@ -228,29 +228,59 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
     let Selector::Chain(segments) = parsed else {
         return Ok(u32::from(resolve(sel).is_ok()));
     };
+    let Some((root, last)) = last_root(&segments)? else { return Ok(0) };
+    if !last.contains(":visible") {
+        return Ok(u32::try_from(root.query_all(last)?.len()).unwrap_or(u32::MAX));
+    }
+    let n = matching(&root, last)?.len();
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// Every element a selector matches, as [`count`] counts them, in document order for each of
+/// its alternatives; a ref's element while it is on the page.
+pub fn all(sel: &str) -> Result<Vec<Element>, Failure> {
+    let parsed = selector::parse(sel).map_err(|e| fail(reason::INVALID_SELECTOR, e.to_string()))?;
+    let Selector::Chain(segments) = parsed else {
+        return Ok(resolve(sel).into_iter().collect());
+    };
+    match last_root(&segments)? {
+        Some((root, last)) => matching(&root, last),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The root the segments before the last lead to, with the last; `None` when one of them
+/// matches nothing or has nothing to descend into.
+fn last_root(segments: &[String]) -> Result<Option<(Root, &str)>, Failure> {
     let mut root = Root::Doc(document()?);
     let (last, path) =
         segments.split_last().ok_or_else(|| fail(reason::INVALID_SELECTOR, "empty selector"))?;
     for css in path {
         let Some(host) = root.query(css)? else {
-            return Ok(0);
+            return Ok(None);
         };
         let Some(inner) = inner_root(&host) else {
-            return Ok(0);
+            return Ok(None);
         };
         root = inner;
     }
-    if !last.contains(":visible") {
-        return Ok(u32::try_from(root.query_all(last)?.len()).unwrap_or(u32::MAX));
+    Ok(Some((root, last)))
+}
+
+/// The elements under `root` that `css` matches, an alternative ending in `:visible` only
+/// where visible.
+fn matching(root: &Root, css: &str) -> Result<Vec<Element>, Failure> {
+    if !css.contains(":visible") {
+        return root.query_all(css);
     }
-    let mut n = 0;
-    for part in selector::alternatives(last) {
-        n += match visible_base(part) {
-            Some(base) => root.query_all(base)?.iter().filter(|e| is_visible(e)).count(),
-            None => root.query_all(part)?.len(),
-        };
+    let mut found = Vec::new();
+    for part in selector::alternatives(css) {
+        match visible_base(part) {
+            Some(base) => found.extend(root.query_all(base)?.into_iter().filter(is_visible)),
+            None => found.extend(root.query_all(part)?),
+        }
     }
-    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    Ok(found)
 }
 
 /// Whether the element is rendered: has a box, is not `visibility: hidden`, not inside a
@@ -476,8 +506,9 @@ fn text_of_ids(el: &Element, ids: &str) -> String {
     collapse(&parts.join(" "))
 }
 
-/// The accessible name, approximated: aria-labelledby, aria-label, labels, button values,
-/// visible text, then placeholder / title / alt / name. At most 80 characters.
+/// The accessible name, approximated: aria-labelledby, aria-label, labels (of form fields and
+/// buttons), button values, visible text, then placeholder / title / alt / name. At most 80
+/// characters.
 pub fn name(el: &Element) -> String {
     name_with(el, &tag(el), &Attrs::of(el))
 }
@@ -494,18 +525,21 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
     if let Some(n) = attr("aria-label") {
         return clip(&n, 80);
     }
-    if matches!(t, "input" | "select" | "textarea") {
-        if let Ok(labels) = Reflect::get(el, &"labels".into())
-            && labels.is_object()
-            && let Some(list) = Some(labels.unchecked_ref::<web_sys::NodeList>())
-        {
-            let text: Vec<String> =
-                (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.text_content()).collect();
-            let n = collapse(&text.join(" "));
-            if !n.is_empty() {
-                return clip(&n, 80);
-            }
+    // A `<label>` names the controls it labels, a `<button>` among them (a custom picker is
+    // often a button labelled by the field's label, showing its choice as its text).
+    if matches!(t, "input" | "select" | "textarea" | "button")
+        && let Ok(labels) = Reflect::get(el, &"labels".into())
+        && labels.is_object()
+        && let Some(list) = Some(labels.unchecked_ref::<web_sys::NodeList>())
+    {
+        let text: Vec<String> =
+            (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.text_content()).collect();
+        let n = collapse(&text.join(" "));
+        if !n.is_empty() {
+            return clip(&n, 80);
         }
+    }
+    if matches!(t, "input" | "select" | "textarea") {
         let kind = if t == "input" { input_type_with(el, attrs) } else { String::new() };
         if matches!(kind.as_str(), "button" | "submit" | "reset") {
             if let Some(v) = attr("value") {

@@ -80,13 +80,7 @@ fn choose(wanted: &str, what: String, url_before: String) -> Result<ActionReport
         return Err(fail(reason::ELEMENT_DISABLED, format!("option \"{wanted}\" is disabled")));
     }
     let (x, y) = actions::actionable(&option)?;
-    for kind in ["pointerdown", "mousedown", "pointerup", "mouseup", "click"] {
-        if kind.starts_with("pointer") {
-            actions::pointer(&option, kind, x, y, 0);
-        } else {
-            actions::mouse(&option, kind, x, y, 0);
-        }
-    }
+    actions::press(&option, x, y);
     Ok(ActionReport {
         action_dispatched: true,
         url_before,

@@ -483,6 +483,13 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
             .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
             .collect();
         line.push_str(&format!(" options=[{}]", options.join("|")));
+    } else if role == "combobox" && !dom::is_editable_root_with(el, attrs) {
+        // A picker built of other elements shows its choice as its text; its name may be its
+        // label's.
+        let v = dom::collapse(&el.text_content().unwrap_or_default());
+        if !v.is_empty() && clip(&v, 80) != name {
+            line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
+        }
     } else if dom::is_editable_root_with(el, attrs)
         && let Some(h) = dom::as_html(el)
     {

@@ -11,6 +11,8 @@
 //!   toast.
 //! - [`streamlit`]: a Streamlit chat (PyPI): a streamed reply, a model selectbox, an error in
 //!   the reply; its whole screen lies in a positioned layer drawn over a WebSocket.
+//! - [`chainlit`]: a Chainlit chat (PyPI): a streamed reply, a model among the chat settings in
+//!   a dialog, an error message in the conversation.
 //! - [`chat`]: what the chats share: what their server received, and the agent's journey.
 //! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
 //!   asks for a one-time code after the password.
@@ -22,6 +24,7 @@
 //!   a `<select>`, a delete that asks in its own button.
 
 pub mod canaille;
+pub mod chainlit;
 pub mod chat;
 pub mod django;
 pub mod gradio;

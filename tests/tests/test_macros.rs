@@ -58,6 +58,24 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
     Ok(())
 }
 
+/// A chat that keeps its error messages in the conversation: each failed reply is judged by its
+/// own error message, not taken for a success because an older one was already showing.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_error_message_kept_in_a_conversation_is_news_once() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("chat.html?mode=transcript")})).await?;
+    for (text, expected) in [
+        ("please fail", "verified_fail"),
+        ("hello there", "verified_success"),
+        ("fail again", "verified_fail"),
+    ] {
+        let r = send(&c, text, None).await?;
+        assert_eq!(r["guardedCommit"]["verificationStatus"], expected, "{text}: {r}");
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Result<()> {
     let nova = Nova::start().await?;

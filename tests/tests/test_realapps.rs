@@ -13,7 +13,7 @@ use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
-use nova_e2e::realapps::{chat, gradio, streamlit};
+use nova_e2e::realapps::{chainlit, chat, gradio, streamlit};
 use nova_e2e::ui::Ui;
 use nova_e2e::{Nova, sight};
 use serde_json::json;
@@ -231,7 +231,7 @@ async fn a_gradio_chat_is_judged_on_what_its_server_received() -> anyhow::Result
     drive(
         ("gradio-agent", &[]),
         &CHAT_STEPS,
-        async |a, after, _| chat::journey(&app, a, after).await,
+        async |a, after, _| chat::journey(&app, a, None, after).await,
         &[app.home()],
     )
     .await
@@ -246,7 +246,19 @@ async fn a_streamlit_chat_is_judged_on_what_its_server_received() -> anyhow::Res
     drive(
         ("streamlit-agent", &[]),
         &CHAT_STEPS,
-        async |a, after, _| chat::journey(&app, a, after).await,
+        async |a, after, _| chat::journey(&app, a, None, after).await,
+        &[app.home()],
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chainlit_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
+    let app = chainlit::start().await?;
+    drive(
+        ("chainlit-agent", &[]),
+        &CHAT_STEPS,
+        async |a, after, _| chat::journey(&app, a, Some(&chainlit::SETTINGS), after).await,
         &[app.home()],
     )
     .await

@@ -855,18 +855,18 @@ impl Macros<'_> {
     /// Whether `selector` shows its choice as a `.value` (a `<select>`, an input combobox)
     /// rather than as its text.
     async fn is_form_control(&self, target: &str, selector: &str) -> bool {
-        let set = AssertionSet {
-            // Buttons carry an empty `.value`, other elements none at all.
-            all: vec![
-                fact(&format!("dom.value({selector})"), Operator::Exists, None),
-                fact(&format!("dom.value({selector})"), Operator::NotEq, Some(json!(""))),
-            ],
-            ..Default::default()
-        };
+        // Buttons carry an empty `.value`, other elements none at all.
+        let value = format!("dom.value({selector})");
+        let all = vec![fact(&value, Operator::Exists, None), fact(&value, Operator::NotEq, Some(json!("")))];
+        self.holds(target, all).await
+    }
+
+    /// Whether every one of `all` holds on the tab `target` now (false when the page cannot say).
+    async fn holds(&self, target: &str, all: Vec<Assertion>) -> bool {
         let params = nova_shared::protocol::CheckParams {
             target: target.to_owned(),
             frame_id: None,
-            set,
+            set: AssertionSet { all, ..Default::default() },
             adapter: None,
             nav_epoch: 0,
         };
@@ -995,17 +995,14 @@ impl Macros<'_> {
         // A `<select>` or an input combobox shows its choice as a value, other pickers as text.
         let is_select = listed || self.is_form_control(&tab.target_id, &picker).await;
         let shown = if is_select { format!("dom.value({picker})") } else { format!("dom.text({picker})") };
+        // A dialog that opens (an upgrade offer) refuses the switch; one already open (a settings
+        // panel holding the picker) is not news to the watch, and the agent is told to confirm it.
+        let dialog = fact(&format!("dom.exists({DIALOGS})"), Operator::Eq, Some(json!(true)));
+        let in_dialog = self.holds(&tab.target_id, vec![dialog.clone()]).await;
         let mut built = outcome_contract(
             ActionKind::SelectOption,
             Vec::new(),
-            vec![
-                fact("chat.errorBanner", Operator::Exists, None),
-                fact(
-                    "dom.exists([role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible)",
-                    Operator::Eq,
-                    Some(json!(true)),
-                ),
-            ],
+            vec![fact("chat.errorBanner", Operator::Exists, None), dialog],
         );
         // The picker must show the option: a single condition, so `all`.
         built.postconditions.success.all.push(fact(&shown, Operator::Contains, Some(json!(a.option.trim()))));
@@ -1018,9 +1015,20 @@ impl Macros<'_> {
             selector: picker,
             option: a.option,
         });
-        self.guard.guarded(rec, &tab, action, &contract).await
+        let mut reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        if in_dialog && reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
+            let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
+            let note = "The picker is in a dialog that is still open (a settings panel): the choice \
+                        may take effect only once the dialog is confirmed, with its Confirm, Save or \
+                        Apply button.";
+            reply.structured["message"] = json!(format!("{said} {note}").trim_start());
+        }
+        Ok(reply)
     }
 }
+
+/// The dialogs a person sees.
+const DIALOGS: &str = "[role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible";
 
 #[cfg(test)]
 mod tests {

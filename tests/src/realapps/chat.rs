@@ -1,4 +1,5 @@
-//! What the chat applications have in common ([`super::gradio`], [`super::streamlit`]): each is
+//! What the chat applications have in common ([`super::gradio`], [`super::streamlit`],
+//! [`super::chainlit`]): each is
 //! a chat built the way that framework's documentation builds one, whose "model" is an echo that
 //! streams its reply a few words at a time, with two models to choose from in a picker. Its
 //! reply function writes each message it receives, with the model chosen, to `received.tsv`
@@ -14,6 +15,15 @@ use crate::agent::Agent;
 
 /// The model the chat starts with, and the one the agent switches to.
 pub const MODELS: [&str; 2] = ["echo-small", "echo-large"];
+
+/// A picker kept in a settings dialog ([`super::chainlit`]): the control that opens the dialog
+/// and the one that applies the choice.
+pub struct Settings {
+    /// Opens the dialog.
+    pub open: &'static str,
+    /// Applies the choice and closes the dialog.
+    pub confirm: &'static str,
+}
 
 /// A running chat application with its own directory (the application, what it received, its
 /// log).
@@ -62,13 +72,15 @@ impl Chat {
 }
 
 /// The chat journey of a compliant agent (who has loaded its bundle), on the chat's page: a
-/// message answered by the first model; the model switched in the picker; a message answered
-/// by that model; a message the model fails on (the framework's error message). Every verdict,
-/// `urlAfter` and what the server received after each step are checked here; `after` sees each
-/// guarded step too.
+/// message answered by the first model; the model switched in the picker (in its `settings`
+/// dialog, opened before and confirmed after, when the chat keeps it there); a message
+/// answered by that model; a message the model fails on (the framework's error message).
+/// Every verdict, `urlAfter` and what the server received after each step are checked here;
+/// `after` sees each guarded step too.
 pub async fn journey(
     app: &Chat,
     a: &mut Agent,
+    settings: Option<&Settings>,
     after: impl FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     const SEND: &str = "nova.guarded_send_message";
@@ -87,7 +99,18 @@ pub async fn journey(
         (&format!("message:{hello}"), 1),
     )?;
 
+    // The agent reads the reply to the end before it moves on (in Streamlit a switch reruns
+    // the application, which cuts a reply still streaming short, as it would a person's).
+    let replied = format!("[{}] You said: {hello}", MODELS[0]);
+    read_until(a, &replied).await?;
+
+    if let Some(s) = settings {
+        a.step("nova.click_selector", json!({"selector": s.open})).await?;
+    }
     let r = a.call(SWITCH, json!({"option": MODELS[1]})).await?;
+    // A picker in a dialog still open: the agent is told the choice waits for its confirmation.
+    let told = r.0["message"].as_str().unwrap_or_default().contains("once the dialog is confirmed");
+    anyhow::ensure!(told == settings.is_some(), "switching in a dialog: {}", r.0);
     // The model goes with the next message: nothing reaches the server yet.
     let large = format!("model:{}", MODELS[1]);
     judge.step(
@@ -97,6 +120,19 @@ pub async fn journey(
         home.clone(),
         (&large, 0),
     )?;
+    if let Some(s) = settings {
+        // Confirm is a commit point: the agent says what shows once it took (the dialog gone).
+        let closed = json!({
+            "actionKind": "custom",
+            "postconditions": {"success": {"all": [
+                {"factKey": "dom.exists([role=\"dialog\"]:visible)", "operator": "eq", "expected": false}
+            ]}},
+        });
+        let click = json!({"selector": s.confirm, "transitionContract": closed});
+        let (r, _) = a.call("nova.click_selector", click).await?;
+        let verdict = &r["guardedCommit"]["verificationStatus"];
+        anyhow::ensure!(verdict == "verified_success", "confirming the settings: {r}\n{}", app.log());
+    }
 
     let r = a.call(SEND, json!({"text": "Which model answers?"})).await?;
     judge.step(
@@ -107,7 +143,16 @@ pub async fn journey(
         (&large, 1),
     )?;
 
-    // The failure last: Gradio keeps its text box disabled after a reply that failed.
+    // Once the reply has streamed in, the whole conversation is read, the messages the chat
+    // has scrolled out of view too.
+    let answer = format!("[{}] You said: Which model answers?", MODELS[1]);
+    let text = read_until(a, &answer).await?;
+    for said in [hello, &replied, &answer] {
+        anyhow::ensure!(text.contains(said), "`{said}` is missing from the conversation read: {text:?}");
+    }
+
+    // The failure last: Gradio keeps its text box disabled after a reply that failed (and lays
+    // its error panel over the conversation).
     let doomed = "Please fail this one";
     let r = a.call(SEND, json!({"text": doomed})).await?;
     judge.step(
@@ -117,4 +162,18 @@ pub async fn journey(
         home,
         (&format!("message:{doomed}"), 1),
     )
+}
+
+/// The page's text once it shows `wanted` (read every 100 ms, at most 5 s), or as it was then.
+async fn read_until(a: &mut Agent, wanted: &str) -> anyhow::Result<String> {
+    let mut text = String::new();
+    for _ in 0..50 {
+        let read = a.step("nova.read_text", json!({})).await?;
+        text = read["text"].as_str().unwrap_or_default().to_owned();
+        if text.contains(wanted) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Ok(text)
 }
