@@ -50,17 +50,17 @@ fn shown(one: &str) -> String {
 }
 
 fn visible_banner(sel: Option<&str>) -> Option<web_sys::Element> {
-    banners(sel).into_iter().next()
+    banners(sel).next()
 }
 
-/// The visible elements `sel` matches that say something, alternative by alternative.
-fn banners(sel: Option<&str>) -> Vec<web_sys::Element> {
-    let Some(sel) = sel else { return Vec::new() };
-    alternatives(sel)
+/// The visible elements `sel` matches that say something, alternative by alternative (an
+/// alternative is looked at only once those before it are used up).
+fn banners(sel: Option<&str>) -> impl Iterator<Item = web_sys::Element> {
+    sel.map(alternatives)
+        .unwrap_or_default()
         .into_iter()
         .flat_map(|one| dom::all(&shown(one)).unwrap_or_default())
         .filter(|el| !dom::collapse(&el.text_content().unwrap_or_default()).is_empty())
-        .collect()
 }
 
 fn stream_active(a: &Adapter) -> bool {
@@ -84,7 +84,7 @@ pub fn arm(a: Option<Adapter>) {
     use_adapter(a);
     let ad = adapter();
     let baseline = count(ad.chat.assistant.as_deref());
-    let banner = banners(ad.chat.error_banner.as_deref());
+    let banner = banners(ad.chat.error_banner.as_deref()).collect();
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.assistant_baseline = baseline;
@@ -274,8 +274,8 @@ pub fn read(key: &FactKey) -> Observed {
         }
         ("chat", "errorBanner") => {
             // A banner that was already showing when the action started is not its outcome.
-            let stale = STATE.with(|s| s.borrow().banner_baseline.clone());
-            let banner = banners(a.chat.error_banner.as_deref()).into_iter().find(|b| !stale.contains(b));
+            let mut shown = banners(a.chat.error_banner.as_deref());
+            let banner = STATE.with(|s| shown.find(|b| !s.borrow().banner_baseline.contains(b)));
             Ok(banner.map_or(Value::Null, |b| json!(dom::collapse(&b.text_content().unwrap_or_default()))))
         }
         ("form", "submitted") => Ok(json!(STATE.with(|s| s.borrow().submitted))),

@@ -229,11 +229,7 @@ pub fn count(sel: &str) -> Result<u32, Failure> {
         return Ok(u32::from(resolve(sel).is_ok()));
     };
     let Some((root, last)) = last_root(&segments)? else { return Ok(0) };
-    if !last.contains(":visible") {
-        return Ok(u32::try_from(root.query_all(last)?.len()).unwrap_or(u32::MAX));
-    }
-    let n = matching(&root, last)?.len();
-    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    Ok(u32::try_from(matching(&root, last)?.len()).unwrap_or(u32::MAX))
 }
 
 /// Every element a selector matches, as [`count`] counts them, in document order for each of

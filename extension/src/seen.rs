@@ -291,7 +291,7 @@ impl Layers {
     /// again from its own.
     pub fn scrolled(&mut self) -> (f64, f64) {
         let Some(top) = self.stack.len().checked_sub(1) else { return (0.0, 0.0) };
-        // The deepest layer already added up, or where a document starts.
+        // Down to the deepest layer already added up, or to where a document starts.
         let mut from = top;
         while self.stack[from].scrolled.is_none()
             && from > 0
@@ -299,21 +299,20 @@ impl Layers {
         {
             from -= 1;
         }
-        for i in from..=top {
-            if self.stack[i].scrolled.is_some() {
-                continue;
+        let mut sum = match self.stack[from].scrolled {
+            Some(known) => {
+                from += 1;
+                known
             }
-            let el = &self.stack[i].el;
-            let below = match i.checked_sub(1) {
-                Some(b) if self.stack[b].depth == self.stack[i].depth => self.stack[b].scrolled,
-                Some(_) => Some((0.0, 0.0)),
-                None => None,
-            };
-            let below = below.unwrap_or_else(|| crate::placed::scrolled_around(el));
-            let own = crate::placed::own_scroll(el);
-            self.stack[i].scrolled = Some((below.0 + own.0, below.1 + own.1));
+            None if from == 0 => crate::placed::scrolled_around(&self.stack[0].el),
+            None => (0.0, 0.0),
+        };
+        for layer in &mut self.stack[from..=top] {
+            let own = crate::placed::own_scroll(&layer.el);
+            sum = (sum.0 + own.0, sum.1 + own.1);
+            layer.scrolled = Some(sum);
         }
-        self.stack[top].scrolled.unwrap_or((0.0, 0.0))
+        sum
     }
 
     /// Leaves the innermost element. Its box is noted as a possible cover ([`stacking`]) unless
