@@ -258,7 +258,12 @@ async fn a_chainlit_chat_is_judged_on_what_its_server_received() -> anyhow::Resu
     drive(
         ("chainlit-agent", &[]),
         &CHAT_STEPS,
-        async |a, after, _| chat::journey(&app, a, Some(&chainlit::SETTINGS), after).await,
+        async |a, after, ui| {
+            chat::journey(&app, a, Some(&chainlit::SETTINGS), after).await?;
+            // Chainlit keeps its pane at the latest message: by now the first is scrolled away.
+            let tab = ui.wait_window(&app.home(), std::time::Duration::from_secs(10)).await?;
+            chat::first_scrolled_away_is_read(a, &tab).await
+        },
         &[app.home()],
     )
     .await

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::{Judge, Served, Step};
 use crate::agent::Agent;
+use crate::ui::Page;
 
 /// The model the chat starts with, and the one the agent switches to.
 pub const MODELS: [&str; 2] = ["echo-small", "echo-large"];
@@ -89,7 +90,7 @@ pub async fn journey(
     let home = app.home();
 
     a.visit(&home).await?;
-    let hello = "Hello from Nova";
+    let hello = FIRST;
     let r = a.call(SEND, json!({"text": hello})).await?;
     judge.step(
         ("send_reply", SEND, a.calls_of(SEND)),
@@ -143,8 +144,9 @@ pub async fn journey(
         (&large, 1),
     )?;
 
-    // Once the reply has streamed in, the whole conversation is read, the messages the chat
-    // has scrolled out of view too.
+    // Once the reply has streamed in, the whole conversation is read (a chat that follows its
+    // latest message has scrolled the first away by the journey's end: see
+    // [`first_scrolled_away_is_read`]).
     let answer = format!("[{}] You said: Which model answers?", MODELS[1]);
     let text = read_until(a, &answer).await?;
     for said in [hello, &replied, &answer] {
@@ -162,6 +164,44 @@ pub async fn journey(
         home,
         (&format!("message:{doomed}"), 1),
     )
+}
+
+/// The journey's first message.
+pub const FIRST: &str = "Hello from Nova";
+
+/// Where [`FIRST`] lies in `page` (the chat's tab): `true` when the conversation's pane has
+/// scrolled it wholly above the pane's top (a chat that follows its latest message), `false`
+/// when it is in view or below.
+const FIRST_SCROLLED_AWAY: &str = r#"(() => {
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let n;
+  while ((n = walk.nextNode()) && n.data.trim() !== FIRST);
+  if (!n) throw new Error('the first message is not on the page');
+  const el = n.parentElement;
+  for (let pane = el.parentElement; pane; pane = pane.parentElement) {
+    if (pane.scrollHeight > pane.clientHeight && /auto|scroll/.test(getComputedStyle(pane).overflowY)) {
+      return el.getBoundingClientRect().bottom <= pane.getBoundingClientRect().top && pane.scrollTop > 0;
+    }
+  }
+  return false;
+})()"#;
+
+/// Once the journey is over, on a chat whose pane follows its latest message (`page`, the
+/// chat's tab), [`FIRST`] has been scrolled out of view; the conversation read now still holds
+/// it. Fails when the message is not scrolled away (the check would prove nothing) or the read
+/// lost it.
+pub async fn first_scrolled_away_is_read(a: &mut Agent, page: &Page<'_>) -> anyhow::Result<()> {
+    let away = page.eval(&FIRST_SCROLLED_AWAY.replace("FIRST", &json!(FIRST).to_string())).await?;
+    anyhow::ensure!(away == true, "the first message is not scrolled above the conversation's pane: {away}");
+    for (tool, args) in [("nova.read_text", json!({})), ("nova.perceive", json!({}))] {
+        let read = a.step(tool, args).await?;
+        let text = read["text"].as_str().unwrap_or_default();
+        anyhow::ensure!(
+            text.contains(FIRST),
+            "{tool} lost the first message scrolled above the pane: {text:?}"
+        );
+    }
+    Ok(())
 }
 
 /// The page's text once it shows `wanted` (read every 100 ms, at most 5 s), or as it was then.
