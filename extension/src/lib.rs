@@ -12,7 +12,8 @@
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an
 //!   element carries, read in one call, so a walk asks only for those that are there.
-//! - [`perceive`]: the compact page model and visible text; [`placed`]: boxes rendered where
+//! - [`perceive`]: the compact page model and visible text; [`hint`]: what tells apart a
+//!   control with no name (its icon, its id); [`placed`]: boxes rendered where
 //!   nobody sees them (off the page, screen-reader-only); [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
 //!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS
@@ -51,6 +52,7 @@ pub mod covered;
 pub mod docrev;
 pub mod dom;
 pub mod drawn;
+pub mod hint;
 pub mod leaving;
 pub mod listbox;
 pub mod order;

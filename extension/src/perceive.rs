@@ -15,6 +15,7 @@ use web_sys::{Element, Node};
 use crate::attrs::Attrs;
 use crate::aware;
 use crate::dom::{self, Failure, clip};
+use crate::hint;
 
 const INTERACTIVE_ROLES: &[&str] = &[
     "button",
@@ -436,7 +437,9 @@ fn quote(s: &str) -> String {
 fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> String {
     let mut line = format!("{r} {role}");
     let name = dom::name_with(el, tag, attrs);
-    if !name.is_empty() {
+    if name.is_empty() {
+        line.push_str(&hint::of_nameless(el, attrs));
+    } else {
         line.push(' ');
         line.push_str(&quote(&name));
     }

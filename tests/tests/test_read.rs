@@ -780,3 +780,32 @@ async fn text_down_a_scrolling_pane_in_a_shell_that_hides_overflow_is_kept() -> 
     }
     Ok(())
 }
+
+/// A control with no name is told apart by what the page does give: the icon it shows, named
+/// by the icon set's own markup (Lucide's and Font Awesome's classes, Material UI's test id, a
+/// sprite's fragment), and an id or test id a developer chose; never by a generated id.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_control_with_no_name_is_told_apart_by_its_icon_and_its_id() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    a.visit(&nova.url("nameless.html")).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    // The element lines without their refs.
+    let shown: Vec<String> = lines(&page, "elements")
+        .iter()
+        .map(|l| l.split_once(' ').map_or(l.clone(), |(_, rest)| rest.to_owned()))
+        .collect();
+    let expected = [
+        r#"button icon="copy""#,
+        r#"button id="chat-settings-open-modal""#,
+        r#"button testid="submit-button""#,
+        r#"button icon="gear""#,
+        r#"button icon="delete-outline""#,
+        r#"button icon="bell""#,
+        r#"button "Close""#,
+        "button",
+    ];
+    assert_eq!(shown, expected);
+    Ok(())
+}

@@ -312,10 +312,17 @@ fn find_ref(page: &PageModel, pred: impl Fn(&str) -> bool) -> Option<String> {
         .and_then(|l| l.split(' ').next().map(str::to_owned))
 }
 
+/// Whether an element line (`e12 button "Send message"`) has the role `role` and a name with a
+/// word starting with one of `words`. Only the name counts: not a nameless control's hints
+/// (`e15 button testid="submit-button"`) nor what a field holds.
 fn named_like(line: &str, role: &str, words: &[&str]) -> bool {
-    let lower = line.to_lowercase();
-    lower.split(' ').nth(1) == Some(role)
-        && words.iter().any(|w| lower.contains(&format!("\"{w}")) || lower.contains(&format!(" {w}")))
+    let mut parts = line.splitn(3, ' ');
+    let (_, line_role, rest) = (parts.next(), parts.next(), parts.next().unwrap_or_default());
+    let Some(name) = rest.strip_prefix('"').and_then(|n| n.split('"').next()) else {
+        return false;
+    };
+    let name = name.to_lowercase();
+    line_role == Some(role) && words.iter().any(|w| name.starts_with(w) || name.contains(&format!(" {w}")))
 }
 
 impl Macros<'_> {
@@ -1033,6 +1040,18 @@ const DIALOGS: &str = "[role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_is_named_like_a_word_by_its_name_alone() {
+        let send = ["send", "submit"];
+        assert!(named_like(r#"e7 button "Send message" disabled"#, "button", &send));
+        assert!(named_like(r#"e7 button "Quick submit""#, "button", &send));
+        assert!(!named_like(r#"e7 button "Resend code""#, "button", &send));
+        assert!(!named_like(r#"e7 link "Send message" -> /send"#, "button", &send));
+        assert!(!named_like(r#"e15 button testid="submit-button""#, "button", &send));
+        assert!(!named_like(r#"e15 button id="send""#, "button", &send));
+        assert!(!named_like("e15 button", "button", &send));
+    }
 
     /// The sign-in verdict on each kind of result page, as the page watch classifies it.
     #[test]

@@ -14,8 +14,10 @@ use super::chat::{Chat, Settings};
 pub const VERSION: &str = "2.12.0";
 
 /// Where Chainlit keeps the model picker: the composer's settings button opens the dialog,
-/// its Confirm button applies the choice.
-pub const SETTINGS: Settings = Settings { open: "#chat-settings-open-modal", confirm: "#confirm" };
+/// its Confirm button applies the choice. The settings button is an icon with no name: its id
+/// tells it apart (`e9 button id="chat-settings-open-modal"`).
+pub const SETTINGS: Settings =
+    Settings { open: r#"button id="chat-settings-open-modal""#, confirm: "#confirm" };
 
 /// The application: `python3 -m chainlit run app.py`, with `RECEIVED` in its environment.
 const APP: &str = r#"import asyncio, os

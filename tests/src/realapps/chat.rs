@@ -20,7 +20,8 @@ pub const MODELS: [&str; 2] = ["echo-small", "echo-large"];
 /// A picker kept in a settings dialog ([`super::chainlit`]): the control that opens the dialog
 /// and the one that applies the choice.
 pub struct Settings {
-    /// Opens the dialog.
+    /// What the line of the control that opens the dialog holds in `nova.perceive` (the agent
+    /// finds it there, as an agent would, and clicks its ref).
     pub open: &'static str,
     /// Applies the choice and closes the dialog.
     pub confirm: &'static str,
@@ -106,7 +107,13 @@ pub async fn journey(
     read_until(a, &replied).await?;
 
     if let Some(s) = settings {
-        a.step("nova.click_selector", json!({"selector": s.open})).await?;
+        let page = a.step("nova.perceive", json!({})).await?;
+        let lines = page["elements"].as_array().cloned().unwrap_or_default();
+        let line = lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(s.open));
+        let Some(opener) = line.and_then(|l| l.split(' ').next()) else {
+            anyhow::bail!("no element line holds `{}`: {lines:?}", s.open);
+        };
+        a.step("nova.click_selector", json!({"selector": opener})).await?;
     }
     let r = a.call(SWITCH, json!({"option": MODELS[1]})).await?;
     // A picker in a dialog still open: the agent is told the choice waits for its confirmation.
