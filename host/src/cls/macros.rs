@@ -404,7 +404,7 @@ impl Macros<'_> {
             None => PageAction::Type(TypeParams {
                 target: tab.target_id.clone(),
                 frame_id: None,
-                selector: composer,
+                selector: composer.clone(),
                 guarded: true,
                 text: String::new(),
                 clear: false,
@@ -414,6 +414,11 @@ impl Macros<'_> {
         let name = chosen.name.clone();
         let mut reply = self.guard.guarded_with_adapter(rec, &tab, action, &contract, chosen).await?;
         reply.structured["adapter"] = json!(name);
+        if reply.structured["reasonCode"] == super::reason::NO_SIGNAL_YET {
+            let note = self.composer_note(&tab.target_id, &composer, &a.text).await;
+            let said = reply.structured["message"].as_str().unwrap_or_default();
+            reply.structured["message"] = json!(format!("{said}{note}"));
+        }
         Ok(explain_silence(
             reply,
             own_success,
@@ -857,6 +862,30 @@ impl Macros<'_> {
                 "the saved entry",
             ],
         ))
+    }
+
+    /// After a send nothing answered: whether the page took the message, from what its composer
+    /// holds now. A composer still holding the text says the send never left (a chat still
+    /// connecting ignores Enter, a send control did nothing); an emptied one says the page took
+    /// it. Empty when the page cannot say.
+    async fn composer_note(&self, target: &str, composer: &str, text: &str) -> &'static str {
+        // A text box holds the message as its value, an editable region as its text.
+        let value = format!("dom.value({composer})");
+        let (key, typed) = if self.holds(target, vec![fact(&value, Operator::Exists, None)]).await {
+            (value, text.to_owned())
+        } else {
+            (format!("dom.text({composer})"), text.split_whitespace().collect::<Vec<_>>().join(" "))
+        };
+        if self.holds(target, vec![fact(&key, Operator::Eq, Some(json!(typed)))]).await {
+            " The composer still holds the message: the page did not take it (a chat still \
+             connecting ignores Enter; a send control may have done nothing). Nothing shows that \
+             it went out: read the page, and send it again once the chat is ready."
+        } else if self.holds(target, vec![fact(&key, Operator::Eq, Some(json!("")))]).await {
+            " The composer was emptied: the page took the message, and no reply showed in the \
+             window."
+        } else {
+            ""
+        }
     }
 
     /// Whether `selector` shows its choice as a `.value` (a `<select>`, an input combobox)
