@@ -63,6 +63,30 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
     Ok(())
 }
 
+/// A chat drawn inside a shadow root (a web component): its composer, which the usual composer
+/// selectors do not reach, is the text box the read found. Its replies are not among the
+/// conventions either: the send is taken (the composer emptied) but proven only once the agent
+/// names the reply with a selector that enters the shadow root.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_inside_a_shadow_root_is_sent_through_its_own_text_box() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("chat-shadow.html")})).await?;
+    let r = send(&c, "hello there", Some(json!({"stabilityWindowMs": 1500}))).await?;
+    assert_eq!(r["reasonCode"], "guarded_commit.no_signal_yet", "{r}");
+    let said = r["message"].as_str().unwrap_or_default();
+    assert!(said.contains("The composer was emptied"), "{said}");
+    assert_eq!(count(&c).await?, "1", "sent once");
+
+    let replied = json!({"postconditions": {"success": {"any": [
+        {"factKey": "dom.count(chat-box >>> .msg.assistant)", "operator": "gt", "expected": 1}
+    ]}}});
+    let r = send(&c, "and again", Some(replied)).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    assert_eq!(count(&c).await?, "2", "sent once more");
+    Ok(())
+}
+
 /// A chat that keeps its error messages in the conversation: each failed reply is judged by its
 /// own error message, not taken for a success because an older one was already showing.
 #[tokio::test(flavor = "multi_thread")]

@@ -361,11 +361,10 @@ impl Macros<'_> {
             Ok(p) => p,
             Err(e) => return Ok(ToolReply::bridge_failure(&e)),
         };
-        let composer = a
-            .composer_selector
-            .clone()
-            .or_else(|| chosen.chat.composer.clone())
-            .or_else(|| find_ref(&page, |l| l.split(' ').nth(1) == Some("textbox")));
+        let composer = match a.composer_selector.clone() {
+            Some(c) => Some(c),
+            None => self.composer(&tab.target_id, chosen.chat.composer.clone(), &page).await,
+        };
         let Some(composer) = composer else {
             return Ok(ToolReply::failure(
                 "adapter.composer_not_found",
@@ -862,6 +861,19 @@ impl Macros<'_> {
                 "the saved entry",
             ],
         ))
+    }
+
+    /// The composer of a chat with no `composerSelector`: the adapter's (`convention`) when it
+    /// matches on the page, else the first text box of `page` (one inside a shadow root, say,
+    /// which an adapter's selector does not reach).
+    async fn composer(&self, target: &str, convention: Option<String>, page: &PageModel) -> Option<String> {
+        if let Some(c) = convention {
+            let exists = fact(&format!("dom.exists({c})"), Operator::Eq, Some(json!(true)));
+            if self.holds(target, vec![exists]).await {
+                return Some(c);
+            }
+        }
+        find_ref(page, |l| l.split(' ').nth(1) == Some("textbox"))
     }
 
     /// After a send nothing answered: whether the page took the message, from what its composer
