@@ -13,6 +13,8 @@
 //!   the reply; its whole screen lies in a positioned layer drawn over a WebSocket.
 //! - [`chainlit`]: a Chainlit chat (PyPI): a streamed reply, a model among the chat settings in
 //!   a dialog, an error message in the conversation.
+//! - [`nicegui`]: a NiceGUI chat (PyPI, Vue and Quasar): a streamed reply, an error
+//!   notification; its Quasar model picker is not switched.
 //! - [`chat`]: what the chats share: what their server received, and the agent's journey.
 //! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
 //!   asks for a one-time code after the password.
@@ -31,6 +33,7 @@ pub mod gradio;
 pub mod ihatemoney;
 pub mod jingo;
 pub mod mediawiki;
+pub mod nicegui;
 pub mod streamlit;
 pub mod tiddlywiki;
 pub mod two_factor;

@@ -13,7 +13,7 @@ use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
-use nova_e2e::realapps::{chainlit, chat, gradio, streamlit};
+use nova_e2e::realapps::{chainlit, chat, gradio, nicegui, streamlit};
 use nova_e2e::ui::Ui;
 use nova_e2e::{Nova, sight};
 use serde_json::json;
@@ -231,7 +231,7 @@ async fn a_gradio_chat_is_judged_on_what_its_server_received() -> anyhow::Result
     drive(
         ("gradio-agent", &[]),
         &CHAT_STEPS,
-        async |a, after, _| chat::journey(&app, a, None, after).await,
+        async |a, after, _| chat::journey(&app, a, chat::Picker::Shown, after).await,
         &[app.home()],
     )
     .await
@@ -246,7 +246,22 @@ async fn a_streamlit_chat_is_judged_on_what_its_server_received() -> anyhow::Res
     drive(
         ("streamlit-agent", &[]),
         &CHAT_STEPS,
-        async |a, after, _| chat::journey(&app, a, None, after).await,
+        async |a, after, _| chat::journey(&app, a, chat::Picker::Shown, after).await,
+        &[app.home()],
+    )
+    .await
+}
+
+/// NiceGUI's Quasar chat: replies are Quasar's received messages, a failure its negative
+/// notification. The model picker is not switched (it does not open on the events a content
+/// script dispatches: `realapps/nicegui.rs`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nicegui_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
+    let app = nicegui::start().await?;
+    drive(
+        ("nicegui-agent", &[]),
+        &["send_reply", "send_again", "send_failed"],
+        async |a, after, _| chat::journey(&app, a, chat::Picker::NotDriven, after).await,
         &[app.home()],
     )
     .await
@@ -259,7 +274,7 @@ async fn a_chainlit_chat_is_judged_on_what_its_server_received() -> anyhow::Resu
         ("chainlit-agent", &[]),
         &CHAT_STEPS,
         async |a, after, ui| {
-            chat::journey(&app, a, Some(&chainlit::SETTINGS), after).await?;
+            chat::journey(&app, a, chat::Picker::InDialog(&chainlit::SETTINGS), after).await?;
             // Chainlit keeps its pane at the latest message: by now the first is scrolled away.
             let tab = ui.wait_window(&app.home(), std::time::Duration::from_secs(10)).await?;
             chat::first_scrolled_away_is_read(a, &tab).await

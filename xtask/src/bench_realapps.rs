@@ -1,6 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
 //! the team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, Gradio's chat
-//! interface, a Streamlit chat and a Chainlit chat from PyPI, MediaWiki from Debian, Jingo and
+//! interface, a Streamlit chat, a Chainlit chat and a NiceGUI chat from PyPI, MediaWiki from Debian, Jingo and
 //! TiddlyWiki from npm; `nova_e2e::realapps`),
 //! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
 //! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
@@ -11,13 +11,14 @@ use std::collections::BTreeMap;
 use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::canaille::{self, Canaille};
+use nova_e2e::realapps::chat::Picker;
 use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
-use nova_e2e::realapps::{chainlit, chat, gradio, streamlit};
+use nova_e2e::realapps::{chainlit, chat, gradio, nicegui, streamlit};
 use nova_e2e::ui::Page;
 use nova_e2e::{BrowserKind, Nova};
 use serde_json::{Value, json};
@@ -43,16 +44,21 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         drop((app, a));
         let app = gradio::start().await?;
         let mut a = agent(kind).await?;
-        chat::journey(&app, &mut a.1, None, |step| record(&mut samples, "gradio", step)).await?;
+        chat::journey(&app, &mut a.1, Picker::Shown, |step| record(&mut samples, "gradio", step)).await?;
         drop((app, a));
         let app = streamlit::start().await?;
         let mut a = agent(kind).await?;
-        chat::journey(&app, &mut a.1, None, |step| record(&mut samples, "streamlit", step)).await?;
+        chat::journey(&app, &mut a.1, Picker::Shown, |step| record(&mut samples, "streamlit", step)).await?;
         drop((app, a));
         let app = chainlit::start().await?;
         let mut a = agent(kind).await?;
-        let settings = Some(&chainlit::SETTINGS);
+        let settings = Picker::InDialog(&chainlit::SETTINGS);
         chat::journey(&app, &mut a.1, settings, |step| record(&mut samples, "chainlit", step)).await?;
+        drop((app, a));
+        let app = nicegui::start().await?;
+        let mut a = agent(kind).await?;
+        chat::journey(&app, &mut a.1, Picker::NotDriven, |step| record(&mut samples, "nicegui", step))
+            .await?;
         drop((app, a));
         let wiki = MediaWiki::start().await?;
         let mut a = agent(kind).await?;

@@ -27,6 +27,17 @@ pub struct Settings {
     pub confirm: &'static str,
 }
 
+/// Where a chat keeps its model picker, and whether the journey switches it.
+#[derive(Clone, Copy)]
+pub enum Picker<'a> {
+    /// On the page (Gradio's dropdown, Streamlit's selectbox).
+    Shown,
+    /// In a settings dialog (Chainlit's chat settings).
+    InDialog(&'a Settings),
+    /// Not switched ([`super::nicegui`]): the second message is answered by the first model.
+    NotDriven,
+}
+
 /// A running chat application with its own directory (the application, what it received, its
 /// log).
 pub struct Chat {
@@ -74,19 +85,19 @@ impl Chat {
 }
 
 /// The chat journey of a compliant agent (who has loaded its bundle), on the chat's page: a
-/// message answered by the first model; the model switched in the picker (in its `settings`
-/// dialog, opened before and confirmed after, when the chat keeps it there); a message
-/// answered by that model; a message the model fails on (the framework's error message).
+/// message answered by the first model; the model switched in the `picker` (in its settings
+/// dialog, opened before and confirmed after, when the chat keeps it there; not at all when it
+/// is [`Picker::NotDriven`]); a message answered by that model; a message the model fails on
+/// (the framework's error message).
 /// Every verdict, `urlAfter` and what the server received after each step are checked here;
 /// `after` sees each guarded step too.
 pub async fn journey(
     app: &Chat,
     a: &mut Agent,
-    settings: Option<&Settings>,
+    picker: Picker<'_>,
     after: impl FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     const SEND: &str = "nova.guarded_send_message";
-    const SWITCH: &str = "nova.guarded_switch_model";
     let mut judge = Judge { after, log: &|| app.log(), count: &|q| app.count(q) };
     let home = app.home();
 
@@ -106,6 +117,63 @@ pub async fn journey(
     let replied = format!("[{}] You said: {hello}", MODELS[0]);
     read_until(a, &replied).await?;
 
+    let answering = match picker {
+        Picker::NotDriven => MODELS[0],
+        Picker::Shown | Picker::InDialog(_) => {
+            switch(a, &mut judge, &home, picker).await?;
+            MODELS[1]
+        }
+    };
+
+    let again = "Which model answers?";
+    let r = a.call(SEND, json!({"text": again})).await?;
+    let (kind, answered) = match picker {
+        Picker::NotDriven => ("send_again", 2),
+        Picker::Shown | Picker::InDialog(_) => ("send_switched", 1),
+    };
+    judge.step(
+        (kind, SEND, a.calls_of(SEND)),
+        r,
+        "verified_success",
+        home.clone(),
+        (&format!("model:{answering}"), answered),
+    )?;
+
+    // Once the reply has streamed in, the whole conversation is read (a chat that follows its
+    // latest message has scrolled the first away by the journey's end: see
+    // [`first_scrolled_away_is_read`]).
+    let answer = format!("[{answering}] You said: {again}");
+    let text = read_until(a, &answer).await?;
+    for said in [hello, &replied, &answer] {
+        anyhow::ensure!(text.contains(said), "`{said}` is missing from the conversation read: {text:?}");
+    }
+
+    // The failure last: Gradio keeps its text box disabled after a reply that failed (and lays
+    // its error panel over the conversation).
+    let doomed = "Please fail this one";
+    let r = a.call(SEND, json!({"text": doomed})).await?;
+    judge.step(
+        ("send_failed", SEND, a.calls_of(SEND)),
+        r,
+        "verified_fail",
+        home,
+        (&format!("message:{doomed}"), 1),
+    )
+}
+
+/// The journey's switch to the second model in `picker`: the dialog opened first and confirmed
+/// after when the chat keeps the picker in one.
+async fn switch<F: FnMut(&Step) -> anyhow::Result<()>>(
+    a: &mut Agent,
+    judge: &mut Judge<'_, F>,
+    home: &str,
+    picker: Picker<'_>,
+) -> anyhow::Result<()> {
+    const SWITCH: &str = "nova.guarded_switch_model";
+    let settings = match picker {
+        Picker::InDialog(s) => Some(s),
+        Picker::Shown | Picker::NotDriven => None,
+    };
     if let Some(s) = settings {
         let page = a.step("nova.perceive", json!({})).await?;
         let lines = page["elements"].as_array().cloned().unwrap_or_default();
@@ -125,7 +193,7 @@ pub async fn journey(
         ("switch_model", SWITCH, a.calls_of(SWITCH)),
         r,
         "verified_success",
-        home.clone(),
+        home.to_owned(),
         (&large, 0),
     )?;
     if let Some(s) = settings {
@@ -139,38 +207,9 @@ pub async fn journey(
         let click = json!({"selector": s.confirm, "transitionContract": closed});
         let (r, _) = a.call("nova.click_selector", click).await?;
         let verdict = &r["guardedCommit"]["verificationStatus"];
-        anyhow::ensure!(verdict == "verified_success", "confirming the settings: {r}\n{}", app.log());
+        anyhow::ensure!(verdict == "verified_success", "confirming the settings: {r}\n{}", (judge.log)());
     }
-
-    let r = a.call(SEND, json!({"text": "Which model answers?"})).await?;
-    judge.step(
-        ("send_switched", SEND, a.calls_of(SEND)),
-        r,
-        "verified_success",
-        home.clone(),
-        (&large, 1),
-    )?;
-
-    // Once the reply has streamed in, the whole conversation is read (a chat that follows its
-    // latest message has scrolled the first away by the journey's end: see
-    // [`first_scrolled_away_is_read`]).
-    let answer = format!("[{}] You said: Which model answers?", MODELS[1]);
-    let text = read_until(a, &answer).await?;
-    for said in [hello, &replied, &answer] {
-        anyhow::ensure!(text.contains(said), "`{said}` is missing from the conversation read: {text:?}");
-    }
-
-    // The failure last: Gradio keeps its text box disabled after a reply that failed (and lays
-    // its error panel over the conversation).
-    let doomed = "Please fail this one";
-    let r = a.call(SEND, json!({"text": doomed})).await?;
-    judge.step(
-        ("send_failed", SEND, a.calls_of(SEND)),
-        r,
-        "verified_fail",
-        home,
-        (&format!("message:{doomed}"), 1),
-    )
+    Ok(())
 }
 
 /// The journey's first message.
