@@ -140,8 +140,10 @@ pub(crate) fn press(el: &Element, x: f32, y: f32) -> bool {
     pointer(el, "pointermove", x, y, 0);
     mouse(el, "mousemove", x, y, 0);
     pointer(el, "pointerdown", x, y, 1);
-    if mouse(el, "mousedown", x, y, 1) {
-        focus(el);
+    if mouse(el, "mousedown", x, y, 1)
+        && let Some(target) = focusable_around(el)
+    {
+        focus(&target);
     }
     pointer(el, "pointerup", x, y, 0);
     mouse(el, "mouseup", x, y, 0);
@@ -152,6 +154,23 @@ fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
     MouseEvent::new_with_mouse_event_init_dict(kind, &mouse_init(x, y, buttons))
         .map(|e| el.dispatch_event(&e).unwrap_or(true))
         .unwrap_or(true)
+}
+
+/// What a mouse press on `el` gives the focus to, as the browser does: `el` when it can take
+/// the focus, else the nearest element around it that can (through shadow roots), such as a
+/// field's box with `tabindex="-1"` around the text it shows (Quasar's select opens only once
+/// that box has announced the focus).
+fn focusable_around(el: &Element) -> Option<Element> {
+    const FOCUSABLE: &str = "a[href], area[href], button, input, select, textarea, iframe, summary, \
+                             [tabindex], [contenteditable]:not([contenteditable=\"false\"])";
+    let mut at = Some(el.clone());
+    while let Some(e) = at {
+        if e.matches(FOCUSABLE).unwrap_or(false) {
+            return (!dom::is_disabled(&e)).then_some(e);
+        }
+        at = dom::around(&e);
+    }
+    None
 }
 
 /// Moves the keyboard focus to `el`. A page whose window does not have the focus (a background
@@ -247,14 +266,21 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
         ));
     }
     refuse_unguarded(&el, p.guarded, commit_point(&el))?;
-    let (x, y) = actionable(&el)?;
+    // A control not seen itself is pressed where its label shows, on what lies there.
+    let label = crate::proxied::label_in_place(&el);
+    let (x, y) = actionable(label.as_ref().unwrap_or(&el))?;
+    let pressed = label
+        .and_then(|l| {
+            dom::Root::of(&l).and_then(|r| r.element_from_point(x, y)).filter(|h| l.contains(Some(h)))
+        })
+        .unwrap_or_else(|| el.clone());
     let element = dom::describe(&el);
     let url_before = dom::href();
     // Read before dispatch: the click may navigate or remove the element.
     let autofill = aware::autofill_popup(&el);
     let dialog = aware::native_dialog_risk(&el, true);
     let leaving = Leaving::listen();
-    let not_cancelled = press(&el, x, y);
+    let not_cancelled = press(&pressed, x, y);
     leaving.clicked(&el, not_cancelled);
     let url_after = dom::href();
     let navigation_started = leaving.destination(&url_after);

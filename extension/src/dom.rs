@@ -116,6 +116,15 @@ pub fn inner_root(host: &Element) -> Option<Root> {
     host.shadow_root().map(Root::Shadow)
 }
 
+/// The element around `el`: its parent, or the host of the shadow root it is a child of.
+pub fn around(el: &Element) -> Option<Element> {
+    el.parent_element().or_else(|| {
+        el.parent_node()
+            .filter(|n| n.node_type() == web_sys::Node::DOCUMENT_FRAGMENT_NODE)
+            .map(|n| n.unchecked_into::<ShadowRoot>().host())
+    })
+}
+
 /// The element holding `root` when it is a shadow root (its host) or a frame's document (the
 /// frame element); `None` for the top document or a detached node. The way up that
 /// [`inner_root`] comes down.

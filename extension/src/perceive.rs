@@ -16,6 +16,7 @@ use crate::attrs::Attrs;
 use crate::aware;
 use crate::dom::{self, Failure, clip};
 use crate::hint;
+use crate::proxied;
 
 const INTERACTIVE_ROLES: &[&str] = &[
     "button",
@@ -247,6 +248,7 @@ impl Walk {
         } else if dom::computed(el, "display").as_deref() == Some("contents") {
             true
         } else {
+            self.through_label(el, &tag);
             return;
         };
         let mut rect = None;
@@ -254,6 +256,7 @@ impl Walk {
             // Each read of the box is a call into the page: four, once each.
             let r = crate::covered::Rect::of(&el.get_bounding_client_rect());
             if crate::placed::away(el, &r, self.scroll, || self.layers.scrolled(), tag != "br") {
+                self.through_label(el, &tag);
                 return; // off the page, or screen-reader-only
             }
             rect = Some(r);
@@ -312,6 +315,16 @@ impl Walk {
         self.layers.pop(self.past_the_cut());
         if block {
             self.break_line();
+        }
+    }
+
+    /// Lists a form control not seen itself whose label shows in its place ([`proxied`]).
+    fn through_label(&mut self, el: &Element, tag: &str) {
+        if self.collect_elements
+            && matches!(tag, "input" | "select" | "textarea")
+            && proxied::label_in_place(el).is_some()
+        {
+            self.classify(el, tag);
         }
     }
 

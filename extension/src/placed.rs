@@ -8,10 +8,10 @@
 //! not placed off the page: where it starts is judged with the scrolls of the boxes around it
 //! undone. Those are read only for a box found before the page's start.
 
-use wasm_bindgen::JsCast;
 use web_sys::Element;
 
 use crate::covered::Rect;
+use crate::dom;
 
 /// How far the page is scrolled (x, y), px.
 pub fn scroll() -> (f64, f64) {
@@ -57,22 +57,13 @@ pub fn own_scroll(el: &Element) -> (f64, f64) {
 /// roots) have scrolled what they hold, added up ([`own_scroll`]).
 pub fn scrolled_around(el: &Element) -> (f64, f64) {
     let mut by = (0.0, 0.0);
-    let mut next = up(el);
+    let mut next = dom::around(el);
     while let Some(a) = next {
         let own = own_scroll(&a);
         by = (by.0 + own.0, by.1 + own.1);
-        next = up(&a);
+        next = dom::around(&a);
     }
     by
-}
-
-/// The element around `el`: its parent, or the host of the shadow root it is a child of.
-fn up(el: &Element) -> Option<Element> {
-    el.parent_element().or_else(|| {
-        el.parent_node()
-            .filter(|n| n.node_type() == web_sys::Node::DOCUMENT_FRAGMENT_NODE)
-            .map(|n| n.unchecked_into::<web_sys::ShadowRoot>().host())
-    })
 }
 
 /// Whether a box that starts at `start` on the page, `size` long, lies wholly before the page's

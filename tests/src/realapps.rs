@@ -13,8 +13,8 @@
 //!   the reply; its whole screen lies in a positioned layer drawn over a WebSocket.
 //! - [`chainlit`]: a Chainlit chat (PyPI): a streamed reply, a model among the chat settings in
 //!   a dialog, an error message in the conversation.
-//! - [`nicegui`]: a NiceGUI chat (PyPI, Vue and Quasar): a streamed reply, an error
-//!   notification; its Quasar model picker is not switched.
+//! - [`nicegui`]: a NiceGUI chat (PyPI, Vue and Quasar): a streamed reply, a Quasar select
+//!   whose focus target is a transparent input, an error notification.
 //! - [`chat`]: what the chats share: what their server received, and the agent's journey.
 //! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
 //!   asks for a one-time code after the password.

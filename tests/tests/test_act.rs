@@ -1,6 +1,7 @@
 //! Acting on pages: navigate, click and type in real Chromium.
 
 use nova_e2e::Nova;
+use nova_e2e::agent::Agent;
 use serde_json::{Value, json};
 
 async fn text_of(c: &nova_e2e::Client, selector: &str) -> anyhow::Result<String> {
@@ -372,5 +373,45 @@ async fn reads_and_actions_right_after_a_navigation_wait_for_the_first_screen() 
     c.structured("nova.navigate", json!({"url": format!("{url}?never=1")})).await?;
     let empty = c.structured("nova.perceive", json!({})).await?;
     assert_eq!((empty["text"].clone(), empty["elements"].clone()), (json!(""), json!([])), "{empty}");
+    Ok(())
+}
+
+/// A form control a person operates through its label (a transparent checkbox whose label draws
+/// the box, a select whose focus target is a transparent one-pixel input inside the field's
+/// label, as Quasar draws it) is listed, and pressed where its label shows; a hidden field
+/// whose label is hidden too is not listed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_control_drawn_by_its_label_is_listed_and_pressed_where_the_label_shows() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "labels").await?;
+    a.ready().await?;
+    a.visit(&nova.url("labelled.html")).await?;
+    let lines = async |a: &mut Agent| -> anyhow::Result<Vec<String>> {
+        let page = a.step("nova.perceive", json!({})).await?;
+        let all = page["elements"].as_array().cloned().unwrap_or_default();
+        Ok(all
+            .iter()
+            .filter_map(|l| l.as_str())
+            .map(|l| l.split_once(' ').map_or(l, |(_, r)| r).to_owned())
+            .collect())
+    };
+    let shown = lines(&mut a).await?;
+    let expected =
+        [r#"checkbox "Remember me""#, r#"checkbox "Email me""#, r#"combobox "Model size" value="Small""#];
+    assert_eq!(shown, expected, "{shown:?}");
+
+    // The transparent one takes the click itself; the one that takes no room through its label.
+    let page = a.step("nova.perceive", json!({})).await?;
+    for (i, name) in [(0, "Remember me"), (1, "Email me")] {
+        let check = page["elements"][i].as_str().unwrap_or_default().split(' ').next().unwrap_or_default();
+        a.step("nova.click_selector", json!({"selector": check})).await?;
+        let shown = lines(&mut a).await?;
+        assert_eq!(shown[i], format!(r#"checkbox "{name}" checked"#), "{shown:?}");
+    }
+
+    let (r, _) = a.call("nova.guarded_switch_model", json!({"option": "Large"})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    let shown = lines(&mut a).await?;
+    assert_eq!(shown[2], r#"combobox "Model size" value="Large""#, "{shown:?}");
     Ok(())
 }

@@ -253,15 +253,14 @@ async fn a_streamlit_chat_is_judged_on_what_its_server_received() -> anyhow::Res
 }
 
 /// NiceGUI's Quasar chat: replies are Quasar's received messages, a failure its negative
-/// notification. The model picker is not switched (it does not open on the events a content
-/// script dispatches: `realapps/nicegui.rs`).
+/// notification, the model a Quasar select whose focus target is a transparent input.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_nicegui_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
     let app = nicegui::start().await?;
     drive(
         ("nicegui-agent", &[]),
-        &["send_reply", "send_again", "send_failed"],
-        async |a, after, _| chat::journey(&app, a, chat::Picker::NotDriven, after).await,
+        &CHAT_STEPS,
+        async |a, after, _| chat::journey(&app, a, chat::Picker::Shown, after).await,
         &[app.home()],
     )
     .await

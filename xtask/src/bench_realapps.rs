@@ -57,8 +57,7 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         drop((app, a));
         let app = nicegui::start().await?;
         let mut a = agent(kind).await?;
-        chat::journey(&app, &mut a.1, Picker::NotDriven, |step| record(&mut samples, "nicegui", step))
-            .await?;
+        chat::journey(&app, &mut a.1, Picker::Shown, |step| record(&mut samples, "nicegui", step)).await?;
         drop((app, a));
         let wiki = MediaWiki::start().await?;
         let mut a = agent(kind).await?;

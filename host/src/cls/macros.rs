@@ -865,15 +865,16 @@ impl Macros<'_> {
 
     /// The composer of a chat with no `composerSelector`: the adapter's (`convention`) when it
     /// matches on the page, else the first text box of `page` (one inside a shadow root, say,
-    /// which an adapter's selector does not reach).
+    /// which an adapter's selector does not reach), else the adapter's all the same: a page
+    /// still drawing its parts (Streamlit) shows it a moment later, and typing waits for it.
     async fn composer(&self, target: &str, convention: Option<String>, page: &PageModel) -> Option<String> {
-        if let Some(c) = convention {
+        if let Some(c) = &convention {
             let exists = fact(&format!("dom.exists({c})"), Operator::Eq, Some(json!(true)));
             if self.holds(target, vec![exists]).await {
-                return Some(c);
+                return convention;
             }
         }
-        find_ref(page, |l| l.split(' ').nth(1) == Some("textbox"))
+        find_ref(page, |l| l.split(' ').nth(1) == Some("textbox")).or(convention)
     }
 
     /// After a send nothing answered: whether the page took the message, from what its composer

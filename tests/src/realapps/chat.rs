@@ -27,15 +27,13 @@ pub struct Settings {
     pub confirm: &'static str,
 }
 
-/// Where a chat keeps its model picker, and whether the journey switches it.
+/// Where a chat keeps its model picker.
 #[derive(Clone, Copy)]
 pub enum Picker<'a> {
     /// On the page (Gradio's dropdown, Streamlit's selectbox).
     Shown,
     /// In a settings dialog (Chainlit's chat settings).
     InDialog(&'a Settings),
-    /// Not switched ([`super::nicegui`]): the second message is answered by the first model.
-    NotDriven,
 }
 
 /// A running chat application with its own directory (the application, what it received, its
@@ -86,9 +84,8 @@ impl Chat {
 
 /// The chat journey of a compliant agent (who has loaded its bundle), on the chat's page: a
 /// message answered by the first model; the model switched in the `picker` (in its settings
-/// dialog, opened before and confirmed after, when the chat keeps it there; not at all when it
-/// is [`Picker::NotDriven`]); a message answered by that model; a message the model fails on
-/// (the framework's error message).
+/// dialog, opened before and confirmed after, when the chat keeps it there); a message answered
+/// by that model; a message the model fails on (the framework's error message).
 /// Every verdict, `urlAfter` and what the server received after each step are checked here;
 /// `after` sees each guarded step too.
 pub async fn journey(
@@ -117,26 +114,17 @@ pub async fn journey(
     let replied = format!("[{}] You said: {hello}", MODELS[0]);
     read_until(a, &replied).await?;
 
-    let answering = match picker {
-        Picker::NotDriven => MODELS[0],
-        Picker::Shown | Picker::InDialog(_) => {
-            switch(a, &mut judge, &home, picker).await?;
-            MODELS[1]
-        }
-    };
+    switch(a, &mut judge, &home, picker).await?;
+    let answering = MODELS[1];
 
     let again = "Which model answers?";
     let r = a.call(SEND, json!({"text": again})).await?;
-    let (kind, answered) = match picker {
-        Picker::NotDriven => ("send_again", 2),
-        Picker::Shown | Picker::InDialog(_) => ("send_switched", 1),
-    };
     judge.step(
-        (kind, SEND, a.calls_of(SEND)),
+        ("send_switched", SEND, a.calls_of(SEND)),
         r,
         "verified_success",
         home.clone(),
-        (&format!("model:{answering}"), answered),
+        (&format!("model:{answering}"), 1),
     )?;
 
     // Once the reply has streamed in, the whole conversation is read (a chat that follows its
@@ -172,7 +160,7 @@ async fn switch<F: FnMut(&Step) -> anyhow::Result<()>>(
     const SWITCH: &str = "nova.guarded_switch_model";
     let settings = match picker {
         Picker::InDialog(s) => Some(s),
-        Picker::Shown | Picker::NotDriven => None,
+        Picker::Shown => None,
     };
     if let Some(s) = settings {
         let page = a.step("nova.perceive", json!({})).await?;

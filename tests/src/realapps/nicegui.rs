@@ -1,13 +1,15 @@
 //! NiceGUI, from PyPI: Python user interfaces drawn in the browser with Vue and Quasar, kept in
 //! step with the server over Socket.IO. The application is a chat in the manner of NiceGUI's
 //! chat examples: `ui.chat_message` (Quasar's QChatMessage) for each message, the reply
-//! streamed into its label a few characters at a time, a failing reply told with
+//! streamed into its label a few characters at a time, the model chosen in a `ui.select`, a
+//! failing reply told with
 //! `ui.notify(type="negative")` (a Quasar notification, `role="alert"`) ([`super::chat`]).
 //!
-//! Its model picker (`ui.select`, Quasar's QSelect) is not switched: it does not open on the
-//! events an extension's content script dispatches (a click on the field, its label or its
-//! focus target, Enter or ArrowDown on the focus target: none opened it with NiceGUI 3.18),
-//! so the journey runs without the switch ([`super::chat::Picker::NotDriven`]).
+//! Its model picker is `ui.select`, Quasar's QSelect: what takes the focus is a transparent
+//! one-pixel input inside the field's label (Nova lists it and presses where the label shows),
+//! and the list opens only once the field's box has announced the focus, which a page in a
+//! window without the focus (a person's background window, a headless browser) does not do by
+//! itself (Nova's press gives the focus to the box around what it presses, as the browser does).
 
 use std::path::PathBuf;
 use std::process::Command;
