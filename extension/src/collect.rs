@@ -1,7 +1,8 @@
 //! Collectors: `chat.*`, `form.*`, `overlay.*` and `core.*` facts, read through the adapter the host chose for the
 //! page. Facts that describe a change ("an assistant turn was created", "a stream started",
 //! "a form was submitted") are measured against a baseline taken when the watch is armed,
-//! before the dispatch, and latched once seen.
+//! before the dispatch, and latched once seen. A watch or a check looks for the adapter's
+//! selectors inside the page's open shadow roots too ([`crate::shadows`]).
 
 use std::cell::{OnceCell, RefCell};
 
@@ -12,7 +13,7 @@ use nova_shared::selector::alternatives;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::dom;
+use crate::{dom, shadows};
 
 /// Visible overlays: dialogs, modal layers, consent banners.
 const OVERLAYS: &str = "[role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible, dialog[open]:visible, \
@@ -39,7 +40,7 @@ fn adapter() -> Adapter {
 }
 
 fn count(sel: Option<&str>) -> u32 {
-    sel.and_then(|s| dom::count(s).ok()).unwrap_or(0)
+    sel.map_or(0, shadows::count)
 }
 
 /// One alternative of an adapter's selector list, visible matches only (adapters may already
@@ -59,7 +60,7 @@ fn banners(sel: Option<&str>) -> impl Iterator<Item = web_sys::Element> {
     sel.map(alternatives)
         .unwrap_or_default()
         .into_iter()
-        .flat_map(|one| dom::all(&shown(one)).unwrap_or_default())
+        .flat_map(|one| shadows::all(&shown(one)))
         .filter(|el| !dom::collapse(&el.text_content().unwrap_or_default()).is_empty())
 }
 
@@ -67,7 +68,7 @@ fn stream_active(a: &Adapter) -> bool {
     a.chat
         .streaming
         .as_deref()
-        .is_some_and(|s| alternatives(s).into_iter().any(|one| dom::count(&shown(one)).unwrap_or(0) > 0))
+        .is_some_and(|s| alternatives(s).into_iter().any(|one| shadows::first(&shown(one)).is_some()))
 }
 
 /// Sets the adapter for checks (no baseline).
@@ -107,7 +108,7 @@ pub fn arm(a: Option<Adapter>) {
 
 /// The text of the first visible match of any alternative of `sel`.
 fn text_of(sel: Option<&str>) -> Option<String> {
-    let el = alternatives(sel?).into_iter().find_map(|one| dom::resolve(&shown(one)).ok())?;
+    let el = alternatives(sel?).into_iter().find_map(|one| shadows::first(&shown(one)))?;
     let text = match dom::as_select(&el) {
         Some(select) => select.selected_options().item(0).map(|o| o.text_content().unwrap_or_default()),
         None => el.text_content(),
@@ -116,15 +117,13 @@ fn text_of(sel: Option<&str>) -> Option<String> {
 }
 
 fn visible(sel: Option<&str>) -> bool {
-    sel.is_some_and(|s| alternatives(s).into_iter().any(|one| dom::resolve(&shown(one)).is_ok()))
+    sel.is_some_and(|s| alternatives(s).into_iter().any(|one| shadows::first(&shown(one)).is_some()))
 }
 
 fn texts_of(sel: Option<&str>) -> Vec<String> {
     let Some(sel) = sel else { return Vec::new() };
-    let Ok(doc) = dom::document() else { return Vec::new() };
-    let Ok(list) = doc.query_selector_all(sel) else { return Vec::new() };
-    (0..list.length())
-        .filter_map(|i| list.item(i))
+    shadows::all(sel)
+        .into_iter()
         .map(|n| dom::collapse(&n.text_content().unwrap_or_default()))
         .filter(|t| !t.is_empty())
         .collect()
@@ -256,7 +255,7 @@ pub fn read(key: &FactKey) -> Observed {
             .chat
             .composer
             .as_deref()
-            .and_then(|c| dom::resolve(c).ok())
+            .and_then(shadows::first)
             .map_or(Value::Null, |e| json!(dom::describe(&e)))),
         ("chat", "messageCount") => Ok(json!(count(a.chat.messages.as_deref()))),
         ("chat", "assistantTurnCreated") => {
@@ -282,8 +281,8 @@ pub fn read(key: &FactKey) -> Observed {
         ("form", "validationErrors") => Ok(json!(count(a.form.validation_error.as_deref()))),
         ("form", "errorNote") => Ok(visible_banner(a.form.error_note.as_deref())
             .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default())))),
-        ("overlay", "present") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0) > 0)),
-        ("overlay", "count") => Ok(json!(dom::count(OVERLAYS).unwrap_or(0))),
+        ("overlay", "present") => Ok(json!(shadows::count(OVERLAYS) > 0)),
+        ("overlay", "count") => Ok(json!(shadows::count(OVERLAYS))),
         ("overlay", "text") => Ok(visible_banner(Some(OVERLAYS))
             .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default())))),
         ("core", path) => Ok(core(&a, path, &OnceCell::new())),

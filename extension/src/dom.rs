@@ -43,7 +43,9 @@ pub enum Root {
 }
 
 impl Root {
-    fn query(&self, css: &str) -> Result<Option<Element>, Failure> {
+    /// The first match of `css` in this root (an alternative ending in `:visible`: its first
+    /// visible match).
+    pub fn query(&self, css: &str) -> Result<Option<Element>, Failure> {
         if css.contains(":visible") {
             // `:visible` (ours, not CSS) picks the first visible match; each alternative of a
             // selector list is tried in order.
@@ -274,7 +276,7 @@ fn last_root(segments: &[String]) -> Result<Option<(Root, &str)>, Failure> {
 
 /// The elements under `root` that `css` matches, an alternative ending in `:visible` only
 /// where visible.
-fn matching(root: &Root, css: &str) -> Result<Vec<Element>, Failure> {
+pub fn matching(root: &Root, css: &str) -> Result<Vec<Element>, Failure> {
     if !css.contains(":visible") {
         return root.query_all(css);
     }

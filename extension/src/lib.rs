@@ -32,7 +32,8 @@
 //!   native dialogs, frameworks, file-chooser clicks, challenge and geo-block texts.
 //! - [`pks`]: applying stored site knowledge: probing a fingerprint, one playbook step held
 //!   inside its surface, checks that the page is free again.
-//! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines.
+//! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines; [`shadows`]:
+//!   the open shadow roots they are looked for in too (web-component chats).
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
 //! - [`timing`]: the extension's stage timings on a response, for the hub's stage timings.
 //! - [`ui`]: the person's pages: popup (STOP, agents, activity), options, permission prompt.
@@ -65,6 +66,7 @@ pub mod proxied;
 pub mod scan;
 pub mod seen;
 pub mod settle;
+pub mod shadows;
 pub mod shown;
 pub mod stacking;
 pub mod submitter;

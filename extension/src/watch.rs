@@ -13,9 +13,9 @@ use nova_shared::facts::{self, FactKey};
 use nova_shared::protocol::{CheckParams, CheckResult, WatchResult, WatchSpec};
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
-use web_sys::{MutationObserver, MutationObserverInit};
+use web_sys::{MutationObserver, MutationObserverInit, ShadowRoot};
 
-use crate::dom;
+use crate::{dom, shadows};
 
 /// Reads one fact in this frame's document.
 pub fn read_fact(a: &Assertion, nav_epoch: u32) -> Observed {
@@ -90,6 +90,7 @@ fn dom_fact(key: &FactKey) -> Observed {
 /// `page.check`.
 pub fn check(p: &CheckParams) -> CheckResult {
     crate::collect::use_adapter(p.adapter.clone());
+    let _looking = shadows::Looking::at(Rc::new(shadows::of_page()));
     let (verdict, failed_assertions) = cls::evaluate(&p.set, &mut |a| read_fact(a, p.nav_epoch));
     CheckResult { verdict, failed_assertions }
 }
@@ -122,7 +123,10 @@ struct State {
     last_errors: Vec<cls::AssertionResult>,
     resolve: Option<Function>,
     observer: Option<MutationObserver>,
-    listener: Option<Closure<dyn FnMut()>>,
+    listener: Option<Closure<dyn FnMut(JsValue)>>,
+    /// The page's open shadow roots, observed and looked into by the collectors: those found
+    /// when the watch was armed and those of every element added since.
+    roots: Rc<Vec<ShadowRoot>>,
 }
 
 type Shared = Rc<RefCell<State>>;
@@ -158,6 +162,7 @@ fn evaluate(state: &Shared) {
         if s.resolve.is_none() || s.leaving || s.parsing {
             return;
         }
+        let _looking = shadows::Looking::at(s.roots.clone());
         let epoch = s.nav_epoch;
         let post = s.spec.postconditions.clone();
         let mut observe = |a: &Assertion| read_fact(a, epoch);
@@ -219,9 +224,26 @@ fn evaluate(state: &Shared) {
 /// Most nested shadow roots / frames followed when arming the observer.
 const MAX_OBSERVE_DEPTH: u32 = 8;
 
+/// What the watch's observer is told about: the whole tree's children, attributes and texts.
+fn observing() -> MutationObserverInit {
+    let init = MutationObserverInit::new();
+    init.set_subtree(true);
+    init.set_child_list(true);
+    init.set_attributes(true);
+    init.set_character_data(true);
+    init
+}
+
 /// Observes `root` and, since mutation observers stop at shadow and frame boundaries, every open
-/// shadow root and same-origin frame document under it.
-fn observe_tree(observer: &MutationObserver, init: &MutationObserverInit, root: &web_sys::Node, depth: u32) {
+/// shadow root and same-origin frame document under it. The shadow roots of `root`'s own
+/// document go into `found` (those inside frames do not: the collectors read this document).
+fn observe_tree(
+    observer: &MutationObserver,
+    init: &MutationObserverInit,
+    root: &web_sys::Node,
+    depth: u32,
+    mut found: Option<&mut Vec<ShadowRoot>>,
+) {
     let _ = observer.observe_with_options(root, init);
     if depth >= MAX_OBSERVE_DEPTH {
         return;
@@ -235,13 +257,46 @@ fn observe_tree(observer: &MutationObserver, init: &MutationObserverInit, root: 
     for i in 0..list.length() {
         let Some(el) = list.item(i).and_then(|n| dom::as_element(&n).cloned()) else { continue };
         if let Some(shadow) = el.shadow_root() {
-            observe_tree(observer, init, &shadow, depth + 1);
+            if let Some(found) = found.as_deref_mut()
+                && found.len() < shadows::MAX_ROOTS
+            {
+                found.push(shadow.clone());
+            }
+            observe_tree(observer, init, &shadow, depth + 1, found.as_deref_mut());
         }
         if let Some(inner) =
             dom::as_iframe(&el).and_then(|f| f.content_document()).and_then(|d| d.document_element())
         {
-            observe_tree(observer, init, &inner, depth + 1);
+            observe_tree(observer, init, &inner, depth + 1, None);
         }
+    }
+}
+
+/// Follows the open shadow roots of what the page added (a chat's new message drawn as a web
+/// component): observed, so what is drawn inside them later is seen, and looked into.
+fn follow_added(state: &Shared, records: &js_sys::Array) {
+    let mut fresh = Vec::new();
+    for record in records.iter() {
+        let added = record.unchecked_ref::<web_sys::MutationRecord>().added_nodes();
+        for node in (0..added.length()).filter_map(|i| added.item(i)) {
+            if dom::as_element(&node).is_some() {
+                shadows::under(&node, &mut fresh, 0);
+            }
+        }
+    }
+    if fresh.is_empty() {
+        return;
+    }
+    let mut s = state.borrow_mut();
+    let init = observing();
+    for root in fresh {
+        if s.roots.len() >= shadows::MAX_ROOTS || s.roots.contains(&root) {
+            continue;
+        }
+        if let Some(observer) = &s.observer {
+            let _ = observer.observe_with_options(&root, &init);
+        }
+        Rc::make_mut(&mut s.roots).push(root);
     }
 }
 
@@ -266,7 +321,7 @@ pub fn watch(
     after_arming: impl FnOnce() -> Dispatch,
     before_dispatch: bool,
 ) -> Promise {
-    crate::collect::arm(spec.adapter.clone());
+    let adapter = spec.adapter.clone();
     let state: Shared = Rc::new(RefCell::new(State {
         spec,
         nav_epoch,
@@ -282,22 +337,25 @@ pub fn watch(
         resolve: None,
         observer: None,
         listener: None,
+        roots: Rc::new(Vec::new()),
     }));
     let promise = Promise::new(&mut |resolve, _| {
         state.borrow_mut().resolve = Some(resolve);
     });
     let st = state.clone();
-    let on_mutation = Closure::<dyn FnMut()>::new(move || evaluate(&st));
+    // Called with the mutation records by the observer, with an event by the listeners.
+    let on_mutation = Closure::<dyn FnMut(JsValue)>::new(move |records: JsValue| {
+        if let Some(records) = records.dyn_ref::<js_sys::Array>() {
+            follow_added(&st, records);
+        }
+        evaluate(&st);
+    });
     if let (Ok(observer), Ok(doc)) =
         (MutationObserver::new(on_mutation.as_ref().unchecked_ref()), dom::document())
     {
-        let init = MutationObserverInit::new();
-        init.set_subtree(true);
-        init.set_child_list(true);
-        init.set_attributes(true);
-        init.set_character_data(true);
+        let mut roots = Vec::new();
         if let Some(root) = doc.document_element() {
-            observe_tree(&observer, &init, &root, 0);
+            observe_tree(&observer, &observing(), &root, 0, Some(&mut roots));
         }
         for kind in ["input", "change"] {
             let _ = doc.add_event_listener_with_callback_and_bool(
@@ -309,7 +367,10 @@ pub fn watch(
         let mut s = state.borrow_mut();
         s.observer = Some(observer);
         s.listener = Some(on_mutation);
+        s.roots = Rc::new(roots);
     }
+    let looking = shadows::Looking::at(state.borrow().roots.clone());
+    crate::collect::arm(adapter);
     // Signals already showing before the dispatch are not its outcome. A watch armed on a
     // document the action navigated to has no "before": everything there is news.
     if before_dispatch {
@@ -319,6 +380,7 @@ pub fn watch(
         s.stale_fail = cls::holds(&post.forbidden, &mut observe);
         s.stale_success = cls::holds(&post.success, &mut observe);
     }
+    drop(looking);
     match after_arming() {
         Dispatch::Nothing => {
             finish(&state, Outcome::Pending, Vec::new());
@@ -350,6 +412,7 @@ pub fn watch(
         }
         let (ambiguous, errors, evidence) = {
             let s = st.borrow();
+            let _looking = shadows::Looking::at(s.roots.clone());
             let (epoch, post) = (s.nav_epoch, s.spec.postconditions.clone());
             let mut observe = |a: &Assertion| read_fact(a, epoch);
             let evidence = if cls::holds(&post.forbidden, &mut observe) {

@@ -15,6 +15,8 @@
 //!   a dialog, an error message in the conversation.
 //! - [`nicegui`]: a NiceGUI chat (PyPI, Vue and Quasar): a streamed reply, a Quasar select
 //!   whose focus target is a transparent input, an error notification.
+//! - [`deep_chat`]: Deep Chat (npm), a chat web component on a plain page, all of it inside its
+//!   shadow root: a reply streamed as Server-Sent Events, an error bubble.
 //! - [`chat`]: what the chats share: what their server received, and the agent's journey.
 //! - [`two_factor`]: django-two-factor-auth (PyPI) on a stock Django project: a sign-in that
 //!   asks for a one-time code after the password.
@@ -28,6 +30,7 @@
 pub mod canaille;
 pub mod chainlit;
 pub mod chat;
+pub mod deep_chat;
 pub mod django;
 pub mod gradio;
 pub mod ihatemoney;
