@@ -65,10 +65,7 @@ fn banners(sel: Option<&str>) -> impl Iterator<Item = web_sys::Element> {
 }
 
 fn stream_active(a: &Adapter) -> bool {
-    a.chat
-        .streaming
-        .as_deref()
-        .is_some_and(|s| alternatives(s).into_iter().any(|one| shadows::first(&shown(one)).is_some()))
+    visible(a.chat.streaming.as_deref())
 }
 
 /// Sets the adapter for checks (no baseline).

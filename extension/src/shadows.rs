@@ -51,37 +51,74 @@ impl Drop for Looking {
 pub fn of_page() -> Vec<ShadowRoot> {
     let mut found = Vec::new();
     if let Some(root) = dom::document().ok().and_then(|d| d.document_element()) {
-        under(&root, &mut found, 0);
+        under(&root, &mut found);
     }
     found
 }
 
 /// Adds to `found` every open shadow root of `node` (an element, itself included, or a shadow
 /// root) and of what it holds, those nested inside them too, up to [`MAX_ROOTS`] in all.
-pub fn under(node: &Node, found: &mut Vec<ShadowRoot>, depth: u32) {
-    if depth > MAX_DEPTH || found.len() >= MAX_ROOTS {
-        return;
-    }
-    let visit = |el: &Element, found: &mut Vec<ShadowRoot>| {
-        if let Some(shadow) = el.shadow_root()
+pub fn under(node: &Node, found: &mut Vec<ShadowRoot>) {
+    walk(node, false, &mut |entered| {
+        if let Entered::Shadow { root, in_frame: false } = entered
             && found.len() < MAX_ROOTS
         {
-            found.push(shadow.clone());
-            under(&shadow, found, depth + 1);
+            found.push(root.clone());
+        }
+    });
+}
+
+/// A place a [`walk`] enters.
+pub enum Entered<'a> {
+    /// An open shadow root.
+    Shadow {
+        /// The shadow root.
+        root: &'a ShadowRoot,
+        /// Whether it lies inside a same-origin frame's document.
+        in_frame: bool,
+    },
+    /// The root element of a same-origin frame's document.
+    Frame(&'a Element),
+}
+
+/// Walks what `node` holds (an element, itself included, a shadow root or a frame's root
+/// element), entering every open shadow root and, with `frames`, every same-origin frame, up to
+/// [`MAX_DEPTH`] deep. `enter` is told of each place before it is walked.
+pub fn walk(node: &Node, frames: bool, enter: &mut dyn FnMut(Entered<'_>)) {
+    walk_at(node, frames, false, 0, enter);
+}
+
+fn walk_at(node: &Node, frames: bool, in_frame: bool, depth: u32, enter: &mut dyn FnMut(Entered<'_>)) {
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    let inside = |el: &Element, enter: &mut dyn FnMut(Entered<'_>)| {
+        if let Some(shadow) = el.shadow_root() {
+            enter(Entered::Shadow { root: &shadow, in_frame });
+            walk_at(&shadow, frames, in_frame, depth + 1, enter);
+        }
+        if frames
+            && let Some(inner) =
+                dom::as_iframe(el).and_then(|f| f.content_document()).and_then(|d| d.document_element())
+        {
+            enter(Entered::Frame(&inner));
+            walk_at(&inner, frames, true, depth + 1, enter);
         }
     };
-    let list = if let Some(el) = dom::as_element(node) {
-        visit(el, found);
-        el.query_selector_all("*")
-    } else if let Some(shadow) = node.dyn_ref::<ShadowRoot>() {
-        shadow.query_selector_all("*")
-    } else {
-        return;
-    };
-    let Ok(list) = list else { return };
+    if let Some(el) = dom::as_element(node) {
+        inside(el, enter);
+    }
+    // Called through the node itself: an element, a shadow root, or a frame's element from
+    // another realm.
+    let all = js_sys::Reflect::get(node, &"querySelectorAll".into())
+        .ok()
+        .and_then(|f| dom::as_function(&f).map(|f| f.call1(node, &"*".into())))
+        .and_then(Result::ok);
+    let Some(all) = all else { return };
+    let list: &web_sys::NodeList = all.unchecked_ref();
     for i in 0..list.length() {
         if let Some(el) = list.item(i).as_ref().and_then(dom::as_element) {
-            visit(el, found);
+            inside(el, enter);
         }
     }
 }
@@ -91,22 +128,28 @@ fn looked_into() -> Rc<Vec<ShadowRoot>> {
     ROOTS.with(|r| r.borrow().clone())
 }
 
-/// Whether `sel` is plain CSS, which is looked for in shadow roots too (a ref or a `>>>` chain
-/// already says where its element is).
-fn plain_css(sel: &str) -> bool {
-    matches!(selector::parse(sel), Ok(Selector::Chain(segments)) if segments.len() == 1)
+/// `sel` as plain CSS when it is, which is looked for in shadow roots too (a ref or a `>>>`
+/// chain already says where its element is).
+fn plain_css(sel: &str) -> Option<String> {
+    match selector::parse(sel) {
+        Ok(Selector::Chain(mut segments)) if segments.len() == 1 => segments.pop(),
+        _ => None,
+    }
+}
+
+/// The document, then each shadow root looked into whose host is still on the page.
+fn places() -> impl Iterator<Item = Root> {
+    let roots = looked_into();
+    let shadows =
+        (0..roots.len()).map(move |i| roots[i].clone()).filter(|s| s.host().is_connected()).map(Root::Shadow);
+    dom::document().ok().map(Root::Doc).into_iter().chain(shadows)
 }
 
 /// Every element `sel` matches in the document, then in each shadow root looked into (an
 /// alternative ending in `:visible` only where visible). An invalid selector matches nothing.
 pub fn all(sel: &str) -> Vec<Element> {
-    let mut found = dom::all(sel).unwrap_or_default();
-    if plain_css(sel) {
-        for shadow in looked_into().iter().filter(|s| s.host().is_connected()) {
-            found.extend(dom::matching(&Root::Shadow(shadow.clone()), sel).unwrap_or_default());
-        }
-    }
-    found
+    let Some(css) = plain_css(sel) else { return dom::all(sel).unwrap_or_default() };
+    places().flat_map(|root| dom::matching(&root, &css).unwrap_or_default()).collect()
 }
 
 /// How many elements [`all`] finds.
@@ -117,14 +160,6 @@ pub fn count(sel: &str) -> u32 {
 /// The first element `sel` matches: in the document, else in the first shadow root looked into
 /// that holds one.
 pub fn first(sel: &str) -> Option<Element> {
-    if let Ok(el) = dom::resolve(sel) {
-        return Some(el);
-    }
-    if !plain_css(sel) {
-        return None;
-    }
-    looked_into()
-        .iter()
-        .filter(|s| s.host().is_connected())
-        .find_map(|s| Root::Shadow(s.clone()).query(sel).ok().flatten())
+    let Some(css) = plain_css(sel) else { return dom::resolve(sel).ok() };
+    places().find_map(|root| root.query(&css).ok().flatten())
 }

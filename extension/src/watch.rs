@@ -221,9 +221,6 @@ fn evaluate(state: &Shared) {
     }
 }
 
-/// Most nested shadow roots / frames followed when arming the observer.
-const MAX_OBSERVE_DEPTH: u32 = 8;
-
 /// What the watch's observer is told about: the whole tree's children, attributes and texts.
 fn observing() -> MutationObserverInit {
     let init = MutationObserverInit::new();
@@ -241,35 +238,20 @@ fn observe_tree(
     observer: &MutationObserver,
     init: &MutationObserverInit,
     root: &web_sys::Node,
-    depth: u32,
-    mut found: Option<&mut Vec<ShadowRoot>>,
+    found: &mut Vec<ShadowRoot>,
 ) {
     let _ = observer.observe_with_options(root, init);
-    if depth >= MAX_OBSERVE_DEPTH {
-        return;
-    }
-    let all = js_sys::Reflect::get(root, &"querySelectorAll".into())
-        .ok()
-        .filter(JsValue::is_function)
-        .and_then(|f| f.unchecked_into::<Function>().call1(root, &"*".into()).ok());
-    let Some(all) = all else { return };
-    let list: &web_sys::NodeList = all.unchecked_ref();
-    for i in 0..list.length() {
-        let Some(el) = list.item(i).and_then(|n| dom::as_element(&n).cloned()) else { continue };
-        if let Some(shadow) = el.shadow_root() {
-            if let Some(found) = found.as_deref_mut()
-                && found.len() < shadows::MAX_ROOTS
-            {
-                found.push(shadow.clone());
+    shadows::walk(root, true, &mut |entered| match entered {
+        shadows::Entered::Shadow { root, in_frame } => {
+            let _ = observer.observe_with_options(root, init);
+            if !in_frame && found.len() < shadows::MAX_ROOTS {
+                found.push(root.clone());
             }
-            observe_tree(observer, init, &shadow, depth + 1, found.as_deref_mut());
         }
-        if let Some(inner) =
-            dom::as_iframe(&el).and_then(|f| f.content_document()).and_then(|d| d.document_element())
-        {
-            observe_tree(observer, init, &inner, depth + 1, None);
+        shadows::Entered::Frame(inner) => {
+            let _ = observer.observe_with_options(inner, init);
         }
-    }
+    });
 }
 
 /// Follows the open shadow roots of what the page added (a chat's new message drawn as a web
@@ -280,7 +262,7 @@ fn follow_added(state: &Shared, records: &js_sys::Array) {
         let added = record.unchecked_ref::<web_sys::MutationRecord>().added_nodes();
         for node in (0..added.length()).filter_map(|i| added.item(i)) {
             if dom::as_element(&node).is_some() {
-                shadows::under(&node, &mut fresh, 0);
+                shadows::under(&node, &mut fresh);
             }
         }
     }
@@ -355,7 +337,7 @@ pub fn watch(
     {
         let mut roots = Vec::new();
         if let Some(root) = doc.document_element() {
-            observe_tree(&observer, &observing(), &root, 0, Some(&mut roots));
+            observe_tree(&observer, &observing(), &root, &mut roots);
         }
         for kind in ["input", "change"] {
             let _ = doc.add_event_listener_with_callback_and_bool(
