@@ -1,6 +1,9 @@
 //! Whether a person can see the text of an element, beyond what `checkVisibility` answers
 //! (docs/perceive.md, "What a person sees"). Text that is there for machines only is the
 //! classic carrier of prompt injection, so the page walk leaves it out:
+//! - words drawn as an icon: a ligature icon font (Google's Material Icons and Material
+//!   Symbols, [`icon_font`]) draws `arrow_drop_down` as one arrow, which a person does not read
+//!   as words;
 //! - a zero-size font (`font-size: 0`) or a fully transparent colour (the glyphs' colour is
 //!   their fill, `-webkit-text-fill-color`, the text colour unless set apart; an outline, a
 //!   text stroke with a width or a text shadow, draws them too; a background clipped to the
@@ -90,6 +93,7 @@ impl<T: Copy> Default for Recent<T> {
 #[derive(Default)]
 struct Reads {
     font_size: Recent<Option<f64>>,
+    icon_font: Recent<bool>,
     fill: Recent<Option<Rgba>>,
     colour: Recent<Option<Rgba>>,
     background: Recent<Option<Rgba>>,
@@ -106,6 +110,11 @@ struct Reads {
 impl Reads {
     fn font_size(&mut self, style: &CssStyleDeclaration) -> Option<f64> {
         self.font_size.read(style, "font-size", |f| f.trim_end_matches("px").trim().parse::<f64>().ok())
+    }
+
+    /// Whether the text is drawn in a ligature icon font ([`icon_font`]).
+    fn icon_font(&mut self, style: &CssStyleDeclaration) -> bool {
+        self.icon_font.read(style, "font-family", icon_font)
     }
 
     /// The glyphs' colour: their fill, else (a browser that does not say) the text colour.
@@ -559,6 +568,9 @@ impl Layers {
         if font.is_some_and(|f| f < 1.0) {
             return false;
         }
+        if self.reads.icon_font(&own) {
+            return false;
+        }
         let tiny = font.is_some_and(|f| f < UNREADABLE);
         let Some(fill) = self.reads.ink(&own) else { return true };
         let filled = fill.3 >= FAINT;
@@ -806,6 +818,15 @@ const LAYER: [Factor; 3] =
 type Factor = (&'static str, fn(&str) -> f64);
 
 /// A computed `opacity` (1 when unreadable).
+/// Whether a computed `font-family` draws its text as icons: its first family is one of
+/// Google's ligature icon fonts (`Material Icons`, `Material Icons Outlined`, `Material Symbols
+/// Rounded`, ...), which turn an icon's name (`arrow_drop_down`, `send`) into its glyph.
+pub fn icon_font(family: &str) -> bool {
+    let first = family.split(',').next().unwrap_or_default().trim().trim_matches(['"', '\'']);
+    let lower = first.to_ascii_lowercase();
+    lower.starts_with("material icons") || lower.starts_with("material symbols")
+}
+
 fn parse_opacity(opacity: &str) -> f64 {
     opacity.trim().parse().unwrap_or(1.0)
 }
@@ -1062,6 +1083,17 @@ mod tests {
         assert_eq!(parse_colour("color(srgb 1 1 1)"), None);
         assert!(same_colour(Rgba(250.0, 252.0, 255.0, 1.0), WHITE));
         assert!(!same_colour(Rgba(200.0, 200.0, 200.0, 1.0), WHITE));
+    }
+
+    #[test]
+    fn only_a_ligature_icon_font_drawn_first_draws_icons() {
+        assert!(icon_font("\"Material Icons\""));
+        assert!(icon_font("\"Material Symbols Rounded\", sans-serif"));
+        assert!(icon_font("'Material Icons Outlined'"));
+        assert!(!icon_font("Roboto, \"Material Icons\""));
+        assert!(!icon_font("\"Material Design Icons\""));
+        assert!(!icon_font("system-ui, sans-serif"));
+        assert!(!icon_font(""));
     }
 
     #[test]

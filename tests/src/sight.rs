@@ -19,6 +19,8 @@
 //! glyphs' fill (`-webkit-text-fill-color`), an outline (a text stroke with a width, a text
 //! shadow) draws them too, and a background clipped to the text (`background-clip: text`) paints
 //! them whatever it is.
+//! Text drawn in a ligature icon font (Google's Material Icons and Material Symbols: the words
+//! `arrow_drop_down` drawn as one arrow) is an icon, not words a person reads.
 //! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
 //! page text. Text under something else (every point sampled across its lines in the viewport
 //! hits an element that is neither its own nor around it) is left out, neither seen nor unseen:
@@ -169,6 +171,7 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     if (!text || !el || el.closest('script, style, noscript, template, textarea, select') || skip.has(el.tagName)) continue;
     if (!el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
     if (parseFloat(getComputedStyle(el).fontSize) <= 0) continue;
+    if (/^\s*["']?material (icons|symbols)/i.test(getComputedStyle(el).fontFamily)) continue;
     const range = document.createRange();
     range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
@@ -184,6 +187,26 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
   }
   return seen;
 })()"#;
+
+/// A page expression listing the words the page draws as icons: the texts in a ligature icon
+/// font (Material Icons, Material Symbols) that pass `checkVisibility`.
+pub const ICON_WORDS: &str = r#"(() => {
+  const words = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    const text = n.data.trim();
+    if (!text || !el || !el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
+    if (/^\s*["']?material (icons|symbols)/i.test(getComputedStyle(el).fontFamily)) words.push(...text.split(/\s+/));
+  }
+  return words;
+})()"#;
+
+/// How many times `word` stands alone in `text` (between characters that are not letters,
+/// digits or `_`).
+fn occurrences(text: &str, word: &str) -> usize {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| *w == word).count()
+}
 
 /// Collapses white space (no-break spaces too) the way [`VISIBLE_TEXTS`] does.
 pub fn collapse(s: &str) -> String {
@@ -202,9 +225,12 @@ pub async fn seen(page: &ui::Page<'_>) -> anyhow::Result<Vec<String>> {
 /// Reads the page `page` shows with `nova.perceive` and `nova.read_text` (bounds wide enough
 /// for any page) and fails naming each text a person sees that a read lost. A text counts when
 /// the measure sees it both before and after the reads, so widgets a page renders late are not
-/// held against the read that came before them.
+/// held against the read that came before them. Fails too when a read holds a word the page
+/// draws as an icon ([`ICON_WORDS`]) more often than the text a person sees holds it.
 pub async fn reads_lose_nothing(a: &mut Agent, page: &ui::Page<'_>, label: &str) -> anyhow::Result<()> {
     let before = seen(page).await?;
+    let icons = page.eval(ICON_WORDS).await?;
+    let icons: Vec<&str> = icons.as_array().into_iter().flatten().filter_map(|w| w.as_str()).collect();
     let mut reads = Vec::new();
     for (tool, args) in
         [("nova.perceive", json!({"maxTextChars": 200000})), ("nova.read_text", json!({"maxChars": 1000000}))]
@@ -217,6 +243,13 @@ pub async fn reads_lose_nothing(a: &mut Agent, page: &ui::Page<'_>, label: &str)
         let missing: Vec<&String> =
             before.iter().filter(|t| after.contains(t) && !read.contains(t.as_str())).collect();
         anyhow::ensure!(missing.is_empty(), "{label}: {tool} lost visible text {missing:?}");
+        let words = before.join(" ");
+        let read_as_words: Vec<&&str> =
+            icons.iter().filter(|w| occurrences(&read, w) > occurrences(&words, w)).collect();
+        anyhow::ensure!(
+            read_as_words.is_empty(),
+            "{label}: {tool} read the words of icons {read_as_words:?} in {read:?}"
+        );
     }
     Ok(())
 }

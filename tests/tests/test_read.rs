@@ -385,6 +385,7 @@ async fn ordinary_pages_lose_no_visible_text() -> anyhow::Result<()> {
         "blockers.html",
         "fixed-root.html",
         "shell-scrolled.html",
+        "icons.html",
     ];
     for page in pages {
         let url = nova.url(page);
@@ -807,5 +808,37 @@ async fn a_control_with_no_name_is_told_apart_by_its_icon_and_its_id() -> anyhow
         "button",
     ];
     assert_eq!(shown, expected);
+    Ok(())
+}
+
+/// Words drawn in a ligature icon font (Google's Material Icons and Material Symbols, as Quasar
+/// and Streamlit draw their arrows) show as one icon each: a person reads no `arrow_drop_down`,
+/// and neither does the agent. The words around them are read, and a button named only by its
+/// icon keeps the name the page gives it.
+#[tokio::test(flavor = "multi_thread")]
+async fn words_drawn_as_icons_are_not_read_as_words() -> anyhow::Result<()> {
+    let seen = [
+        "Model",
+        "echo-small",
+        "Settings and more",
+        "The words Material Icons in a paragraph are read.",
+        "A family list that starts elsewhere is read.",
+    ];
+    let texts = texts_of("icons.html", json!({}), json!({})).await?;
+    for (tool, text) in &texts {
+        reads_only_what_is_seen(
+            tool,
+            &json!({ "text": text }),
+            &seen,
+            &["arrow_drop_down", "keyboard_arrow_down"],
+        );
+        assert!(!text.split_whitespace().any(|w| w == "send"), "{tool}: the icon's word was read: {text:?}");
+    }
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let page = a.visit(&nova.url("icons.html")).await?;
+    let elements = lines(&page, "elements");
+    assert!(elements.iter().any(|l| l.ends_with(r#"button "send""#)), "{elements:?}");
     Ok(())
 }
