@@ -15,6 +15,8 @@
 //!   a dialog, an error message in the conversation.
 //! - [`nicegui`]: a NiceGUI chat (PyPI, Vue and Quasar): a streamed reply, a Quasar select
 //!   whose focus target is a transparent input, an error notification.
+//! - [`shiny`]: a Shiny for Python chat (PyPI, Posit's shinychat): a streamed reply, a
+//!   `<select>`, an error notification.
 //! - [`deep_chat`]: Deep Chat (npm), a chat web component on a plain page, all of it inside its
 //!   shadow root: a reply streamed as Server-Sent Events, an error bubble.
 //! - [`chat`]: what the chats share: what their server received, and the agent's journey.
@@ -37,6 +39,7 @@ pub mod ihatemoney;
 pub mod jingo;
 pub mod mediawiki;
 pub mod nicegui;
+pub mod shiny;
 pub mod streamlit;
 pub mod tiddlywiki;
 pub mod two_factor;

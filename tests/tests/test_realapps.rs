@@ -13,7 +13,7 @@ use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
-use nova_e2e::realapps::{chainlit, chat, deep_chat, gradio, nicegui, streamlit};
+use nova_e2e::realapps::{chainlit, chat, deep_chat, gradio, nicegui, shiny, streamlit};
 use nova_e2e::ui::Ui;
 use nova_e2e::{Nova, sight};
 use serde_json::json;
@@ -259,6 +259,20 @@ async fn a_nicegui_chat_is_judged_on_what_its_server_received() -> anyhow::Resul
     let app = nicegui::start().await?;
     drive(
         ("nicegui-agent", &[]),
+        &CHAT_STEPS,
+        async |a, after, _| chat::journey(&app, a, chat::Picker::Shown, after).await,
+        &[app.home()],
+    )
+    .await
+}
+
+/// Shiny for Python's chat (shinychat): a reply streamed into the conversation, the model a
+/// `<select>` beside it, a failure an error notification.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shiny_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
+    let app = shiny::start().await?;
+    drive(
+        ("shiny-agent", &[]),
         &CHAT_STEPS,
         async |a, after, _| chat::journey(&app, a, chat::Picker::Shown, after).await,
         &[app.home()],

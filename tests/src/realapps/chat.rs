@@ -1,5 +1,5 @@
 //! What the chat applications have in common ([`super::gradio`], [`super::streamlit`],
-//! [`super::chainlit`], [`super::nicegui`], [`super::deep_chat`]): each is
+//! [`super::chainlit`], [`super::nicegui`], [`super::deep_chat`], [`super::shiny`]): each is
 //! a chat built the way that framework's documentation builds one, whose "model" is an echo that
 //! streams its reply a few words at a time, with two models to choose from in a picker. Its
 //! reply function writes each message it receives, with the model chosen, to `received.tsv`
