@@ -14,7 +14,8 @@
 //!   element carries, read in one call, so a walk asks only for those that are there.
 //! - [`perceive`]: the compact page model and visible text; [`hint`]: what tells apart a
 //!   control with no name (its icon, its id); [`proxied`]: a form control operated through
-//!   the label drawn in its place; [`placed`]: boxes rendered where
+//!   the label drawn in its place; [`selectize`]: Selectize's picker (Shiny's), read as the
+//!   combobox it is; [`placed`]: boxes rendered where
 //!   nobody sees them (off the page, screen-reader-only); [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
 //!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS
@@ -65,6 +66,7 @@ pub mod placed;
 pub mod proxied;
 pub mod scan;
 pub mod seen;
+pub mod selectize;
 pub mod settle;
 pub mod shadows;
 pub mod shown;

@@ -16,12 +16,15 @@ use crate::dom::{self, Failure, fail};
 pub const OPEN_WAIT_MS: u32 = 1500;
 /// How often a picker being opened is looked at (ms).
 const POLL_MS: u32 = 50;
-/// What an option of an opened picker is.
-const OPTIONS: &str = "[role=\"option\"], [role=\"menuitem\"], [role=\"menuitemradio\"]";
+/// What an option of an opened picker is: its role's, or Selectize's markup
+/// ([`crate::selectize::OPTIONS`]).
+fn options() -> String {
+    format!("[role=\"option\"], [role=\"menuitem\"], [role=\"menuitemradio\"], {}", crate::selectize::OPTIONS)
+}
 
 /// The visible option named `wanted` (exactly, else the first containing it, case aside).
 fn find(wanted: &str) -> Option<Element> {
-    let list = dom::document().ok()?.query_selector_all(OPTIONS).ok()?;
+    let list = dom::document().ok()?.query_selector_all(&options()).ok()?;
     let visible: Vec<Element> = (0..list.length())
         .filter_map(|i| list.item(i))
         .filter_map(|n| dom::as_element(&n).cloned())

@@ -17,6 +17,7 @@ use crate::aware;
 use crate::dom::{self, Failure, clip};
 use crate::hint;
 use crate::proxied;
+use crate::selectize;
 
 const INTERACTIVE_ROLES: &[&str] = &[
     "button",
@@ -333,7 +334,11 @@ impl Walk {
         // attribute reads below are skipped (each is a call into the page).
         // The others carry a few: their names are read once, and only those are asked for.
         let attrs = Attrs::of(el);
-        let role = dom::role_with(el, tag, &attrs);
+        let mut role = dom::role_with(el, tag, &attrs);
+        // Selectize's text box is its picker's (it carries no role of its own).
+        if tag == "input" && role == "textbox" && selectize::is_text_box(el) {
+            role = "combobox".into();
+        }
         if tag == "input" && dom::input_type_with(el, &attrs) == "password" {
             self.password_visible = true;
         }
@@ -473,7 +478,8 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
                 if t != "text" && role == "textbox" {
                     line.push_str(&format!(" type={t}"));
                 }
-                let v = input.value();
+                // A picker's text box shows its choice beside it (Selectize).
+                let v = selectize::choice(el).unwrap_or_else(|| input.value());
                 if !v.is_empty() {
                     line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
                 }

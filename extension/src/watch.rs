@@ -74,9 +74,9 @@ fn dom_fact(key: &FactKey) -> Observed {
         "exists" => json!(true),
         "visible" => json!(dom::is_visible(&el)),
         "text" => json!(dom::collapse(&el.text_content().unwrap_or_default())),
-        "value" => js_sys::Reflect::get(&el, &"value".into())
-            .ok()
-            .and_then(|v| v.as_string())
+        // A picker's text box holds its filter; the choice is shown beside it (Selectize).
+        "value" => crate::selectize::choice(&el)
+            .or_else(|| js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string()))
             .map_or(Value::Null, |v| json!(v)),
         "attr" => attr.and_then(|n| el.get_attribute(&n)).map_or(Value::Null, |v| json!(v)),
         "checked" => json!(

@@ -266,8 +266,8 @@ async fn a_nicegui_chat_is_judged_on_what_its_server_received() -> anyhow::Resul
     .await
 }
 
-/// Shiny for Python's chat (shinychat): a reply streamed into the conversation, the model a
-/// `<select>` beside it, a failure an error notification.
+/// Shiny for Python's chat (shinychat): a reply streamed into the conversation, the model in a
+/// Selectize picker beside it, a failure an error notification.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_shiny_chat_is_judged_on_what_its_server_received() -> anyhow::Result<()> {
     let app = shiny::start().await?;

@@ -1,8 +1,9 @@
 //! Shiny for Python, from PyPI (Posit): reactive applications drawn with Bootstrap, kept in
 //! step with the server over a WebSocket. The application is a chat as Shiny's documentation
 //! builds one: `ui.chat_ui` (shinychat's `<shiny-chat-container>`) on the page, the reply
-//! streamed by `Chat.append_message_stream`, the model chosen in a `ui.input_select` (a
-//! `<select>`), a failing reply raised from the `on_user_submit` handler a second after the
+//! streamed by `Chat.append_message_stream`, the model chosen in a `ui.input_selectize`
+//! (Selectize, the picker Shiny for R draws every `selectInput` with: a hidden `<select>`, the
+//! choice drawn as text beside a narrow text box, no ARIA), a failing reply raised from the `on_user_submit` handler a second after the
 //! send (as a remote model's timeout would), which Shiny tells with an error notification
 //! ([`super::chat`]). Until the reply's first words, shinychat draws an assistant's message
 //! holding only its pending dots: that is no reply.
@@ -22,7 +23,7 @@ from shiny import App, ui
 PORT, RECEIVED = int(sys.argv[1]), sys.argv[2]
 
 app_ui = ui.page_fillable(
-    ui.input_select("model", "Model", ["echo-small", "echo-large"]),
+    ui.input_selectize("model", "Model", ["echo-small", "echo-large"]),
     ui.chat_ui("chat", placeholder="Message"),
     title="Echo",
 )
