@@ -6,7 +6,7 @@
 //! choice drawn as text beside a narrow text box, no ARIA), a failing reply raised from the `on_user_submit` handler a second after the
 //! send (as a remote model's timeout would), which Shiny tells with an error notification
 //! ([`super::chat`]). Until the reply's first words, shinychat draws an assistant's message
-//! holding only its pending dots: that is no reply.
+//! with an empty body (after 500 ms, pending dots beside it): that is no reply.
 
 use std::process::Command;
 
