@@ -478,8 +478,10 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
                 if t != "text" && role == "textbox" {
                     line.push_str(&format!(" type={t}"));
                 }
-                // A picker's text box shows its choice beside it (Selectize).
-                let v = selectize::choice(el).unwrap_or_else(|| input.value());
+                // A picker's text box shows its choice beside it (Selectize); only a combobox
+                // is looked at for one, so other text boxes cost nothing more.
+                let choice = if role == "combobox" { selectize::choice(el) } else { None };
+                let v = choice.unwrap_or_else(|| input.value());
                 if !v.is_empty() {
                     line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
                 }

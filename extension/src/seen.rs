@@ -817,7 +817,6 @@ const LAYER: [Factor; 3] =
 /// A computed property and how to read what it leaves of a layer.
 type Factor = (&'static str, fn(&str) -> f64);
 
-/// A computed `opacity` (1 when unreadable).
 /// Whether a computed `font-family` draws its text as icons: its first family is one of
 /// Google's ligature icon fonts (`Material Icons`, `Material Icons Outlined`, `Material Symbols
 /// Rounded`, ...), which turn an icon's name (`arrow_drop_down`, `send`) into its glyph.
@@ -827,6 +826,7 @@ pub fn icon_font(family: &str) -> bool {
     lower.starts_with("material icons") || lower.starts_with("material symbols")
 }
 
+/// A computed `opacity` (1 when unreadable).
 fn parse_opacity(opacity: &str) -> f64 {
     opacity.trim().parse().unwrap_or(1.0)
 }

@@ -16,16 +16,20 @@ const BOX: &str = "selectize-input";
 /// The options of an opened Selectize list, as a person picks them.
 pub const OPTIONS: &str = ".selectize-dropdown [data-selectable]";
 
+/// The box around `el` when `el` is the text box of a Selectize picker.
+fn box_of(el: &Element) -> Option<Element> {
+    el.parent_element().filter(|p| p.class_list().contains(BOX))
+}
+
 /// Whether `el`, an `<input>`, is the text box of a Selectize picker (it lies in the box).
 pub fn is_text_box(el: &Element) -> bool {
-    el.parent_element().is_some_and(|p| p.class_list().contains(BOX))
+    box_of(el).is_some()
 }
 
 /// The choice the picker whose text box is `el` shows (each chosen item's text, joined by
 /// `, `); `None` when `el` is no such text box or nothing is chosen.
 pub fn choice(el: &Element) -> Option<String> {
-    let around = el.parent_element().filter(|p| p.class_list().contains(BOX))?;
-    let items = around.query_selector_all(":scope > .item").ok()?;
+    let items = box_of(el)?.query_selector_all(":scope > .item").ok()?;
     let chosen: Vec<String> = (0..items.length())
         .filter_map(|i| items.item(i))
         .map(|n| dom::collapse(&n.text_content().unwrap_or_default()))
