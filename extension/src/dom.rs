@@ -555,9 +555,7 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
             return if kind == "submit" { "Submit".into() } else { String::new() };
         }
     } else {
-        // textContent, not innerText: no layout work per element, and screen-reader-only
-        // labels (part of the accessible name) are kept.
-        let n = collapse(&el.text_content().unwrap_or_default());
+        let n = collapse(&content_text(el));
         if !n.is_empty() {
             return clip(&n, 80);
         }
@@ -579,6 +577,36 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
         .find_map(|a| attr(a))
         .map(|n| clip(&n, 80))
         .unwrap_or_default()
+}
+
+/// The text an element is named by when its name is its content: its text content without
+/// what is drawn with `display: none` inside it (Django's theme button holds a label for each
+/// theme and shows one). Not innerText: that would lay out, and screen-reader-only labels
+/// (drawn in a clipped pixel, part of the accessible name) must be kept. An element holding
+/// only text costs one call, as `textContent` does; each HTML element inside is asked its
+/// display.
+fn content_text(el: &Element) -> String {
+    if el.child_element_count() == 0 {
+        return el.text_content().unwrap_or_default();
+    }
+    let mut text = String::new();
+    let kids = el.child_nodes();
+    for k in (0..kids.length()).filter_map(|i| kids.item(i)) {
+        match k.node_type() {
+            web_sys::Node::TEXT_NODE => text.push_str(&k.node_value().unwrap_or_default()),
+            web_sys::Node::ELEMENT_NODE => {
+                let child: &Element = k.unchecked_ref();
+                // An icon's `<title>` names it, shown or not: SVG keeps its whole text.
+                if child.namespace_uri().as_deref() != Some(HTML_NS) {
+                    text.push_str(&child.text_content().unwrap_or_default());
+                } else if computed(child, "display").as_deref() != Some("none") {
+                    text.push_str(&content_text(child));
+                }
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 /// `button "Send"`: how an element is named in reports.

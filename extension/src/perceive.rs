@@ -17,6 +17,7 @@ use crate::aware;
 use crate::dom::{self, Failure, clip};
 use crate::hint;
 use crate::proxied;
+use crate::select2;
 use crate::selectize;
 
 const INTERACTIVE_ROLES: &[&str] = &[
@@ -353,6 +354,10 @@ impl Walk {
         if !is_interactive(el, tag, &role, &attrs) {
             return;
         }
+        // The choice Select2 shows inside its box is read as the box's value.
+        if role == "textbox" && tag == "span" && select2::is_shown_choice(el) {
+            return;
+        }
         self.elements_total += 1;
         let r = format_ref(dom::ref_for(el));
         for (form, _, members) in self.forms.iter_mut() {
@@ -454,7 +459,13 @@ fn quote(s: &str) -> String {
 
 fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> String {
     let mut line = format!("{r} {role}");
-    let name = dom::name_with(el, tag, attrs);
+    // A Select2 picker is named as the select it stands for is; only a combobox or a search
+    // box is asked whether it is one.
+    let drawn_for = matches!(role, "combobox" | "searchbox").then(|| select2::select_of(el)).flatten();
+    let name = match &drawn_for {
+        Some(select) => dom::name(select),
+        None => dom::name_with(el, tag, attrs),
+    };
     if name.is_empty() {
         line.push_str(&hint::of_nameless(el, attrs));
     } else {
@@ -507,6 +518,11 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
             .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
             .collect();
         line.push_str(&format!(" options=[{}]", options.join("|")));
+    } else if let Some(select) = drawn_for.as_ref().filter(|_| role == "combobox") {
+        let v = select2::choice(select);
+        if !v.is_empty() {
+            line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
+        }
     } else if role == "combobox" && !dom::is_editable_root_with(el, attrs) {
         // A picker built of other elements shows its choice as its text; its name may be its
         // label's.

@@ -7,7 +7,7 @@
 use wasm_bindgen::JsCast;
 use web_sys::Element;
 
-use crate::dom;
+use crate::{dom, select2};
 
 /// The label a person sees in place of `el`, a form control not seen itself; `None` when `el`
 /// shows itself, or has no label that shows.
@@ -15,7 +15,8 @@ pub fn label_in_place(el: &Element) -> Option<Element> {
     if !matches!(dom::tag(el).as_str(), "input" | "select" | "textarea") || dom::input_type(el) == "hidden" {
         return None;
     }
-    if shows(el) {
+    // Select2 draws a picker of its own in the hidden select's place, read instead.
+    if shows(el) || select2::is_hidden_select(el) {
         return None;
     }
     let labels = js_sys::Reflect::get(el, &"labels".into()).ok().filter(|l| l.is_object())?;

@@ -74,8 +74,10 @@ fn dom_fact(key: &FactKey) -> Observed {
         "exists" => json!(true),
         "visible" => json!(dom::is_visible(&el)),
         "text" => json!(dom::collapse(&el.text_content().unwrap_or_default())),
-        // A picker's text box holds its filter; the choice is shown beside it (Selectize).
+        // A picker's text box holds its filter; the choice is shown beside it (Selectize), or
+        // is the hidden select's (Select2).
         "value" => crate::selectize::choice(&el)
+            .or_else(|| crate::select2::select_of(&el).map(|s| crate::select2::choice(&s)))
             .or_else(|| js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string()))
             .map_or(Value::Null, |v| json!(v)),
         "attr" => attr.and_then(|n| el.get_attribute(&n)).map_or(Value::Null, |v| json!(v)),

@@ -287,6 +287,35 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
     }
 }
 
+/// The ref of the first element line of a page read (`nova.perceive`) holding `wanted`, as
+/// an agent picks what to act on by what it reads.
+pub fn ref_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> {
+    let lines = read["elements"].as_array().cloned().unwrap_or_default();
+    let line = lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(wanted));
+    match line.and_then(|l| l.split(' ').next()) {
+        Some(r) => Ok(r.to_owned()),
+        None => bail!("no element line holds `{wanted}`: {lines:?}"),
+    }
+}
+
+/// The page read once `done` holds of it (read every 100 ms, at most 5 s): what a click or
+/// typing opened may be fetched from the server first. Fails naming `what` was awaited.
+pub async fn read_until(
+    a: &mut Agent,
+    what: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> anyhow::Result<serde_json::Value> {
+    let mut read = serde_json::Value::Null;
+    for _ in 0..50 {
+        read = a.step("nova.perceive", json!({})).await?;
+        if done(&read) {
+            return Ok(read);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    bail!("the page never showed {what}: {}", read["elements"])
+}
+
 /// Runs `call` while the person watches: a native dialog that shows meanwhile is answered by
 /// `person` (polled every 100 ms).
 pub async fn with_person<T>(

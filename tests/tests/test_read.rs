@@ -842,3 +842,27 @@ async fn words_drawn_as_icons_are_not_read_as_words() -> anyhow::Result<()> {
     assert!(elements.iter().any(|l| l.ends_with(r#"button "send""#)), "{elements:?}");
     Ok(())
 }
+
+/// A control named by its content is named by what it shows: a label drawn with `display:
+/// none` inside it is left out (Django admin's theme button holds one per theme and shows the
+/// current one), while a label for screen readers only, drawn in a clipped pixel, and an
+/// icon's title stay in the name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let page = a.visit(&nova.url("shown-names.html")).await?;
+    let shown: Vec<String> = lines(&page, "elements")
+        .iter()
+        .map(|l| l.split_once(' ').map_or(l.clone(), |(_, rest)| rest.to_owned()))
+        .collect();
+    let expected = [
+        r#"button "Toggle theme (current theme: auto)""#,
+        r#"button "Save""#,
+        r##"link "Read more about pricing" -> #pricing"##,
+        r##"link "Home page" -> #home"##,
+    ];
+    assert_eq!(shown, expected);
+    Ok(())
+}

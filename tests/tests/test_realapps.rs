@@ -75,7 +75,7 @@ async fn drive(
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn django_admin_sign_in_forms_a_duplicate_and_a_confirmed_delete() -> anyhow::Result<()> {
+async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_pickers() -> anyhow::Result<()> {
     let app = Django::start().await?;
     let steps = [
         "sign_in_wrong",
@@ -85,6 +85,7 @@ async fn django_admin_sign_in_forms_a_duplicate_and_a_confirmed_delete() -> anyh
         "submit_duplicate",
         "delete_ask",
         "delete_confirm",
+        "submit_picked",
     ];
     let pages = [
         "/admin/",
@@ -92,6 +93,7 @@ async fn django_admin_sign_in_forms_a_duplicate_and_a_confirmed_delete() -> anyh
         "/admin/auth/group/add/",
         "/admin/auth/user/",
         "/admin/auth/user/1/change/",
+        "/admin/auth/permission/1/change/",
     ]
     .map(|p| app.url(p));
     drive(

@@ -164,11 +164,7 @@ async fn switch<F: FnMut(&Step) -> anyhow::Result<()>>(
     };
     if let Some(s) = settings {
         let page = a.step("nova.perceive", json!({})).await?;
-        let lines = page["elements"].as_array().cloned().unwrap_or_default();
-        let line = lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(s.open));
-        let Some(opener) = line.and_then(|l| l.split(' ').next()) else {
-            anyhow::bail!("no element line holds `{}`: {lines:?}", s.open);
-        };
+        let opener = super::ref_of(&page, s.open)?;
         a.step("nova.click_selector", json!({"selector": opener})).await?;
     }
     let r = a.call(SWITCH, json!({"option": MODELS[1]})).await?;

@@ -1,13 +1,15 @@
 //! The Django admin, from PyPI: a stock project (`django-admin startproject`) with SQLite, a
-//! superuser, served by Django's own development server on loopback. Nothing of the
-//! application is ours: the tests only drive its admin pages and read its database.
+//! superuser, served by Django's own development server on loopback. Its admin has the
+//! autocomplete pickers a deployment turns on with one line each (`autocomplete_fields`), which
+//! Django draws with Select2. Nothing of the application is ours: the tests only drive its
+//! admin pages and read its database.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, run};
+use super::{Judge, Step, read_until, ref_of, run};
 use crate::agent::Agent;
 
 /// The Django release installed (5.2 is the long-term support line).
@@ -22,15 +24,52 @@ pub fn ensure_installed() -> anyhow::Result<PathBuf> {
     super::pip_install_once("Django", "Django", VERSION)
 }
 
+/// The project's URLs: the admin, with an autocomplete picker for a user's groups (several
+/// choices) and for a permission's content type (one), configured as Django's documentation
+/// shows (`ModelAdmin.autocomplete_fields`; the admin of the model picked needs
+/// `search_fields`, which the stock group admin has).
+const URLS: &str = r#"from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import Permission, User
+from django.contrib.contenttypes.models import ContentType
+from django.urls import path
+
+
+class PickingUserAdmin(UserAdmin):
+    autocomplete_fields = ("groups",)
+    filter_horizontal = ("user_permissions",)
+
+
+@admin.register(ContentType)
+class ContentTypeAdmin(admin.ModelAdmin):
+    search_fields = ("app_label", "model")
+
+
+@admin.register(Permission)
+class PermissionAdmin(admin.ModelAdmin):
+    autocomplete_fields = ("content_type",)
+
+
+admin.site.unregister(User)
+admin.site.register(User, PickingUserAdmin)
+urlpatterns = [path("admin/", admin.site.urls)]
+"#;
+
+/// The groups made with the project, for the groups picker to offer.
+const GROUPS: &str = "from django.contrib.auth.models import Group; \
+                      [Group.objects.create(name=n) for n in ('Reviewers', 'Translators')]";
+
 /// A running Django admin with its own project directory and database.
 pub struct Django {
     served: super::Served,
 }
 
 impl Django {
-    /// Installs Django if needed, makes a project with a superuser, and serves it.
+    /// Installs Django if needed, makes a project with its pickers, two groups and a
+    /// superuser, and serves it.
     pub async fn start() -> anyhow::Result<Self> {
-        Self::start_project(&ensure_installed()?, |_| Ok(()), None).await
+        let urls = |project: &Path| Ok(std::fs::write(project.join("demo/urls.py"), URLS)?);
+        Self::start_project(&ensure_installed()?, urls, Some(GROUPS)).await
     }
 
     /// Makes a stock project with `python`'s Django, lets `adjust` change its files (settings,
@@ -86,7 +125,8 @@ impl Django {
 
 /// The admin journey of a compliant agent (who has loaded its bundle): sign-in wrong and right,
 /// a form with a validation error and a valid one, the same record again, a delete refused
-/// without a contract and confirmed with one. Every verdict, `urlAfter` and the database after
+/// without a contract and confirmed with one, then the superuser put in two groups with the
+/// autocomplete picker ([`pick_groups`]). Every verdict, `urlAfter` and the database after
 /// each step are checked here; `after` sees each guarded step too (the store, timings).
 pub async fn journey(
     app: &Django,
@@ -112,7 +152,7 @@ pub async fn journey(
         r,
         "verified_fail",
         add.clone(),
-        ("SELECT COUNT(*) FROM auth_group", 0),
+        ("SELECT COUNT(*) FROM auth_group", 2),
     )?;
     a.step("nova.perceive", json!({})).await?;
     let fields = json!({"#id_name": "Editors"});
@@ -167,5 +207,61 @@ pub async fn journey(
         "verified_success",
         app.url("/admin/auth/group/"),
         (groups, 0),
-    )
+    )?;
+    pick_groups(app, a, &mut judge).await
+}
+
+/// The autocomplete pickers (Select2), read and operated as a person does: a permission's
+/// content type reads as the picker it is, showing its choice; the superuser gets one group
+/// picked from the opened list and one found by typing in the picker's search box, both seen
+/// as the picker's value, then the form saved and judged on the database.
+async fn pick_groups<F: FnMut(&Step) -> anyhow::Result<()>>(
+    app: &Django,
+    a: &mut Agent,
+    judge: &mut Judge<'_, F>,
+) -> anyhow::Result<()> {
+    const CLICK: &str = "nova.click_selector";
+    let page = a.visit(&app.url("/admin/auth/permission/1/change/")).await?;
+    ref_of(&page, r#"combobox "Content type:" value="Administration | log entry""#)?;
+    anyhow::ensure!(ref_of(&page, r#"textbox "Administration"#).is_err(), "the choice is read as a text box");
+
+    let user = app.url("/admin/auth/user/1/change/");
+    let page = a.visit(&user).await?;
+    let picker = ref_of(&page, r#"combobox "Groups:""#)?;
+    anyhow::ensure!(ref_of(&page, r#"combobox "Groups:" value="#).is_err(), "no group is chosen yet");
+    anyhow::ensure!(ref_of(&page, r#"listbox "Groups:""#).is_err(), "the select Select2 hides is listed");
+    a.step(CLICK, json!({"selector": picker})).await?;
+    // The options are fetched from the server once the list opens, then on each filter typed.
+    let searched = |read: &serde_json::Value, shown: &str| {
+        ref_of(read, shown).is_ok() && ref_of(read, r#"option "Searching"#).is_err()
+    };
+    let translators = r#"option "Translators""#;
+    let page = read_until(a, "the groups", |r| searched(r, translators)).await?;
+    a.step(CLICK, json!({"selector": ref_of(&page, translators)?})).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    ref_of(&page, r#"combobox "Groups:" value="Translators""#)?;
+    let search = ref_of(&page, r#"searchbox "Groups:""#)?;
+    a.step("nova.type_selector", json!({"selector": search, "text": "Rev"})).await?;
+    let reviewers = r#"option "Reviewers""#;
+    let page = read_until(a, "the groups found", |r| searched(r, reviewers)).await?;
+    anyhow::ensure!(ref_of(&page, translators).is_err(), "the typed filter left other groups: {page}");
+    // The agent says what shows once the pick took: the picker's value (its select's choices).
+    let both = "Translators, Reviewers";
+    let picked = json!({
+        "actionKind": "custom",
+        "postconditions": {"success": {"all": [
+            {"factKey": format!("dom.value({picker})"), "operator": "eq", "expected": both}
+        ]}},
+    });
+    let click = json!({"selector": ref_of(&page, reviewers)?, "transitionContract": picked});
+    let (r, _) = a.call(CLICK, click).await?;
+    let verdict = &r["guardedCommit"]["verificationStatus"];
+    anyhow::ensure!(verdict == "verified_success", "picking a second group: {r}");
+    let page = a.step("nova.perceive", json!({})).await?;
+    ref_of(&page, &format!(r#"combobox "Groups:" value="{both}""#))?;
+
+    const SUBMIT: &str = "nova.guarded_submit_form";
+    let r = a.call(SUBMIT, json!({"submitSelector": "input[name=\"_continue\"]"})).await?;
+    let members = "SELECT COUNT(*) FROM auth_user_groups WHERE user_id = 1";
+    judge.step(("submit_picked", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", user, (members, 2))
 }

@@ -1,0 +1,56 @@
+//! Select2, the jQuery picker Django's admin draws every autocomplete field with (and many
+//! server-rendered sites use) (docs/perceive.md, what an element's line holds). It hides the
+//! `<select>` (a clipped pixel, `aria-hidden`) and draws right after it a box with the role
+//! combobox, holding the chosen items and, for several choices, a text box that filters the
+//! options; its list of options is drawn when the box opens. Its ARIA names the box by nothing
+//! (several choices, the text box unnamed too) or by its choice (one): the agent would read an
+//! empty `combobox` beside a hidden `listbox "Groups:"`. Nova reads the box as the picker of
+//! the `<select>` it stands for: named as that select is (by its label), its value the
+//! select's chosen options; the select itself is not listed, and the text box is named as the
+//! select is.
+
+use web_sys::Element;
+
+use crate::dom;
+
+/// The class Select2 gives the `<select>` it hides.
+const HIDDEN: &str = "select2-hidden-accessible";
+/// The class of the box Select2 draws (role combobox).
+const BOX: &str = "select2-selection";
+/// The class of the text box of a picker of several choices.
+const TEXT_BOX: &str = "select2-search__field";
+/// The class of what a picker of one choice shows as its choice (role textbox, read-only).
+const RENDERED: &str = "select2-selection__rendered";
+
+/// Whether `el`, a `<select>`, is hidden by Select2, which draws its box in its place.
+pub fn is_hidden_select(el: &Element) -> bool {
+    el.class_list().contains(HIDDEN)
+}
+
+/// Whether `el` is the choice a picker of one choice shows inside its box: part of the box,
+/// not a text box of its own.
+pub fn is_shown_choice(el: &Element) -> bool {
+    el.class_list().contains(RENDERED)
+}
+
+/// The `<select>` a Select2 picker stands for, when `el` is its box or its text box.
+pub fn select_of(el: &Element) -> Option<Element> {
+    let classes = el.class_list();
+    if !classes.contains(BOX) && !classes.contains(TEXT_BOX) {
+        return None;
+    }
+    let container = el.closest(".select2-container").ok()??;
+    container.previous_element_sibling().filter(|s| dom::tag(s) == "select" && is_hidden_select(s))
+}
+
+/// The options chosen in `select`, by their text, joined by `, `.
+pub fn choice(select: &Element) -> String {
+    let Some(select) = dom::as_select(select) else { return String::new() };
+    let chosen = select.selected_options();
+    let texts: Vec<String> = (0..chosen.length())
+        .filter_map(|i| chosen.item(i))
+        .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
+        .filter(|t| !t.is_empty())
+        .collect();
+    texts.join(", ")
+}
