@@ -559,11 +559,15 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
         if !n.is_empty() {
             return clip(&n, 80);
         }
-        // Icon links and buttons: the name comes from an image's alt or a labelled child.
-        if let Ok(Some(child)) = el.query_selector("img[alt]:not([alt='']), [aria-label], svg title") {
+        // Icon links and buttons: the name comes from an image's alt, a labelled child, or a
+        // child's tooltip (Django admin's calendar link holds `<span title="Choose a Date">`).
+        if let Ok(Some(child)) =
+            el.query_selector("img[alt]:not([alt='']), [aria-label], svg title, [title]:not([title=''])")
+        {
             let n = child
                 .get_attribute("alt")
                 .or_else(|| child.get_attribute("aria-label"))
+                .or_else(|| child.get_attribute("title"))
                 .or_else(|| child.text_content())
                 .map(|v| collapse(&v))
                 .unwrap_or_default();
