@@ -6,8 +6,8 @@
 //! (several choices, the text box unnamed too) or by its choice (one): the agent would read an
 //! empty `combobox` beside a hidden `listbox "Groups:"`. Nova reads the box as the picker of
 //! the `<select>` it stands for: named as that select is (by its label), its value the
-//! select's chosen options; the select itself is not listed, and the text box is named as the
-//! select is.
+//! select's chosen options; the select itself is not listed, and its text boxes are named as
+//! the select is.
 
 use web_sys::Element;
 
@@ -17,7 +17,7 @@ use crate::dom;
 const HIDDEN: &str = "select2-hidden-accessible";
 /// The class of the box Select2 draws (role combobox).
 const BOX: &str = "select2-selection";
-/// The class of the text box of a picker of several choices.
+/// The class of a picker's text box: in its box (several choices) or its opened list (one).
 const TEXT_BOX: &str = "select2-search__field";
 /// The class of what a picker of one choice shows as its choice (role textbox, read-only).
 const RENDERED: &str = "select2-selection__rendered";
@@ -33,14 +33,24 @@ pub fn is_shown_choice(el: &Element) -> bool {
     el.class_list().contains(RENDERED)
 }
 
-/// The `<select>` a Select2 picker stands for, when `el` is its box or its text box.
+/// The `<select>` a Select2 picker stands for, when `el` is its box or one of its text boxes:
+/// the box lies right after the select, and so does the text box of a picker of several
+/// choices; a picker of one has its text box in the list it opens at the end of the page,
+/// naming the list it filters, whose id is the select's inside Select2's own
+/// (`select2-id_content_type-results`).
 pub fn select_of(el: &Element) -> Option<Element> {
     let classes = el.class_list();
     if !classes.contains(BOX) && !classes.contains(TEXT_BOX) {
         return None;
     }
-    let container = el.closest(".select2-container").ok()??;
-    container.previous_element_sibling().filter(|s| dom::tag(s) == "select" && is_hidden_select(s))
+    let beside = el.closest(".select2-container").ok().flatten().and_then(|c| c.previous_element_sibling());
+    let filtered = || {
+        let list = el.get_attribute("aria-controls")?;
+        let id = list.strip_prefix("select2-")?.strip_suffix("-results")?;
+        el.owner_document()?.get_element_by_id(id)
+    };
+    let hidden = |s: &Element| dom::tag(s) == "select" && is_hidden_select(s);
+    beside.filter(hidden).or_else(|| filtered().filter(hidden))
 }
 
 /// The options chosen in `select`, by their text, joined by `, `.

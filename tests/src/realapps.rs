@@ -298,22 +298,32 @@ pub fn ref_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> 
     }
 }
 
-/// The page read once `done` holds of it (read every 100 ms, at most 5 s): what a click or
-/// typing opened may be fetched from the server first. Fails naming `what` was awaited.
+/// The page read once `done` holds of it (at most 5 s): what a click or typing opened may be
+/// fetched from the server first. It reads as a compliant agent polls: 100 ms after a read
+/// that showed a change, four times as long after each that showed none, so a page that stays
+/// the same is read at most four times (five reads of a page that did not change within a
+/// minute are a loop, and blocked). Fails naming `what` was awaited.
 pub async fn read_until(
     a: &mut Agent,
     what: &str,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> anyhow::Result<serde_json::Value> {
-    let mut read = serde_json::Value::Null;
-    for _ in 0..50 {
-        read = a.step("nova.perceive", json!({})).await?;
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(100);
+    let mut last = serde_json::Value::Null;
+    loop {
+        let read = a.step("nova.perceive", json!({})).await?;
         if done(&read) {
             return Ok(read);
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let changed = (&read["elements"], &read["text"]) != (&last["elements"], &last["text"]);
+        pause = if changed { std::time::Duration::from_millis(100) } else { pause * 4 };
+        if started.elapsed() + pause > std::time::Duration::from_secs(5) {
+            bail!("the page never showed {what}: {}", read["elements"]);
+        }
+        last = read;
+        tokio::time::sleep(pause).await;
     }
-    bail!("the page never showed {what}: {}", read["elements"])
 }
 
 /// Runs `call` while the person watches: a native dialog that shows meanwhile is answered by

@@ -85,7 +85,8 @@ async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_picke
         "submit_duplicate",
         "delete_ask",
         "delete_confirm",
-        "submit_picked",
+        "save_picked_one",
+        "save_picked_several",
     ];
     let pages = [
         "/admin/",

@@ -125,8 +125,7 @@ impl Django {
 
 /// The admin journey of a compliant agent (who has loaded its bundle): sign-in wrong and right,
 /// a form with a validation error and a valid one, the same record again, a delete refused
-/// without a contract and confirmed with one, then the superuser put in two groups with the
-/// autocomplete picker ([`pick_groups`]). Every verdict, `urlAfter` and the database after
+/// without a contract and confirmed with one, then the autocomplete pickers ([`use_pickers`]). Every verdict, `urlAfter` and the database after
 /// each step are checked here; `after` sees each guarded step too (the store, timings).
 pub async fn journey(
     app: &Django,
@@ -208,22 +207,55 @@ pub async fn journey(
         app.url("/admin/auth/group/"),
         (groups, 0),
     )?;
-    pick_groups(app, a, &mut judge).await
+    use_pickers(app, a, &mut judge).await
 }
 
-/// The autocomplete pickers (Select2), read and operated as a person does: a permission's
-/// content type reads as the picker it is, showing its choice; the superuser gets one group
-/// picked from the opened list and one found by typing in the picker's search box, both seen
-/// as the picker's value, then the form saved and judged on the database.
-async fn pick_groups<F: FnMut(&Step) -> anyhow::Result<()>>(
+/// The autocomplete pickers (Select2), read and operated as a person does, each pick seen as
+/// the picker's value and the form saved and judged on the database: a permission's content
+/// type, found by typing in the search box of the list the picker opens; then the superuser's
+/// groups, one picked from the opened list and one found by typing in the picker's own search
+/// box.
+async fn use_pickers<F: FnMut(&Step) -> anyhow::Result<()>>(
     app: &Django,
     a: &mut Agent,
     judge: &mut Judge<'_, F>,
 ) -> anyhow::Result<()> {
     const CLICK: &str = "nova.click_selector";
-    let page = a.visit(&app.url("/admin/auth/permission/1/change/")).await?;
-    ref_of(&page, r#"combobox "Content type:" value="Administration | log entry""#)?;
+    const SUBMIT: &str = "nova.guarded_submit_form";
+    let save = json!({"submitSelector": "input[name=\"_continue\"]"});
+    // The options are fetched from the server once the list opens, then on each filter typed.
+    let searched = |read: &serde_json::Value, shown: &str| {
+        ref_of(read, shown).is_ok() && ref_of(read, r#"option "Searching"#).is_err()
+    };
+
+    let permission = app.url("/admin/auth/permission/1/change/");
+    let page = a.visit(&permission).await?;
+    let picker = ref_of(&page, r#"combobox "Content type:" value="Administration | log entry""#)?;
     anyhow::ensure!(ref_of(&page, r#"textbox "Administration"#).is_err(), "the choice is read as a text box");
+    a.step(CLICK, json!({"selector": picker})).await?;
+    let page =
+        read_until(a, "the picker's search box", |r| ref_of(r, r#"searchbox "Content type:""#).is_ok())
+            .await?;
+    let search = ref_of(&page, r#"searchbox "Content type:""#)?;
+    a.step("nova.type_selector", json!({"selector": search, "text": "group"})).await?;
+    let group = r#"option "Authentication and Authorization | group""#;
+    let page = read_until(a, "the content types found", |r| {
+        searched(r, group) && ref_of(r, r#"option "Administration"#).is_err()
+    })
+    .await?;
+    a.step(CLICK, json!({"selector": ref_of(&page, group)?})).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    ref_of(&page, r#"combobox "Content type:" value="Authentication and Authorization | group""#)?;
+    let r = a.call(SUBMIT, save.clone()).await?;
+    let typed = "SELECT COUNT(*) FROM auth_permission p JOIN django_content_type t ON t.id = p.content_type_id \
+                 WHERE p.id = 1 AND t.model = 'group'";
+    judge.step(
+        ("save_picked_one", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        permission,
+        (typed, 1),
+    )?;
 
     let user = app.url("/admin/auth/user/1/change/");
     let page = a.visit(&user).await?;
@@ -231,10 +263,6 @@ async fn pick_groups<F: FnMut(&Step) -> anyhow::Result<()>>(
     anyhow::ensure!(ref_of(&page, r#"combobox "Groups:" value="#).is_err(), "no group is chosen yet");
     anyhow::ensure!(ref_of(&page, r#"listbox "Groups:""#).is_err(), "the select Select2 hides is listed");
     a.step(CLICK, json!({"selector": picker})).await?;
-    // The options are fetched from the server once the list opens, then on each filter typed.
-    let searched = |read: &serde_json::Value, shown: &str| {
-        ref_of(read, shown).is_ok() && ref_of(read, r#"option "Searching"#).is_err()
-    };
     let translators = r#"option "Translators""#;
     let page = read_until(a, "the groups", |r| searched(r, translators)).await?;
     a.step(CLICK, json!({"selector": ref_of(&page, translators)?})).await?;
@@ -259,9 +287,7 @@ async fn pick_groups<F: FnMut(&Step) -> anyhow::Result<()>>(
     anyhow::ensure!(verdict == "verified_success", "picking a second group: {r}");
     let page = a.step("nova.perceive", json!({})).await?;
     ref_of(&page, &format!(r#"combobox "Groups:" value="{both}""#))?;
-
-    const SUBMIT: &str = "nova.guarded_submit_form";
-    let r = a.call(SUBMIT, json!({"submitSelector": "input[name=\"_continue\"]"})).await?;
+    let r = a.call(SUBMIT, save).await?;
     let members = "SELECT COUNT(*) FROM auth_user_groups WHERE user_id = 1";
-    judge.step(("submit_picked", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", user, (members, 2))
+    judge.step(("save_picked_several", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", user, (members, 2))
 }
