@@ -440,6 +440,16 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         Field::Area(a.clone())
     } else if let Some(h) = dom::as_html(&el).filter(|h| h.is_content_editable()) {
         Field::Editable(h.clone())
+    } else if matches!(dom::role(&el).as_str(), "combobox" | "listbox") {
+        // A picker drawn of other elements (Select2's box, a Radix trigger) is typed into only
+        // through the search box it may show once open.
+        return Err(fail(
+            reason::ELEMENT_NOT_EDITABLE,
+            format!(
+                "{what} is a picker and takes no typed text: click it to open its list, then click an option \
+                 (or type into the search box it shows)"
+            ),
+        ));
     } else {
         return Err(fail(
             reason::ELEMENT_NOT_EDITABLE,

@@ -10,6 +10,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Document, Element, HtmlElement, HtmlIFrameElement, ShadowRoot};
 
 use crate::attrs::Attrs;
+use crate::select2;
 
 /// A failure: reason code and message.
 pub type Failure = (String, String);
@@ -514,8 +515,8 @@ fn text_of_ids(el: &Element, ids: &str) -> String {
 }
 
 /// The accessible name, approximated: aria-labelledby, aria-label, labels (of form fields and
-/// buttons), button values, visible text, then placeholder / title / alt / name. At most 80
-/// characters.
+/// buttons), button values, visible text, then placeholder / title / alt / name; a Select2
+/// picker's, its select's ([`select2`]). At most 80 characters.
 pub fn name(el: &Element) -> String {
     name_with(el, &tag(el), &Attrs::of(el))
 }
@@ -523,6 +524,13 @@ pub fn name(el: &Element) -> String {
 /// [`name`] when the tag and attribute names are known.
 pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
     let attr = |a: &str| attrs.get(el, a).map(|v| collapse(&v)).filter(|v| !v.is_empty());
+    // A Select2 picker (its box, its search boxes) is named as the select it stands for; only
+    // an element with such a role is asked.
+    if matches!(attrs.get(el, "role").as_deref(), Some("combobox" | "searchbox"))
+        && let Some(select) = select2::select_of(el)
+    {
+        return name(&select);
+    }
     if let Some(ids) = attrs.get(el, "aria-labelledby") {
         let n = text_of_ids(el, &ids);
         if !n.is_empty() {

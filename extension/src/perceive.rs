@@ -459,13 +459,7 @@ fn quote(s: &str) -> String {
 
 fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> String {
     let mut line = format!("{r} {role}");
-    // A Select2 picker is named as the select it stands for is; only a combobox or a search
-    // box is asked whether it is one.
-    let drawn_for = matches!(role, "combobox" | "searchbox").then(|| select2::select_of(el)).flatten();
-    let name = match &drawn_for {
-        Some(select) => dom::name(select),
-        None => dom::name_with(el, tag, attrs),
-    };
+    let name = dom::name_with(el, tag, attrs);
     if name.is_empty() {
         line.push_str(&hint::of_nameless(el, attrs));
     } else {
@@ -518,8 +512,9 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
             .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
             .collect();
         line.push_str(&format!(" options=[{}]", options.join("|")));
-    } else if let Some(select) = drawn_for.as_ref().filter(|_| role == "combobox") {
-        let v = select2::choice(select);
+    } else if let Some(select) = (role == "combobox").then(|| select2::select_of(el)).flatten() {
+        // A Select2 picker holds its select's choices.
+        let v = select2::choice(&select);
         if !v.is_empty() {
             line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
         }

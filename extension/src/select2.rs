@@ -5,13 +5,12 @@
 //! options; its list of options is drawn when the box opens. Its ARIA names the box by nothing
 //! (several choices, the text box unnamed too) or by its choice (one): the agent would read an
 //! empty `combobox` beside a hidden `listbox "Groups:"`. Nova reads the box as the picker of
-//! the `<select>` it stands for: named as that select is (by its label), its value the
-//! select's chosen options; the select itself is not listed, and its text boxes are named as
-//! the select is.
+//! the `<select>` it stands for: named as that select is (by its label, `dom::name`), its value
+//! the select's chosen options; the select itself is not listed, and its text boxes are named
+//! as the select is. Below `dom`, which names elements by it: nothing here asks `dom`.
 
-use web_sys::Element;
-
-use crate::dom;
+use wasm_bindgen::JsCast;
+use web_sys::{Element, HtmlOptionElement, HtmlSelectElement};
 
 /// The class Select2 gives the `<select>` it hides.
 const HIDDEN: &str = "select2-hidden-accessible";
@@ -38,7 +37,7 @@ pub fn is_shown_choice(el: &Element) -> bool {
 /// choices; a picker of one has its text box in the list it opens at the end of the page,
 /// naming the list it filters, whose id is the select's inside Select2's own
 /// (`select2-id_content_type-results`).
-pub fn select_of(el: &Element) -> Option<Element> {
+pub fn select_of(el: &Element) -> Option<HtmlSelectElement> {
     let classes = el.class_list();
     if !classes.contains(BOX) && !classes.contains(TEXT_BOX) {
         return None;
@@ -49,17 +48,18 @@ pub fn select_of(el: &Element) -> Option<Element> {
         let id = list.strip_prefix("select2-")?.strip_suffix("-results")?;
         el.owner_document()?.get_element_by_id(id)
     };
-    let hidden = |s: &Element| dom::tag(s) == "select" && is_hidden_select(s);
-    beside.filter(hidden).or_else(|| filtered().filter(hidden))
+    // By tag, not `instanceof`: a frame's elements are of its realm.
+    let hidden = |s: &Element| s.local_name() == "select" && is_hidden_select(s);
+    beside.filter(hidden).or_else(|| filtered().filter(hidden)).map(JsCast::unchecked_into)
 }
 
-/// The options chosen in `select`, by their text, joined by `, `.
-pub fn choice(select: &Element) -> String {
-    let Some(select) = dom::as_select(select) else { return String::new() };
+/// The options chosen in `select`, by their text (as the option gives it, its white space
+/// collapsed), joined by `, `.
+pub fn choice(select: &HtmlSelectElement) -> String {
     let chosen = select.selected_options();
     let texts: Vec<String> = (0..chosen.length())
         .filter_map(|i| chosen.item(i))
-        .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
+        .map(|o| o.unchecked_into::<HtmlOptionElement>().text())
         .filter(|t| !t.is_empty())
         .collect();
     texts.join(", ")

@@ -232,6 +232,10 @@ async fn use_pickers<F: FnMut(&Step) -> anyhow::Result<()>>(
     let page = a.visit(&permission).await?;
     let picker = ref_of(&page, r#"combobox "Content type:" value="Administration | log entry""#)?;
     anyhow::ensure!(ref_of(&page, r#"textbox "Administration"#).is_err(), "the choice is read as a text box");
+    // Typed into, the picker, named as the read names it, says how it is operated.
+    let (r, failed) = a.call("nova.type_selector", json!({"selector": picker, "text": "group"})).await?;
+    let told = r#"combobox \"Content type:\" is a picker and takes no typed text: click it to open its list"#;
+    anyhow::ensure!(failed && r.to_string().contains(told), "typing into the picker: {r}");
     a.step(CLICK, json!({"selector": picker})).await?;
     let page =
         read_until(a, "the picker's search box", |r| ref_of(r, r#"searchbox "Content type:""#).is_ok())
