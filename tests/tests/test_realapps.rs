@@ -87,6 +87,7 @@ async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_picke
         "delete_confirm",
         "save_picked_one",
         "save_picked_several",
+        "save_chosen_permission",
     ];
     let pages = [
         "/admin/",

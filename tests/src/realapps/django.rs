@@ -214,7 +214,7 @@ pub async fn journey(
 /// the picker's value and the form saved and judged on the database: a permission's content
 /// type, found by typing in the search box of the list the picker opens; then the superuser's
 /// groups, one picked from the opened list and one found by typing in the picker's own search
-/// box.
+/// box; then a permission, with Django's own picker of two lists (`filter_horizontal`).
 async fn use_pickers<F: FnMut(&Step) -> anyhow::Result<()>>(
     app: &Django,
     a: &mut Agent,
@@ -291,7 +291,34 @@ async fn use_pickers<F: FnMut(&Step) -> anyhow::Result<()>>(
     anyhow::ensure!(verdict == "verified_success", "picking a second group: {r}");
     let page = a.step("nova.perceive", json!({})).await?;
     ref_of(&page, &format!(r#"combobox "Groups:" value="{both}""#))?;
-    let r = a.call(SUBMIT, save).await?;
+    let r = a.call(SUBMIT, save.clone()).await?;
     let members = "SELECT COUNT(*) FROM auth_user_groups WHERE user_id = 1";
-    judge.step(("save_picked_several", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", user, (members, 2))
+    judge.step(
+        ("save_picked_several", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        user.clone(),
+        (members, 2),
+    )?;
+
+    // Django's own two-list picker (the user's permissions): an option chosen in the list of
+    // those available, moved to the chosen ones with its button, then saved.
+    let page = a.step("nova.perceive", json!({})).await?;
+    let available = ref_of(&page, r#"listbox "Available user permissions"#)?;
+    a.step("nova.type_selector", json!({"selector": available, "text": "Can add group"})).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    a.step(CLICK, json!({"selector": ref_of(&page, r#"button "Choose selected user permissions""#)?}))
+        .await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    ref_of(&page, r#"listbox "Chosen user permissions"#)
+        .and_then(|_| ref_of(&page, "options=[Authentication and Authorization | group | Can add group]"))?;
+    let r = a.call(SUBMIT, save).await?;
+    let granted = "SELECT COUNT(*) FROM auth_user_user_permissions WHERE user_id = 1";
+    judge.step(
+        ("save_chosen_permission", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        user,
+        (granted, 1),
+    )
 }
