@@ -512,9 +512,8 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
             .map(|o| dom::collapse(&o.text_content().unwrap_or_default()))
             .collect();
         line.push_str(&format!(" options=[{}]", options.join("|")));
-    } else if let Some(select) = (role == "combobox").then(|| select2::select_of(el)).flatten() {
+    } else if let Some(v) = (role == "combobox").then(|| select2::value(el)).flatten() {
         // A Select2 picker holds its select's choices.
-        let v = select2::choice(&select);
         if !v.is_empty() {
             line.push_str(&format!(" value={}", quote(&clip(&v, 60))));
         }

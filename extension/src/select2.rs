@@ -53,9 +53,18 @@ pub fn select_of(el: &Element) -> Option<HtmlSelectElement> {
     beside.filter(hidden).or_else(|| filtered().filter(hidden)).map(JsCast::unchecked_into)
 }
 
+/// The value of a Select2 box: the options chosen in its select, joined by `, ` (empty when
+/// none is); `None` when `el` is no such box (its search boxes hold the filter typed).
+pub fn value(el: &Element) -> Option<String> {
+    if !el.class_list().contains(BOX) {
+        return None;
+    }
+    select_of(el).map(|s| choice(&s))
+}
+
 /// The options chosen in `select`, by their text (as the option gives it, its white space
 /// collapsed), joined by `, `.
-pub fn choice(select: &HtmlSelectElement) -> String {
+fn choice(select: &HtmlSelectElement) -> String {
     let chosen = select.selected_options();
     let texts: Vec<String> = (0..chosen.length())
         .filter_map(|i| chosen.item(i))

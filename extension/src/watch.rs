@@ -77,7 +77,7 @@ fn dom_fact(key: &FactKey) -> Observed {
         // A picker's text box holds its filter; the choice is shown beside it (Selectize), or
         // is the hidden select's (Select2).
         "value" => crate::selectize::choice(&el)
-            .or_else(|| crate::select2::select_of(&el).map(|s| crate::select2::choice(&s)))
+            .or_else(|| crate::select2::value(&el))
             .or_else(|| js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string()))
             .map_or(Value::Null, |v| json!(v)),
         "attr" => attr.and_then(|n| el.get_attribute(&n)).map_or(Value::Null, |v| json!(v)),

@@ -310,8 +310,15 @@ async fn use_pickers<F: FnMut(&Step) -> anyhow::Result<()>>(
     a.step(CLICK, json!({"selector": ref_of(&page, r#"button "Choose selected user permissions""#)?}))
         .await?;
     let page = a.step("nova.perceive", json!({})).await?;
-    ref_of(&page, r#"listbox "Chosen user permissions"#)
-        .and_then(|_| ref_of(&page, "options=[Authentication and Authorization | group | Can add group]"))?;
+    let lines = page["elements"].as_array().cloned().unwrap_or_default();
+    let chosen =
+        lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(r#"listbox "Chosen user permissions"#));
+    anyhow::ensure!(
+        chosen.is_some_and(
+            |l| l.ends_with("options=[Authentication and Authorization | group | Can add group]")
+        ),
+        "the permission is not among the chosen: {lines:?}"
+    );
     let r = a.call(SUBMIT, save).await?;
     let granted = "SELECT COUNT(*) FROM auth_user_user_permissions WHERE user_id = 1";
     judge.step(
