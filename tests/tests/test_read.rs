@@ -12,6 +12,18 @@ fn lines(v: &Value, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The element lines of the fixture `page`, without their refs, as a reader agent gets them.
+async fn element_lines(page: &str) -> anyhow::Result<Vec<String>> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let read = a.visit(&nova.url(page)).await?;
+    Ok(lines(&read, "elements")
+        .iter()
+        .map(|l| l.split_once(' ').map_or(l.clone(), |(_, rest)| rest.to_owned()))
+        .collect())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn perceive_lists_addressable_elements_and_only_visible_text() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -787,16 +799,7 @@ async fn text_down_a_scrolling_pane_in_a_shell_that_hides_overflow_is_kept() -> 
 /// sprite's fragment), and an id or test id a developer chose; never by a generated id.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_control_with_no_name_is_told_apart_by_its_icon_and_its_id() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
-    let mut a = Agent::new(&nova, "reader").await?;
-    a.ready().await?;
-    a.visit(&nova.url("nameless.html")).await?;
-    let page = a.step("nova.perceive", json!({})).await?;
-    // The element lines without their refs.
-    let shown: Vec<String> = lines(&page, "elements")
-        .iter()
-        .map(|l| l.split_once(' ').map_or(l.clone(), |(_, rest)| rest.to_owned()))
-        .collect();
+    let shown = element_lines("nameless.html").await?;
     let expected = [
         r#"button icon="copy""#,
         r#"button id="chat-settings-open-modal""#,
@@ -849,14 +852,7 @@ async fn words_drawn_as_icons_are_not_read_as_words() -> anyhow::Result<()> {
 /// icon's title stay in the name; an icon named only by its tooltip names its link.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
-    let nova = Nova::start().await?;
-    let mut a = Agent::new(&nova, "reader").await?;
-    a.ready().await?;
-    let page = a.visit(&nova.url("shown-names.html")).await?;
-    let shown: Vec<String> = lines(&page, "elements")
-        .iter()
-        .map(|l| l.split_once(' ').map_or(l.clone(), |(_, rest)| rest.to_owned()))
-        .collect();
+    let shown = element_lines("shown-names.html").await?;
     let expected = [
         r#"button "Toggle theme (current theme: auto)""#,
         r#"button "Save""#,
