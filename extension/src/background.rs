@@ -281,7 +281,24 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
             }
             let top_frame = params.get("frameId").and_then(Value::as_u64).unwrap_or(0) == 0;
             let watch_id = params.get("watchId").and_then(Value::as_str).map(str::to_owned);
-            let (report, page_stages) = to_page(tab, name, params).await?;
+            let url_before = if name == method::ACT { tab_url(tab).await } else { String::new() };
+            // `{"click": {...}}`, `{"type": {...}}` or `{"select": {...}}`.
+            let kind = params
+                .get("action")
+                .and_then(Value::as_object)
+                .and_then(|a| a.keys().next().cloned())
+                .unwrap_or_default();
+            let (report, page_stages) = match to_page(tab, name, params).await {
+                Err((code, message))
+                    if code == reason::GONE_AFTER_DISPATCH && name == method::ACT && top_frame =>
+                {
+                    match taken_then_left(tab, epoch, url_before, kind).await {
+                        Some(report) => (report, BTreeMap::new()),
+                        None => return Err((code, message)),
+                    }
+                }
+                answered => answered?,
+            };
             stages.extend(page_stages);
             let leaving = top_frame && report.get("navigationStarted").is_some_and(Value::is_string);
             if matches!(name, method::CLICK | method::TYPE) && leaving {
@@ -727,6 +744,44 @@ async fn deliver(tab: i32, frame: i64, message: &JsValue) -> Result<JsValue, Fai
             Err(e) => return Err(js_err(reason::INTERNAL)(e)),
         }
     }
+}
+
+/// The URL of `tab`'s document, as the browser has it (empty when the tab is gone).
+async fn tab_url(tab: i32) -> String {
+    bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "url")).unwrap_or_default()
+}
+
+/// How long a guarded action whose document went away without answering may take to commit
+/// the document it navigated to (ms).
+const LEFT_COMMIT_MS: f64 = 2_000.0;
+
+/// The report of a guarded action (`page.act`) whose document took it and went away before
+/// its answer arrived: Chromium drops an answer in flight when a form's submission lands on
+/// the page's own address (Django admin's bulk actions post to the list they are run from).
+/// When the tab commits a new document right after (within [`LEFT_COMMIT_MS`] of epoch
+/// `epoch`), the action (of `kind`: click, type, select) is taken as dispatched and leaving, so
+/// its watch judges the outcome on the document it landed on, and the report says so; `None`
+/// when no document came.
+async fn taken_then_left(tab: i32, epoch: u32, url_before: String, kind: String) -> Option<Value> {
+    next_commit(tab, epoch, LEFT_COMMIT_MS).await;
+    if epoch_of(tab) == epoch {
+        return None;
+    }
+    let landed = tab_url(tab).await;
+    let report = nova_shared::page::ActionReport {
+        action_dispatched: true,
+        url_before,
+        url_after: landed.clone(),
+        navigation_started: Some(landed),
+        method: kind,
+        warnings: vec![
+            "the page went to a new document before answering: the action is taken as dispatched and judged on the \
+             document it landed on"
+                .into(),
+        ],
+        ..Default::default()
+    };
+    serde_json::to_value(report).ok()
 }
 
 /// The answer to an action whose frame or document did not answer after taking it.

@@ -547,8 +547,10 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
         && labels.is_object()
         && let Some(list) = Some(labels.unchecked_ref::<web_sys::NodeList>())
     {
-        let text: Vec<String> =
-            (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| n.text_content()).collect();
+        let text: Vec<String> = (0..list.length())
+            .filter_map(|i| list.item(i))
+            .filter_map(|n| as_element(&n).map(content_text))
+            .collect();
         let n = collapse(&text.join(" "));
         if !n.is_empty() {
             return clip(&n, 80);
@@ -591,9 +593,11 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
         .unwrap_or_default()
 }
 
-/// The text an element is named by when its name is its content: its text content without
-/// what is drawn with `display: none` inside it (Django's theme button holds a label for each
-/// theme and shows one). Not innerText: that would lay out, and screen-reader-only labels
+/// The text an element is named by when its name is its content, and a label's: its text
+/// content without what is drawn with `display: none` inside it (Django's theme button holds a
+/// label for each theme and shows one) nor the options of a control inside it (Django's
+/// `<label>Action: <select>…</select></label>` names its select `Action:`, whose choice is its
+/// value). Not innerText: that would lay out, and screen-reader-only labels
 /// (drawn in a clipped pixel, part of the accessible name) must be kept. An element holding
 /// only text costs one call, as `textContent` does; each HTML element inside is asked its
 /// display.
@@ -611,7 +615,9 @@ fn content_text(el: &Element) -> String {
                 // An icon's `<title>` names it, shown or not: SVG keeps its whole text.
                 if child.namespace_uri().as_deref() != Some(HTML_NS) {
                     text.push_str(&child.text_content().unwrap_or_default());
-                } else if computed(child, "display").as_deref() != Some("none") {
+                } else if !matches!(tag(child).as_str(), "select" | "textarea")
+                    && computed(child, "display").as_deref() != Some("none")
+                {
                     text.push_str(&content_text(child));
                 }
             }

@@ -849,7 +849,8 @@ async fn words_drawn_as_icons_are_not_read_as_words() -> anyhow::Result<()> {
 /// A control named by its content is named by what it shows: a label drawn with `display:
 /// none` inside it is left out (Django admin's theme button holds one per theme and shows the
 /// current one), while a label for screen readers only, drawn in a clipped pixel, and an
-/// icon's title stay in the name; an icon named only by its tooltip names its link.
+/// icon's title stay in the name; an icon named only by its tooltip names its link; a select
+/// inside its label is named by the label's words, not its options.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
     let shown = element_lines("shown-names.html").await?;
@@ -859,6 +860,7 @@ async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
         r##"link "Read more about pricing" -> #pricing"##,
         r##"link "Home page" -> #home"##,
         r##"link "Choose a Date" -> #calendar"##,
+        r#"combobox "Action:" value="---------" options=[---------|Delete selected groups]"#,
     ];
     assert_eq!(shown, expected);
     Ok(())

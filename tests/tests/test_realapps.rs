@@ -88,6 +88,8 @@ async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_picke
         "save_picked_one",
         "save_picked_several",
         "save_chosen_permission",
+        "bulk_ask",
+        "bulk_confirm",
     ];
     let pages = [
         "/admin/",

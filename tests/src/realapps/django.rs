@@ -125,7 +125,8 @@ impl Django {
 
 /// The admin journey of a compliant agent (who has loaded its bundle): sign-in wrong and right,
 /// a form with a validation error and a valid one, the same record again, a delete refused
-/// without a contract and confirmed with one, then the autocomplete pickers ([`use_pickers`]). Every verdict, `urlAfter` and the database after
+/// without a contract and confirmed with one, then the autocomplete pickers ([`use_pickers`])
+/// and a bulk delete ([`bulk_delete`]). Every verdict, `urlAfter` and the database after
 /// each step are checked here; `after` sees each guarded step too (the store, timings).
 pub async fn journey(
     app: &Django,
@@ -327,5 +328,43 @@ async fn use_pickers<F: FnMut(&Step) -> anyhow::Result<()>>(
         "verified_success",
         user,
         (granted, 1),
-    )
+    )?;
+    bulk_delete(app, a, judge).await
+}
+
+/// A bulk action from the list of groups: one group ticked, "Delete selected groups" chosen,
+/// run with "Go" (the form posts to the list's own address and answers with a confirmation
+/// page there), then confirmed (posting there again).
+async fn bulk_delete<F: FnMut(&Step) -> anyhow::Result<()>>(
+    app: &Django,
+    a: &mut Agent,
+    judge: &mut Judge<'_, F>,
+) -> anyhow::Result<()> {
+    const SUBMIT: &str = "nova.guarded_submit_form";
+    let list = app.url("/admin/auth/group/");
+    let reviewers = "SELECT COUNT(*) FROM auth_group WHERE name = 'Reviewers'";
+    let page = a.visit(&list).await?;
+    let tick = ref_of(&page, r#"checkbox "Select this object for an action - Reviewers""#)?;
+    a.step("nova.click_selector", json!({"selector": tick})).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    let action = ref_of(&page, r#"combobox "Action:""#)?;
+    a.step("nova.type_selector", json!({"selector": action, "text": "Delete selected groups"})).await?;
+    let r = a.call(SUBMIT, json!({"submitSelector": "button[name=\"index\"]"})).await?;
+    judge.step(
+        ("bulk_ask", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        list.clone(),
+        (reviewers, 1),
+    )?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    anyhow::ensure!(
+        page["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Are you sure you want to delete the selected group?")),
+        "the confirmation is not shown: {}",
+        page["text"]
+    );
+    let r = a.call(SUBMIT, json!({"submitSelector": "input[type=submit]"})).await?;
+    judge.step(("bulk_confirm", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", list, (reviewers, 0))
 }
