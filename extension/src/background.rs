@@ -281,18 +281,19 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
             }
             let top_frame = params.get("frameId").and_then(Value::as_u64).unwrap_or(0) == 0;
             let watch_id = params.get("watchId").and_then(Value::as_str).map(str::to_owned);
-            let url_before = if name == method::ACT { tab_url(tab).await } else { String::new() };
-            // `{"click": {...}}`, `{"type": {...}}` or `{"select": {...}}`.
-            let kind = params
-                .get("action")
-                .and_then(Value::as_object)
-                .and_then(|a| a.keys().next().cloned())
+            // `{"click": {...}}`, `{"type": {...}}` or `{"select": {...}}`: kept for the report
+            // of a guarded action whose answer is lost.
+            let kind = (name == method::ACT)
+                .then(|| {
+                    params.get("action").and_then(Value::as_object).and_then(|a| a.keys().next().cloned())
+                })
+                .flatten()
                 .unwrap_or_default();
             let (report, page_stages) = match to_page(tab, name, params).await {
                 Err((code, message))
                     if code == reason::GONE_AFTER_DISPATCH && name == method::ACT && top_frame =>
                 {
-                    match taken_then_left(tab, epoch, url_before, kind).await {
+                    match taken_then_left(tab, epoch, kind).await {
                         Some(report) => (report, BTreeMap::new()),
                         None => return Err((code, message)),
                     }
@@ -761,8 +762,9 @@ const LEFT_COMMIT_MS: f64 = 2_000.0;
 /// When the tab commits a new document right after (within [`LEFT_COMMIT_MS`] of epoch
 /// `epoch`), the action (of `kind`: click, type, select) is taken as dispatched and leaving, so
 /// its watch judges the outcome on the document it landed on, and the report says so; `None`
-/// when no document came.
-async fn taken_then_left(tab: i32, epoch: u32, url_before: String, kind: String) -> Option<Value> {
+/// when no document came. The report leaves `urlBefore` empty: the hub, which recorded the URL
+/// in the transition's intent, fills it in.
+async fn taken_then_left(tab: i32, epoch: u32, kind: String) -> Option<Value> {
     next_commit(tab, epoch, LEFT_COMMIT_MS).await;
     if epoch_of(tab) == epoch {
         return None;
@@ -770,7 +772,6 @@ async fn taken_then_left(tab: i32, epoch: u32, url_before: String, kind: String)
     let landed = tab_url(tab).await;
     let report = nova_shared::page::ActionReport {
         action_dispatched: true,
-        url_before,
         url_after: landed.clone(),
         navigation_started: Some(landed),
         method: kind,

@@ -343,7 +343,12 @@ impl Guard<'_> {
             nav_epoch: 0,
         };
         match self.bridge.call::<ActionReport>(method::ACT, act, DEFAULT_TIMEOUT).await {
-            Ok(a) => {
+            Ok(mut a) => {
+                // A report the extension inferred (its answer lost as the page left) carries no
+                // URL before: it is the one this transition's intent recorded.
+                if a.url_before.is_empty() {
+                    a.url_before.clone_from(&tab.url);
+                }
                 rec.obs.signal_flags |= flags::MUTATION_COMMITTED;
                 rec.obs.url_after = Some(a.url_after.clone());
                 report.action = Some(a);
