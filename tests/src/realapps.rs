@@ -290,21 +290,36 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
 /// The ref of the first element line of a page read (`nova.perceive`) holding `wanted`, as
 /// an agent picks what to act on by what it reads.
 pub fn ref_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> {
-    let lines = read["elements"].as_array().cloned().unwrap_or_default();
-    let line = lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(wanted));
-    match line.and_then(|l| l.split(' ').next()) {
-        Some(r) => Ok(r.to_owned()),
-        None => bail!("no element line holds `{wanted}`: {lines:?}"),
-    }
+    let line = line_of(read, wanted)?;
+    Ok(line.split(' ').next().unwrap_or_default().to_owned())
 }
 
 /// The page read once `done` holds of it (at most 5 s): what a click or typing opened may be
-/// fetched from the server first. It reads as a compliant agent polls: 100 ms after a read
-/// that showed a change, four times as long after each that showed none, so a page that stays
-/// the same is read at most four times (five reads of a page that did not change within a
-/// minute are a loop, and blocked). Fails naming `what` was awaited.
+/// fetched from the server first. Fails naming `what` was awaited. See [`poll`].
 pub async fn read_until(
     a: &mut Agent,
+    what: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> anyhow::Result<serde_json::Value> {
+    poll(a, "nova.perceive", what, done).await
+}
+
+/// The page's text (`nova.read_text`) once it holds `wanted` (at most 5 s): a reply still
+/// streaming in. Fails naming `wanted`. See [`poll`].
+pub async fn read_text_until(a: &mut Agent, wanted: &str) -> anyhow::Result<String> {
+    let read =
+        poll(a, "nova.read_text", wanted, |r| r["text"].as_str().is_some_and(|t| t.contains(wanted))).await?;
+    Ok(read["text"].as_str().unwrap_or_default().to_owned())
+}
+
+/// Reads the page with `tool` until `done` holds of the read (at most 5 s), as a compliant
+/// agent polls: 100 ms after a read that showed a change, four times as long after each that
+/// showed none, so a page that stays the same is read at most four times (five reads of a page
+/// that did not change within a minute are a loop, and blocked). Fails naming `what` was
+/// awaited.
+async fn poll(
+    a: &mut Agent,
+    tool: &str,
     what: &str,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> anyhow::Result<serde_json::Value> {
@@ -312,17 +327,26 @@ pub async fn read_until(
     let mut pause = std::time::Duration::from_millis(100);
     let mut last = serde_json::Value::Null;
     loop {
-        let read = a.step("nova.perceive", json!({})).await?;
+        let read = a.step(tool, json!({})).await?;
         if done(&read) {
             return Ok(read);
         }
         let changed = (&read["elements"], &read["text"]) != (&last["elements"], &last["text"]);
         pause = if changed { std::time::Duration::from_millis(100) } else { pause * 4 };
         if started.elapsed() + pause > std::time::Duration::from_secs(5) {
-            bail!("the page never showed {what}: {}", read["elements"]);
+            bail!("the page never showed {what}: {} {}", read["elements"], read["text"]);
         }
         last = read;
         tokio::time::sleep(pause).await;
+    }
+}
+
+/// The first element line of a page read (`nova.perceive`) holding `wanted`.
+pub fn line_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> {
+    let lines = read["elements"].as_array().cloned().unwrap_or_default();
+    match lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(wanted)) {
+        Some(l) => Ok(l.to_owned()),
+        None => bail!("no element line holds `{wanted}`: {lines:?}"),
     }
 }
 

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Served, Step};
+use super::{Judge, Served, Step, read_text_until};
 use crate::agent::Agent;
 use crate::ui::Page;
 
@@ -112,7 +112,7 @@ pub async fn journey(
     // The agent reads the reply to the end before it moves on (in Streamlit a switch reruns
     // the application, which cuts a reply still streaming short, as it would a person's).
     let replied = format!("[{}] You said: {hello}", MODELS[0]);
-    read_until(a, &replied).await?;
+    read_text_until(a, &replied).await?;
 
     switch(a, &mut judge, &home, picker).await?;
     let answering = MODELS[1];
@@ -131,7 +131,7 @@ pub async fn journey(
     // latest message has scrolled the first away by the journey's end: see
     // [`first_scrolled_away_is_read`]).
     let answer = format!("[{answering}] You said: {again}");
-    let text = read_until(a, &answer).await?;
+    let text = read_text_until(a, &answer).await?;
     for said in [hello, &replied, &answer] {
         anyhow::ensure!(text.contains(said), "`{said}` is missing from the conversation read: {text:?}");
     }
@@ -232,18 +232,4 @@ pub async fn first_scrolled_away_is_read(a: &mut Agent, page: &Page<'_>) -> anyh
         );
     }
     Ok(())
-}
-
-/// The page's text once it shows `wanted` (read every 100 ms, at most 5 s), or as it was then.
-async fn read_until(a: &mut Agent, wanted: &str) -> anyhow::Result<String> {
-    let mut text = String::new();
-    for _ in 0..50 {
-        let read = a.step("nova.read_text", json!({})).await?;
-        text = read["text"].as_str().unwrap_or_default().to_owned();
-        if text.contains(wanted) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    Ok(text)
 }

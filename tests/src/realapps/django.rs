@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, read_until, ref_of, run};
+use super::{Judge, Step, line_of, read_until, ref_of, run};
 use crate::agent::Agent;
 
 /// The Django release installed (5.2 is the long-term support line).
@@ -311,14 +311,10 @@ async fn use_pickers<F: FnMut(&Step) -> anyhow::Result<()>>(
     a.step(CLICK, json!({"selector": ref_of(&page, r#"button "Choose selected user permissions""#)?}))
         .await?;
     let page = a.step("nova.perceive", json!({})).await?;
-    let lines = page["elements"].as_array().cloned().unwrap_or_default();
-    let chosen =
-        lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(r#"listbox "Chosen user permissions"#));
+    let chosen = line_of(&page, r#"listbox "Chosen user permissions"#)?;
     anyhow::ensure!(
-        chosen.is_some_and(
-            |l| l.ends_with("options=[Authentication and Authorization | group | Can add group]")
-        ),
-        "the permission is not among the chosen: {lines:?}"
+        chosen.ends_with("options=[Authentication and Authorization | group | Can add group]"),
+        "the permission is not among the chosen: {chosen}"
     );
     let r = a.call(SUBMIT, save).await?;
     let granted = "SELECT COUNT(*) FROM auth_user_user_permissions WHERE user_id = 1";
