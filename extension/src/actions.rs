@@ -522,6 +522,9 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     if !keep && !matches!(field, Field::Editable(_)) {
         fire(&el, "change");
     }
+    if !keep {
+        crate::settle::typed();
+    }
     // What the field kept, before Enter may submit and clear it.
     let stored = value_of(&field).chars().count();
     if p.press_enter {

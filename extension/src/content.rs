@@ -178,7 +178,8 @@ fn target_of(msg: &JsValue, name: &str) -> Option<String> {
 /// [`timed`] once the page has stopped moving; `drawing` is how long it waited for the page's
 /// first screen.
 fn settled(msg: JsValue, doc: &web_sys::Document, drawing: Option<f64>) -> JsValue {
-    match crate::settle::quiet(doc) {
+    let acting = matches!(method_of(&msg).as_str(), method::CLICK | method::ACT | method::UPLOAD);
+    match crate::settle::quiet(doc, acting) {
         Some(quiet) => then_wrap(quiet, move |waited| {
             let total = drawing.unwrap_or(0.0) + waited.as_f64().unwrap_or(0.0);
             timed(&msg, Some(total))

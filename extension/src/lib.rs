@@ -7,7 +7,8 @@
 //! - [`content`]: the content-script entry point `content_handle`; [`drawn`]: a read or an
 //!   action on a young page that shows nothing yet waits for its first screen, and an action
 //!   on a young page for its target to be drawn; [`settle`]: a
-//!   read or an action waits, briefly, for the page's running animations to end; [`changes`]:
+//!   read or an action waits, briefly, for the page's running animations to end, and an
+//!   action for the page's answer to the typing just done; [`changes`]:
 //!   when the document last changed, for the waits that look for quiet.
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an

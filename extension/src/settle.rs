@@ -11,6 +11,11 @@
 //! [`MAX_MS`]. Not endless ones (a spinner, a pulsing badge), not those driven by scrolling, not
 //! paused ones, and not one that ends later than that (a slow progress bar): waiting would not
 //! see the page settle. What a script moves frame by frame itself is not seen.
+//!
+//! An action also waits for the page's answer to the typing just done in the document
+//! ([`AFTER_TYPING_MS`]).
+
+use std::cell::Cell;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -25,10 +30,35 @@ pub const MAX_MS: f64 = 1000.0;
 /// browser paints its last state and a page's `transitionend` handler runs.
 const FRAME_MS: f64 = 20.0;
 
+/// How long after the last typing in the document an action waits (ms). A page answers typing
+/// after a pause of its own (a debounced handler: a slug made from a title, live validation,
+/// search as you type, commonly 100 to 300 ms), and a person's hand never reaches the next
+/// control sooner; a form filled and submitted in one call would otherwise be sent before the
+/// page made what it makes of the text (Wagtail's slug: `This field is required`).
+pub const AFTER_TYPING_MS: f64 = 300.0;
+
+thread_local! {
+    /// When text was last typed into the document (`timing::now`).
+    static TYPED_AT: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
+}
+
+/// Notes that text was just typed into the document.
+pub fn typed() {
+    TYPED_AT.with(|t| t.set(timing::now()));
+}
+
+/// How long an action still waits for the page's answer to the last typing (ms; 0 or less:
+/// none).
+fn typing_left() -> f64 {
+    AFTER_TYPING_MS - (timing::now() - TYPED_AT.with(Cell::get))
+}
+
 /// A promise of how long the page moved (ms) once the document's animations have ended, or
-/// [`MAX_MS`] has passed; `None` when nothing that ends soon is moving (no wait at all).
-pub fn quiet(doc: &Document) -> Option<js_sys::Promise> {
-    let first = moving_ms(doc, MAX_MS);
+/// [`MAX_MS`] has passed; `None` when nothing that ends soon is moving (no wait at all). An
+/// action (`acting`) also waits until [`AFTER_TYPING_MS`] have passed since the last typing.
+pub fn quiet(doc: &Document, acting: bool) -> Option<js_sys::Promise> {
+    let typing = if acting { typing_left() } else { 0.0 };
+    let first = moving_ms(doc, MAX_MS).max(typing);
     if first <= 0.0 {
         return None;
     }

@@ -357,6 +357,19 @@ async fn a_form_is_filled_top_to_bottom_whatever_the_selectors_are_called() -> a
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_form_is_sent_once_the_page_has_answered_the_typing() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    // The address is made from the title 200 ms after it is typed; it is required.
+    c.structured("nova.navigate", json!({"url": nova.url("slugged.html")})).await?;
+    let r = c.structured("nova.guarded_submit_form", json!({"fields": {"#title": "Opening hours"}})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    let url = r["urlAfter"].as_str().unwrap_or_default();
+    assert!(url.ends_with("thanks.html?title=Opening+hours&slug=opening-hours"), "{r}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_guarded_submit_that_sees_nothing_says_what_success_to_name() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
