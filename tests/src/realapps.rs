@@ -26,6 +26,8 @@
 //! - [`jingo`]: Jingo (npm, Node.js), a wiki kept in a git repository.
 //! - [`tiddlywiki`]: TiddlyWiki (npm, Node.js), a single-page wiki with no forms that saves
 //!   each entry as a file.
+//! - [`wagtail`]: Wagtail (PyPI), Django's content management system: a page editor whose
+//!   scripts make a page's address from its title as it is typed, a publish button in a menu.
 //! - [`ihatemoney`]: I Hate Money (PyPI, Flask), shared expenses with SQLite: forms in a dialog,
 //!   a `<select>`, a delete that asks in its own button.
 
@@ -43,6 +45,7 @@ pub mod shiny;
 pub mod streamlit;
 pub mod tiddlywiki;
 pub mod two_factor;
+pub mod wagtail;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -13,6 +13,7 @@ use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
+use nova_e2e::realapps::wagtail::{self, Wagtail};
 use nova_e2e::realapps::{chainlit, chat, deep_chat, gradio, nicegui, shiny, streamlit};
 use nova_e2e::ui::Ui;
 use nova_e2e::{Nova, sight};
@@ -104,6 +105,21 @@ async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_picke
         ("django-agent", &[django::ADMIN_PASSWORD]),
         &steps,
         async |a, after, _| django::journey(&app, a, after).await,
+        &pages,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wagtail_editor_saves_a_draft_once_titled_and_publishes_it_from_its_menu() -> anyhow::Result<()> {
+    let app = Wagtail::start().await?;
+    let steps = ["sign_in_wrong", "sign_in_right", "draft_untitled", "draft_titled", "publish"];
+    let pages = ["/admin/", "/admin/pages/3/", "/admin/pages/add/home/homepage/3/", "/admin/pages/4/edit/"]
+        .map(|p| app.url(p));
+    drive(
+        ("wagtail-agent", &[django::ADMIN_PASSWORD]),
+        &steps,
+        async |a, after, _| wagtail::journey(&app, a, after).await,
         &pages,
     )
     .await

@@ -55,6 +55,9 @@ admin.site.register(User, PickingUserAdmin)
 urlpatterns = [path("admin/", admin.site.urls)]
 "#;
 
+/// The arguments to Python that make Django's stock project, `demo`, in the current directory.
+pub const STARTPROJECT: &[&str] = &["-m", "django", "startproject", "demo", "."];
+
 /// The groups made with the project, for the groups picker to offer.
 const GROUPS: &str = "from django.contrib.auth.models import Group; \
                       [Group.objects.create(name=n) for n in ('Reviewers', 'Translators')]";
@@ -69,14 +72,16 @@ impl Django {
     /// superuser, and serves it.
     pub async fn start() -> anyhow::Result<Self> {
         let urls = |project: &Path| Ok(std::fs::write(project.join("demo/urls.py"), URLS)?);
-        Self::start_project(&ensure_installed()?, urls, Some(GROUPS)).await
+        Self::start_project(&ensure_installed()?, STARTPROJECT, urls, Some(GROUPS)).await
     }
 
-    /// Makes a stock project with `python`'s Django, lets `adjust` change its files (settings,
-    /// URLs) before its database is made, adds the superuser, runs `shell` (Python, in
-    /// `manage.py shell`) if given, and serves it.
+    /// Makes a project named `demo` with `python` running `make` (Django's stock one:
+    /// [`STARTPROJECT`]), lets `adjust` change its files (settings, URLs) before its database
+    /// is made, adds the superuser, runs `shell` (Python, in `manage.py shell`) if given, and
+    /// serves it.
     pub async fn start_project(
         python: &Path,
+        make: &[&str],
         adjust: impl FnOnce(&Path) -> anyhow::Result<()>,
         shell: Option<&str>,
     ) -> anyhow::Result<Self> {
@@ -87,7 +92,7 @@ impl Django {
             c.arg("manage.py").args(args).current_dir(project);
             c
         };
-        run(Command::new(python).args(["-m", "django", "startproject", "demo", "."]).current_dir(project))?;
+        run(Command::new(python).args(make).current_dir(project))?;
         adjust(project)?;
         run(&mut manage(&["migrate", "--noinput"]))?;
         run(manage(&[

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::django::{ADMIN_PASSWORD, ADMIN_USER, Django};
+use super::django::{self, ADMIN_PASSWORD, ADMIN_USER, Django};
 use super::{Judge, Step, run};
 use crate::agent::Agent;
 
@@ -74,7 +74,7 @@ impl TwoFactor {
              TOTPDevice.objects.create(user=User.objects.get(username='{ADMIN_USER}'), name='default', \
              key='{KEY}', confirmed=True)"
         );
-        let django = Django::start_project(&python, adjust, Some(&device)).await?;
+        let django = Django::start_project(&python, django::STARTPROJECT, adjust, Some(&device)).await?;
         Ok(Self { python, django })
     }
 

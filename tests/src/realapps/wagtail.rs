@@ -1,0 +1,112 @@
+//! Wagtail, the Django content management system, from PyPI: the project `wagtail start`
+//! makes (a home page model, SQLite), with a superuser, served by Django's development server
+//! on loopback. Its page editor is a script-heavy admin (Stimulus controllers, React panels): a
+//! page's address (its slug) is made from its title by a script a moment after the title is
+//! typed, the publish button lies in a menu, and a failed save marks the tabs holding the
+//! errors. Nothing of the application is ours: the tests only drive its admin and read its
+//! database.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::django::{ADMIN_PASSWORD, ADMIN_USER, Django};
+use super::{Judge, Step, read_until, ref_of};
+use crate::agent::Agent;
+
+/// The Wagtail release installed.
+pub const VERSION: &str = "8.0.1";
+
+/// The interpreter of the virtualenv with Wagtail (and the Django it requires), installed once.
+pub fn ensure_installed() -> anyhow::Result<PathBuf> {
+    super::pip_install_once("Wagtail", "wagtail", VERSION)
+}
+
+/// The arguments to Python that make Wagtail's starter project, `demo`, in the current
+/// directory (what `wagtail start demo .` does).
+const START: &[&str] = &["-m", "wagtail.bin.wagtail", "start", "demo", "."];
+
+/// The id of the site's home page in a new project (the tree's root is 1; the page Wagtail's
+/// first migration makes is replaced by the project's home page).
+const HOME: i64 = 3;
+
+/// A running Wagtail with its own project directory and database.
+pub struct Wagtail {
+    /// The Django project it is.
+    pub django: Django,
+}
+
+impl Wagtail {
+    /// Installs Wagtail if needed, makes the starter project and a superuser, and serves it.
+    pub async fn start() -> anyhow::Result<Self> {
+        let django = Django::start_project(&ensure_installed()?, START, |_| Ok(()), None).await?;
+        Ok(Self { django })
+    }
+
+    /// The URL of `path` on the server.
+    pub fn url(&self, path: &str) -> String {
+        self.django.url(path)
+    }
+}
+
+/// The editor's journey of a compliant agent: sign-in wrong and right; a new page saved as a
+/// draft with no title (refused: the title and the address are required), then with its title
+/// typed into the same form, and published from the editor's menu. Every verdict, `urlAfter`
+/// and the database after each step are checked here; `after` sees each guarded step too.
+pub async fn journey(
+    app: &Wagtail,
+    a: &mut Agent,
+    after: impl FnMut(&Step) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    const SUBMIT: &str = "nova.guarded_submit_form";
+    let sessions = "SELECT COUNT(*) FROM django_session";
+    let mut judge = Judge { after, log: &|| app.django.log(), count: &|sql| app.django.count(sql) };
+
+    let login = app.url("/admin/login/?next=/admin/");
+    a.visit(&login).await?;
+    // Its sign-in form posts to the sign-in page without the page asked for.
+    let landings = (app.url("/admin/login/"), app.url("/admin/"));
+    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (sessions, (0, 1))).await?;
+
+    let add = app.url(&format!("/admin/pages/add/home/homepage/{HOME}/"));
+    a.visit(&add).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    let save = ref_of(&page, r#"button "Save draft""#)?;
+    let r = a.call(SUBMIT, json!({"submitSelector": save})).await?;
+    let pages = "SELECT COUNT(*) FROM wagtailcore_page";
+    judge.step(
+        ("draft_untitled", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_fail",
+        add.clone(),
+        (pages, 2),
+    )?;
+
+    // The agent reads what went wrong and types the title into the form it was shown again;
+    // the page makes the address from it, as it does for a person.
+    let page = a.step("nova.perceive", json!({})).await?;
+    anyhow::ensure!(
+        page["text"].as_str().is_some_and(|t| t.contains("could not be created due to validation errors")),
+        "the failed save is not told: {}",
+        page["text"]
+    );
+    let title = ref_of(&page, r#"textbox "Title*""#)?;
+    let save = ref_of(&page, r#"button "Save draft""#)?;
+    let fields = json!({ title: "Opening hours" });
+    let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
+    let drafts = "SELECT COUNT(*) FROM wagtailcore_page WHERE slug = 'opening-hours' AND live = 0";
+    let id = HOME + 1;
+    let edit = app.url(&format!("/admin/pages/{id}/edit/"));
+    judge.step(("draft_titled", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", edit, (drafts, 1))?;
+
+    // Publishing is in the menu beside "Save draft".
+    let page = a.step("nova.perceive", json!({})).await?;
+    let more = ref_of(&page, r#"button "More actions""#)?;
+    a.step("nova.click_selector", json!({"selector": more})).await?;
+    let page = read_until(a, "the publish button", |r| ref_of(r, r#"button "Publish""#).is_ok()).await?;
+    let publish = ref_of(&page, r#"button "Publish""#)?;
+    let r = a.call(SUBMIT, json!({"submitSelector": publish})).await?;
+    let live = "SELECT COUNT(*) FROM wagtailcore_page WHERE slug = 'opening-hours' AND live = 1";
+    let explorer = app.url(&format!("/admin/pages/{HOME}/"));
+    judge.step(("publish", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", explorer, (live, 1))
+}
