@@ -860,6 +860,9 @@ async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
         r##"link "Read more about pricing" -> #pricing"##,
         r##"link "Home page" -> #home"##,
         r##"link "Choose a Date" -> #calendar"##,
+        r#"button "Help (2 new items in this menu)""#,
+        r#"button "New entry""#,
+        r#"button "send""#,
         r#"combobox "Action:" value="---------" options=[---------|Delete selected groups]"#,
     ];
     assert_eq!(shown, expected);
