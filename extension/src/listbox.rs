@@ -22,9 +22,10 @@ fn options() -> String {
     format!("[role=\"option\"], [role=\"menuitem\"], [role=\"menuitemradio\"], {}", crate::selectize::OPTIONS)
 }
 
-/// The visible option named `wanted` (exactly, else the first containing it, case aside).
-fn find(wanted: &str) -> Option<Element> {
-    let list = dom::document().ok()?.query_selector_all(&options()).ok()?;
+/// The visible option (matched by `options`, see [`options`]) named `wanted` (exactly, else
+/// the first containing it, case aside).
+fn find(options: &str, wanted: &str) -> Option<Element> {
+    let list = dom::document().ok()?.query_selector_all(options).ok()?;
     let visible: Vec<Element> = (0..list.length())
         .filter_map(|i| list.item(i))
         .filter_map(|n| dom::as_element(&n).cloned())
@@ -51,8 +52,9 @@ pub async fn open(p: &SelectParams) -> Result<(), Failure> {
         selector: p.selector.clone(),
         guarded: true,
     })?;
+    let options = options();
     for _ in 0..OPEN_WAIT_MS / POLL_MS {
-        if find(&p.option).is_some() {
+        if find(&options, &p.option).is_some() {
             break;
         }
         crate::settle::sleep(f64::from(POLL_MS)).await;
@@ -75,7 +77,7 @@ pub fn select(p: &SelectParams) -> Result<ActionReport, Failure> {
 /// Clicks the option named `wanted` of the picker [`open`] opened (`what` describes the
 /// picker).
 fn choose(wanted: &str, what: String, url_before: String) -> Result<ActionReport, Failure> {
-    let option = find(wanted).ok_or_else(|| {
+    let option = find(&options(), wanted).ok_or_else(|| {
         let m = format!("no visible option \"{wanted}\" within {OPEN_WAIT_MS} ms of opening {what}");
         fail(reason::ELEMENT_NOT_FOUND, m)
     })?;

@@ -31,8 +31,17 @@ use serde_json::json;
 use crate::agent::Agent;
 use crate::ui;
 
+/// The page-side test of a ligature icon font (Google's Material Icons and Material Symbols, the
+/// first family of a computed `font-family`), a JavaScript regular expression.
+macro_rules! icon_font {
+    () => {
+        r#"/^\s*["']?material (icons|symbols)/i"#
+    };
+}
+
 /// A page expression listing the texts a person sees, each with its white space collapsed.
-pub const VISIBLE_TEXTS: &str = r#"(() => {
+pub const VISIBLE_TEXTS: &str = concat!(
+    r#"(() => {
   const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TEXTAREA', 'OPTION', 'SELECT', 'TITLE']);
   const hides = (v) => v === 'hidden' || v === 'clip';
   const scrolls = (v) => v === 'auto' || v === 'scroll';
@@ -171,7 +180,9 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     if (!text || !el || el.closest('script, style, noscript, template, textarea, select') || skip.has(el.tagName)) continue;
     if (!el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
     if (parseFloat(getComputedStyle(el).fontSize) <= 0) continue;
-    if (/^\s*["']?material (icons|symbols)/i.test(getComputedStyle(el).fontFamily)) continue;
+    if ("#,
+    icon_font!(),
+    r#".test(getComputedStyle(el).fontFamily)) continue;
     const range = document.createRange();
     range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
@@ -186,21 +197,26 @@ pub const VISIBLE_TEXTS: &str = r#"(() => {
     if (shown) seen.push(shown);
   }
   return seen;
-})()"#;
+})()"#
+);
 
 /// A page expression listing the words the page draws as icons: the texts in a ligature icon
 /// font (Material Icons, Material Symbols) that pass `checkVisibility`.
-pub const ICON_WORDS: &str = r#"(() => {
+pub const ICON_WORDS: &str = concat!(
+    r#"(() => {
   const words = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     const el = n.parentElement;
     const text = n.data.trim();
     if (!text || !el || !el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
-    if (/^\s*["']?material (icons|symbols)/i.test(getComputedStyle(el).fontFamily)) words.push(...text.split(/\s+/));
+    if ("#,
+    icon_font!(),
+    r#".test(getComputedStyle(el).fontFamily)) words.push(...text.split(/\s+/));
   }
   return words;
-})()"#;
+})()"#
+);
 
 /// How many times `word` stands alone in `text` (between characters that are not letters,
 /// digits or `_`).
