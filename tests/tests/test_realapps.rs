@@ -113,7 +113,15 @@ async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_picke
 #[tokio::test(flavor = "multi_thread")]
 async fn wagtail_editor_saves_a_draft_once_titled_and_publishes_it_from_its_menu() -> anyhow::Result<()> {
     let app = Wagtail::start().await?;
-    let steps = ["sign_in_wrong", "sign_in_right", "draft_untitled", "draft_titled", "publish"];
+    let steps = [
+        "sign_in_wrong",
+        "sign_in_right",
+        "draft_untitled",
+        "draft_titled",
+        "publish",
+        "delete_ask",
+        "delete_confirm",
+    ];
     let pages = ["/admin/", "/admin/pages/3/", "/admin/pages/add/home/homepage/3/", "/admin/pages/4/edit/"]
         .map(|p| app.url(p));
     drive(

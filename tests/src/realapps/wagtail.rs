@@ -51,7 +51,8 @@ impl Wagtail {
 
 /// The editor's journey of a compliant agent: sign-in wrong and right; a new page saved as a
 /// draft with no title (refused: the title and the address are required), then with its title
-/// typed into the same form, and published from the editor's menu. Every verdict, `urlAfter`
+/// typed into the same form, published from the editor's menu, and deleted from its other menu
+/// (refused without a contract, then asked and confirmed). Every verdict, `urlAfter`
 /// and the database after each step are checked here; `after` sees each guarded step too.
 pub async fn journey(
     app: &Wagtail,
@@ -108,5 +109,45 @@ pub async fn journey(
     let r = a.call(SUBMIT, json!({"submitSelector": publish})).await?;
     let live = "SELECT COUNT(*) FROM wagtailcore_page WHERE slug = 'opening-hours' AND live = 1";
     let explorer = app.url(&format!("/admin/pages/{HOME}/"));
-    judge.step(("publish", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", explorer, (live, 1))
+    judge.step(
+        ("publish", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        explorer.clone(),
+        (live, 1),
+    )?;
+
+    // Deleting is in the editor's "Actions" menu, a link to a page that asks first.
+    a.visit(&app.url(&format!("/admin/pages/{id}/edit/"))).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    let actions = ref_of(&page, r#"button "Actions""#)?;
+    a.step("nova.click_selector", json!({"selector": actions})).await?;
+    let page = read_until(a, "the delete link", |r| ref_of(r, r#"link "Delete""#).is_ok()).await?;
+    let delete = ref_of(&page, r#"link "Delete""#)?;
+    let (r, failed) = a.call("nova.click_selector", json!({"selector": delete})).await?;
+    anyhow::ensure!(
+        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
+        "a delete without a contract must be refused before dispatch: {r}"
+    );
+    let to_confirm = json!({
+        "actionKind": "custom",
+        "postconditions": {"success": {"all": [
+            {"factKey": "dom.text(main)", "operator": "contains", "expected": "Are you sure"}
+        ]}},
+    });
+    let r =
+        a.call("nova.click_selector", json!({"selector": delete, "transitionContract": to_confirm})).await?;
+    let confirm = app.url(&format!("/admin/pages/{id}/delete/"));
+    let pages = "SELECT COUNT(*) FROM wagtailcore_page WHERE slug = 'opening-hours'";
+    judge.step(
+        ("delete_ask", "nova.click_selector", a.calls_of("nova.click_selector")),
+        r,
+        "verified_success",
+        confirm,
+        (pages, 1),
+    )?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    let yes = ref_of(&page, "Yes, delete")?;
+    let r = a.call(SUBMIT, json!({"submitSelector": yes})).await?;
+    judge.step(("delete_confirm", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", explorer, (pages, 0))
 }
