@@ -346,11 +346,22 @@ async fn poll(
 
 /// The first element line of a page read (`nova.perceive`) holding `wanted`.
 pub fn line_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> {
-    let lines = read["elements"].as_array().cloned().unwrap_or_default();
+    let lines = read["elements"].as_array().map(Vec::as_slice).unwrap_or_default();
     match lines.iter().filter_map(|l| l.as_str()).find(|l| l.contains(wanted)) {
         Some(l) => Ok(l.to_owned()),
         None => bail!("no element line holds `{wanted}`: {lines:?}"),
     }
+}
+
+/// Fails unless the answer `(r, failed)` to a state-changing click is the refusal of one sent
+/// without a transition contract, before anything was dispatched: `what` names the click
+/// ("a delete", "a save") in the failure.
+pub fn refused_without_contract((r, failed): &(serde_json::Value, bool), what: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        *failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
+        "{what} without a contract must be refused before dispatch: {r}"
+    );
+    Ok(())
 }
 
 /// Runs `call` while the person watches: a native dialog that shows meanwhile is answered by

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, line_of, read_until, ref_of, run};
+use super::{Judge, Step, line_of, read_until, ref_of, refused_without_contract, run};
 use crate::agent::Agent;
 
 /// The Django release installed (5.2 is the long-term support line).
@@ -182,11 +182,10 @@ pub async fn journey(
 
     let id = app.count("SELECT id FROM auth_group WHERE name = 'Editors'")?;
     a.visit(&app.url(&format!("/admin/auth/group/{id}/change/"))).await?;
-    let (r, failed) = a.call("nova.click_selector", json!({"selector": "a.deletelink"})).await?;
-    anyhow::ensure!(
-        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
-        "a delete without a contract must be refused before dispatch: {r}"
-    );
+    refused_without_contract(
+        &a.call("nova.click_selector", json!({"selector": "a.deletelink"})).await?,
+        "a delete",
+    )?;
     let to_confirm = json!({
         "actionKind": "custom",
         "postconditions": {"success": {"all": [

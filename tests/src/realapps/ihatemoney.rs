@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::{Judge, Step};
+use super::{Judge, Step, refused_without_contract};
 use crate::agent::Agent;
 
 /// The I Hate Money release installed.
@@ -167,11 +167,7 @@ pub async fn journey(
     // The delete button asks "Are you sure?" in place at the first click, and submits at the second.
     a.step("nova.perceive", json!({})).await?;
     let delete = "form.delete-bill button";
-    let (r, failed) = a.call(CLICK, json!({"selector": delete})).await?;
-    anyhow::ensure!(
-        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
-        "a delete without a contract must be refused before dispatch: {r}"
-    );
+    refused_without_contract(&a.call(CLICK, json!({"selector": delete})).await?, "a delete")?;
     let asked = once(
         json!({"factKey": format!("dom.text({delete})"), "operator": "contains", "expected": "Are you sure"}),
     );

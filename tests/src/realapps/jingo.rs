@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, run, with_person};
+use super::{Judge, Step, refused_without_contract, run, with_person};
 use crate::agent::Agent;
 
 /// The Jingo release installed (the last of the 1.x line).
@@ -203,11 +203,7 @@ pub async fn journey(
 
     a.visit(&app.url("/pages/Editors/edit")).await?;
     let delete = "input.confirm-delete-page";
-    let (r, failed) = a.call("nova.click_selector", json!({"selector": delete})).await?;
-    anyhow::ensure!(
-        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
-        "a delete without a contract must be refused before dispatch: {r}"
-    );
+    refused_without_contract(&a.call("nova.click_selector", json!({"selector": delete})).await?, "a delete")?;
     anyhow::ensure!(app.count("present:Editors.md")? == 1, "nothing deleted yet");
     // Jingo keeps its page tools behind the menu bar until the pointer is over their handle.
     // They slide down; while they do, the button is still covered and Nova says it is safe to

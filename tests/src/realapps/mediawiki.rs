@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::Context;
 use serde_json::json;
 
-use super::{Judge, Step, install_once, run, tools_dir};
+use super::{Judge, Step, install_once, refused_without_contract, run, tools_dir};
 use crate::agent::Agent;
 
 /// The administrator's name.
@@ -193,11 +193,10 @@ pub async fn journey(
 
     let delete = wiki.page("Main_Page", "&action=delete");
     a.visit(&delete).await?;
-    let (r, failed) = a.call("nova.click_selector", json!({"selector": "#wpConfirmB"})).await?;
-    anyhow::ensure!(
-        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
-        "a delete without a contract must be refused before dispatch: {r}"
-    );
+    refused_without_contract(
+        &a.call("nova.click_selector", json!({"selector": "#wpConfirmB"})).await?,
+        "a delete",
+    )?;
     anyhow::ensure!(wiki.count(main_page)? == 1, "nothing deleted yet");
     let r = a.call(SUBMIT, json!({"submitSelector": "#wpConfirmB"})).await?;
     judge.step(("delete_confirm", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", delete, (main_page, 0))

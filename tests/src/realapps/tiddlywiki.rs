@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::{Judge, Step, run, with_person};
+use super::{Judge, Step, refused_without_contract, run, with_person};
 use crate::agent::Agent;
 
 /// The TiddlyWiki release installed.
@@ -103,11 +103,7 @@ pub async fn journey(
     a.step("nova.type_selector", json!({"selector": body, "text": "Who edits what."})).await?;
 
     let confirm = "button[title=\"Confirm changes to this tiddler\"]";
-    let (r, failed) = a.call(CLICK, json!({"selector": confirm})).await?;
-    anyhow::ensure!(
-        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
-        "a save without a contract must be refused before dispatch: {r}"
-    );
+    refused_without_contract(&a.call(CLICK, json!({"selector": confirm})).await?, "a save")?;
     let saved = synced(&[(".tc-tiddler-view-frame[data-tiddler-title=Editors]", true)]);
     let r = a.call(CLICK, json!({"selector": confirm, "transitionContract": saved})).await?;
     judge.step(

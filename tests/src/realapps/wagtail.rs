@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::django::{ADMIN_PASSWORD, ADMIN_USER, Django};
-use super::{Judge, Step, read_until, ref_of};
+use super::{Judge, Step, read_until, ref_of, refused_without_contract};
 use crate::agent::Agent;
 
 /// The Wagtail release installed.
@@ -124,11 +124,7 @@ pub async fn journey(
     a.step("nova.click_selector", json!({"selector": actions})).await?;
     let page = read_until(a, "the delete link", |r| ref_of(r, r#"link "Delete""#).is_ok()).await?;
     let delete = ref_of(&page, r#"link "Delete""#)?;
-    let (r, failed) = a.call("nova.click_selector", json!({"selector": delete})).await?;
-    anyhow::ensure!(
-        failed && r["reasonCode"] == "guarded_commit.missing_contract" && r["actionDispatched"] == false,
-        "a delete without a contract must be refused before dispatch: {r}"
-    );
+    refused_without_contract(&a.call("nova.click_selector", json!({"selector": delete})).await?, "a delete")?;
     let to_confirm = json!({
         "actionKind": "custom",
         "postconditions": {"success": {"all": [
