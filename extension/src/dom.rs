@@ -549,7 +549,7 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
     {
         let text: Vec<String> = (0..list.length())
             .filter_map(|i| list.item(i))
-            .filter_map(|n| as_element(&n).map(|e| content_text(e, false)))
+            .filter_map(|n| as_element(&n).map(|e| content_text(e, false, &mut false)))
             .collect();
         let n = collapse(&text.join(" "));
         if !n.is_empty() {
@@ -565,7 +565,8 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
             return if kind == "submit" { "Submit".into() } else { String::new() };
         }
     } else {
-        let n = collapse(&content_text(el, false));
+        let mut skipped = false;
+        let n = collapse(&content_text(el, false, &mut skipped));
         if !n.is_empty() {
             return clip(&n, 80);
         }
@@ -587,10 +588,13 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
         }
         // Text hidden from assistive technology names only what has nothing else: a button
         // showing only an icon drawn in a ligature font (`<i aria-hidden="true">send</i>`,
-        // NiceGUI's) is named by its word, as a person reading it would.
-        let n = collapse(&content_text(el, true));
-        if !n.is_empty() {
-            return clip(&n, 80);
+        // NiceGUI's) is named by its word, as a person reading it would. Walked again only when
+        // the first walk left such text out.
+        if skipped {
+            let n = collapse(&content_text(el, true, &mut skipped));
+            if !n.is_empty() {
+                return clip(&n, 80);
+            }
         }
     }
     ["placeholder", "title", "alt", "name"]
@@ -606,11 +610,11 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
 /// `<label>Action: <select>…</select></label>` names its select `Action:`, whose choice is its
 /// value), nor, unless `hidden_too`, what is hidden from assistive technology inside it
 /// (`aria-hidden="true"`: Wagtail's menu badge draws `2` for the eye beside `(2 new items in
-/// this menu)` for the ear). Not innerText: that would lay out, and screen-reader-only labels
-/// (drawn in a clipped pixel, part of the accessible name) must be kept. An element holding
-/// only text costs one call, as `textContent` does; each element inside is asked whether it is
-/// hidden, an HTML one its display.
-fn content_text(el: &Element, hidden_too: bool) -> String {
+/// this menu)` for the ear; `skipped` is then set). Not innerText: that would lay out, and
+/// screen-reader-only labels (drawn in a clipped pixel, part of the accessible name) must be
+/// kept. An element holding only text costs one call, as `textContent` does; each element
+/// inside is asked whether it is hidden, an HTML one its display.
+fn content_text(el: &Element, hidden_too: bool, skipped: &mut bool) -> String {
     if el.child_element_count() == 0 {
         return el.text_content().unwrap_or_default();
     }
@@ -622,6 +626,7 @@ fn content_text(el: &Element, hidden_too: bool) -> String {
             web_sys::Node::ELEMENT_NODE => {
                 let child: &Element = k.unchecked_ref();
                 if !hidden_too && child.get_attribute("aria-hidden").as_deref() == Some("true") {
+                    *skipped = true;
                     continue;
                 }
                 // An icon's `<title>` names it, shown or not: SVG keeps its whole text.
@@ -630,7 +635,7 @@ fn content_text(el: &Element, hidden_too: bool) -> String {
                 } else if !matches!(tag(child).as_str(), "select" | "textarea")
                     && computed(child, "display").as_deref() != Some("none")
                 {
-                    text.push_str(&content_text(child, hidden_too));
+                    text.push_str(&content_text(child, hidden_too, skipped));
                 }
             }
             _ => {}
