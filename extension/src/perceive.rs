@@ -320,11 +320,12 @@ impl Walk {
         }
     }
 
-    /// Lists a form control not seen itself whose label shows in its place ([`proxied`]).
+    /// Lists a form control not seen itself whose label shows in its place, or that lies
+    /// transparent over what a person clicks ([`proxied`]).
     fn through_label(&mut self, el: &Element, tag: &str) {
         if self.collect_elements
             && matches!(tag, "input" | "select" | "textarea")
-            && proxied::label_in_place(el).is_some()
+            && proxied::in_place(el).is_some()
         {
             self.classify(el, tag);
         }

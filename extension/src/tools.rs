@@ -48,7 +48,12 @@ pub fn upload(p: &UploadParams) -> Result<ActionReport, Failure> {
     let el = dom::resolve(&p.selector)?;
     let what = dom::describe(&el);
     let Some(input) = dom::as_input(&el).filter(|i| i.type_().eq_ignore_ascii_case("file")) else {
-        return Err(fail("element_not_file_input", format!("{what} is not a file input")));
+        // The styled button or label a person clicks to choose files names the input to use.
+        let input = crate::aware::file_input_risk(&el).map(|r| format!("; its files go to `{}`", r.hint));
+        return Err(fail(
+            "element_not_file_input",
+            format!("{what} is not a file input{}", input.unwrap_or_default()),
+        ));
     };
     if dom::is_disabled(&el) {
         return Err(fail(reason::ELEMENT_DISABLED, format!("{what} is disabled")));

@@ -209,8 +209,27 @@ async fn typing_reports_truncation_with_the_field_limit() -> anyhow::Result<()> 
 async fn file_inputs_are_never_clicked_and_point_to_file_upload() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
-    perceive(&c, &nova, "aware/upload.html").await?;
-    for (selector, hint) in [("#direct", "#direct"), ("#avatar-label", "#avatar")] {
+    let read = perceive(&c, &nova, "aware/upload.html").await?;
+    // A file input laid transparent over a button is what a person's click on the button
+    // reaches: it is read (in view or further down), one beneath a button is not.
+    let lines: Vec<&str> =
+        read["elements"].as_array().into_iter().flatten().filter_map(|l| l.as_str()).collect();
+    let files: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.split_once(' ').map(|(_, l)| l))
+        .filter(|l| l.starts_with("file "))
+        .collect();
+    assert_eq!(
+        files,
+        [r#"file id="direct""#, r#"file "Choose avatar""#, r#"file "files[]""#, r#"file "documents""#],
+        "{lines:?}"
+    );
+    for (selector, hint) in [
+        ("#direct", "#direct"),
+        ("#avatar-label", "#avatar"),
+        ("#cover", "#files"),
+        ("#cover-below", "#documents"),
+    ] {
         let r = c.call("nova.click_selector", json!({"selector": selector})).await?;
         let s = structured(&r);
         assert_eq!(r.is_error, Some(true), "{s}");
@@ -238,6 +257,13 @@ async fn file_inputs_are_never_clicked_and_point_to_file_upload() -> anyhow::Res
         "{pick}"
     );
     assert!(pick["fileInputRiskReason"].as_str().is_some_and(|r| r.contains("hidden file input")), "{pick}");
+    // A button drawn over a transparent input takes the click itself.
+    let above = c.structured("nova.click_selector", json!({"selector": "#above"})).await?;
+    assert_eq!(
+        (above["actionDispatched"].clone(), above["fileInputRisk"].clone()),
+        (json!(true), json!("medium")),
+        "{above}"
+    );
     let plain = c.structured("nova.click_selector", json!({"selector": "#plain"})).await?;
     assert!(plain.get("fileInputRisk").is_none(), "{plain}");
     // A guarded click is refused the same way, before its journal counts a dispatch.
@@ -262,6 +288,12 @@ async fn file_inputs_are_never_clicked_and_point_to_file_upload() -> anyhow::Res
         )
         .await?;
     assert_eq!(up["ok"], true, "{up}");
+    // Files given to the button a person would click are refused, naming the input to use.
+    let a_txt = json!([{"name": "a.txt", "mimeType": "text/plain", "contentBase64": "aGk="}]);
+    let r = c.call("nova.file_upload", json!({"selector": "#cover", "files": a_txt})).await?;
+    let s = structured(&r);
+    assert_eq!((r.is_error, s["reasonCode"].clone()), (Some(true), json!("element_not_file_input")), "{s}");
+    assert!(s["message"].as_str().is_some_and(|m| m.ends_with("its files go to `#files`")), "{s}");
     let log = c.structured("nova.read_text", json!({"selector": "#log"})).await?;
     assert_eq!(
         log["text"], "pick clicked\nclick photo\ndirect: a.txt",

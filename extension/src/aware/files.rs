@@ -9,7 +9,8 @@ use crate::dom;
 
 /// How likely a click opens a native file chooser.
 pub struct FileRisk {
-    /// `high`: a file input or its label (refused); else `medium`.
+    /// `high`: a file input, its label, or what it lies over transparent (refused); else
+    /// `medium`.
     pub high: bool,
     /// Why.
     pub reason: String,
@@ -60,9 +61,10 @@ const UPLOAD_WORDS: &[&str] =
 /// How far up a wrapper shared with a hidden file input may be.
 const FILE_WRAPPER_DEPTH: usize = 3;
 
-/// Whether clicking `el` may open a native file chooser: `high` for a file input or (a part
-/// of) its label, `medium` for an element containing one, naming one in `aria-controls`, or a
-/// button sharing a small wrapper with a hidden one.
+/// Whether clicking `el` may open a native file chooser: `high` for a file input, (a part of)
+/// its label, or an element beside one laid transparent over it; `medium` for an element
+/// containing one, naming one in `aria-controls`, or a button sharing a small wrapper with a
+/// hidden one.
 pub fn file_input_risk(el: &Element) -> Option<FileRisk> {
     let what = dom::describe(el);
     if is_file_input(el) {
@@ -108,6 +110,15 @@ pub fn file_input_risk(el: &Element) -> Option<FileRisk> {
             break;
         }
         if let Some(input) = first_in(&w, "input[type=\"file\" i]") {
+            // Pages lay the real input, transparent, over a styled button: a person's click
+            // on the button opens the input's chooser.
+            if crate::proxied::covers(&input, el) {
+                return Some(FileRisk {
+                    high: true,
+                    reason: "lies under a transparent file input that takes a click on it".into(),
+                    hint: upload_selector(&input),
+                });
+            }
             // Pages hide the real input and click it from a styled button.
             if (button_like && !dom::is_visible(&input)) || upload_named {
                 return Some(FileRisk {
