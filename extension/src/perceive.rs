@@ -536,7 +536,9 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
     if tag == "a"
         && let Some(href) = attrs.get(el, "href")
     {
-        line.push_str(&format!(" -> {}", clip(&href, 80)));
+        // An empty address is the page itself (Wagtail's breadcrumb of the page shown).
+        let to = if href.trim().is_empty() { "(this page)" } else { &href };
+        line.push_str(&format!(" -> {}", clip(to, 80)));
     }
     if dom::is_disabled_with(el, tag, attrs) {
         line.push_str(" disabled");

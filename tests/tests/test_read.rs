@@ -850,7 +850,8 @@ async fn words_drawn_as_icons_are_not_read_as_words() -> anyhow::Result<()> {
 /// none` inside it is left out (Django admin's theme button holds one per theme and shows the
 /// current one), while a label for screen readers only, drawn in a clipped pixel, and an
 /// icon's title stay in the name; an icon named only by its tooltip names its link; a select
-/// inside its label is named by the label's words, not its options.
+/// inside its label is named by the label's words, not its options. A link with an empty
+/// address says it leads to the page itself.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
     let shown = element_lines("shown-names.html").await?;
@@ -860,6 +861,7 @@ async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
         r##"link "Read more about pricing" -> #pricing"##,
         r##"link "Home page" -> #home"##,
         r##"link "Choose a Date" -> #calendar"##,
+        r#"link "Users" -> (this page)"#,
         r#"button "Help (2 new items in this menu)""#,
         r#"button "New entry""#,
         r#"button "send""#,
