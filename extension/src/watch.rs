@@ -111,8 +111,11 @@ struct State {
     /// The failure signal already held before the dispatch: it is not evidence until it has
     /// cleared once (a stale error banner, last attempt's validation messages).
     stale_fail: bool,
-    /// Likewise for the success signal.
+    /// Likewise for the success signal, unless an element that was not showing it before
+    /// shows it now ([`witnesses`]).
     stale_success: bool,
+    /// The elements that showed the success signal before the dispatch.
+    stale_witnesses: Vec<web_sys::Element>,
     /// The action began a navigation away from this document: what shows here until it goes
     /// (a submit attempt marking a field `:user-invalid`, last attempt's errors) is not the
     /// outcome, the new document is. Only the window's end judges here (a navigation that never
@@ -132,6 +135,20 @@ struct State {
 }
 
 type Shared = Rc<RefCell<State>>;
+
+/// The elements showing what the success assertions that ask for an element
+/// (`dom.exists(SELECTOR) eq true`, `dom.visible(SELECTOR) eq true`) want, in this document.
+fn witnesses(success: &cls::AssertionSet) -> Vec<web_sys::Element> {
+    let wanted = |a: &&Assertion| a.operator == cls::Operator::Eq && a.expected == Some(json!(true));
+    let keys =
+        success.all.iter().chain(&success.any).filter(wanted).filter_map(|a| facts::parse(&a.fact_key).ok());
+    let mut found = Vec::new();
+    for key in keys.filter(|k| k.namespace == "dom" && matches!(k.path.as_str(), "exists" | "visible")) {
+        let all = dom::all(key.arg.as_deref().unwrap_or_default()).unwrap_or_default();
+        found.extend(all.into_iter().filter(|e| key.path == "exists" || dom::is_visible(e)));
+    }
+    found
+}
 
 fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
     let mut s = state.borrow_mut();
@@ -172,6 +189,11 @@ fn evaluate(state: &Shared) {
         let success_now = cls::holds(&post.success, &mut observe);
         s.stale_fail &= fail_now;
         s.stale_success &= success_now;
+        // A new success message beside last action's (Wagtail's "Image updated." while its
+        // "Upload successful" still slides away) is news.
+        if s.stale_success && witnesses(&post.success).iter().any(|w| !s.stale_witnesses.contains(w)) {
+            s.stale_success = false;
+        }
         let (mut o, d) = cls::classify(&post, &mut observe);
         if o == Outcome::Fail && s.stale_fail {
             o = if success_now && !s.stale_success { Outcome::Success } else { Outcome::Pending };
@@ -315,6 +337,7 @@ pub fn watch(
         ambiguous_seen: false,
         stale_fail: false,
         stale_success: false,
+        stale_witnesses: Vec::new(),
         leaving: false,
         parsing: false,
         last_errors: Vec::new(),
@@ -363,6 +386,9 @@ pub fn watch(
         let mut observe = |a: &Assertion| read_fact(a, epoch);
         s.stale_fail = cls::holds(&post.forbidden, &mut observe);
         s.stale_success = cls::holds(&post.success, &mut observe);
+        if s.stale_success {
+            s.stale_witnesses = witnesses(&post.success);
+        }
     }
     drop(looking);
     match after_arming() {

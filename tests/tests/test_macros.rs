@@ -369,6 +369,29 @@ async fn a_form_is_sent_once_the_page_has_answered_the_typing() -> anyhow::Resul
     Ok(())
 }
 
+/// A page that saves in the background and keeps the success note of what was done before:
+/// a new success message is the outcome, the note that was already there is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_success_message_beside_an_older_one_is_the_outcome() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let update = json!({"fields": {"#title": "Storefront"}, "submitSelector": "#update"});
+    c.structured("nova.navigate", json!({"url": nova.url("saved-again.html")})).await?;
+    let r = c.structured("nova.guarded_submit_form", update.clone()).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    let said = c.structured("nova.read_text", json!({"selector": "#messages"})).await?;
+    assert_eq!(said["text"], "Image \"Storefront\" updated.");
+    // Sent, and nothing new shows: the older note proves nothing.
+    c.structured("nova.navigate", json!({"url": nova.url("saved-again.html?quiet")})).await?;
+    let mut quiet = update;
+    quiet["transitionContract"] = json!({"stabilityWindowMs": 1500});
+    let r = c.structured("nova.guarded_submit_form", quiet).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "indeterminate", "{r}");
+    let sent = c.structured("nova.read_text", json!({"selector": "#sent"})).await?;
+    assert_eq!(sent["text"], "1", "sent once");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_guarded_submit_that_sees_nothing_says_what_success_to_name() -> anyhow::Result<()> {
     let nova = Nova::start().await?;

@@ -111,7 +111,8 @@ async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_picke
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn wagtail_editor_saves_a_draft_once_titled_and_publishes_it_from_its_menu() -> anyhow::Result<()> {
+async fn wagtail_editor_publishes_a_page_titled_after_a_refused_draft_and_uploads_an_image_from_its_button()
+-> anyhow::Result<()> {
     let app = Wagtail::start().await?;
     let steps = [
         "sign_in_wrong",
@@ -121,9 +122,17 @@ async fn wagtail_editor_saves_a_draft_once_titled_and_publishes_it_from_its_menu
         "publish",
         "delete_ask",
         "delete_confirm",
+        "image_titled",
     ];
-    let pages = ["/admin/", "/admin/pages/3/", "/admin/pages/add/home/homepage/3/", "/admin/pages/4/edit/"]
-        .map(|p| app.url(p));
+    let pages = [
+        "/admin/",
+        "/admin/pages/3/",
+        "/admin/pages/add/home/homepage/3/",
+        "/admin/pages/4/edit/",
+        "/admin/images/",
+        "/admin/images/multiple/add/",
+    ]
+    .map(|p| app.url(p));
     drive(
         ("wagtail-agent", &[django::ADMIN_PASSWORD]),
         &steps,

@@ -2,8 +2,8 @@
 //! makes (a home page model, SQLite), with a superuser, served by Django's development server
 //! on loopback. Its page editor is a script-heavy admin (Stimulus controllers, React panels): a
 //! page's address (its slug) is made from its title by a script a moment after the title is
-//! typed, the publish button lies in a menu, and a failed save marks the tabs holding the
-//! errors. Nothing of the application is ours: the tests only drive its admin and read its
+//! typed, the publish button lies in a menu, a failed save marks the tabs holding the errors,
+//! and its image upload lays a transparent file input over the button a person clicks. Nothing of the application is ours: the tests only drive its admin and read its
 //! database.
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::django::{ADMIN_PASSWORD, ADMIN_USER, Django};
-use super::{Judge, Step, read_until, ref_of, refused_without_contract};
+use super::{Judge, Step, read_text_until, read_until, ref_of, refused_without_contract};
 use crate::agent::Agent;
 
 /// The Wagtail release installed.
@@ -52,7 +52,8 @@ impl Wagtail {
 /// The editor's journey of a compliant agent: sign-in wrong and right; a new page saved as a
 /// draft with no title (refused: the title and the address are required), then with its title
 /// typed into the same form, published from the editor's menu, and deleted from its other menu
-/// (refused without a contract, then asked and confirmed). Every verdict, `urlAfter`
+/// (refused without a contract, then asked and confirmed); an image uploaded through the file
+/// input laid over its button, then retitled. Every verdict, `urlAfter`
 /// and the database after each step are checked here; `after` sees each guarded step too.
 pub async fn journey(
     app: &Wagtail,
@@ -145,5 +146,44 @@ pub async fn journey(
     let page = a.step("nova.perceive", json!({})).await?;
     let yes = ref_of(&page, "Yes, delete")?;
     let r = a.call(SUBMIT, json!({"submitSelector": yes})).await?;
-    judge.step(("delete_confirm", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", explorer, (pages, 0))
+    judge.step(
+        ("delete_confirm", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        explorer,
+        (pages, 0),
+    )?;
+
+    // An image, chosen from the button "Or choose from your computer" as a person does: the
+    // click is refused for the transparent file input laid over the button, whose selector takes
+    // the file. Wagtail uploads it at once and asks for a better title, saved in the background
+    // while the upload's own success note still shows.
+    let add = app.url("/admin/images/multiple/add/");
+    a.visit(&add).await?;
+    let page = a.step("nova.perceive", json!({})).await?;
+    let choose = ref_of(&page, r#"button "Or choose from your computer""#)?;
+    let (r, failed) = a.call("nova.click_selector", json!({"selector": choose})).await?;
+    anyhow::ensure!(
+        failed && r["reasonCode"] == "file_input_click" && r["actionDispatched"] == false,
+        "the button under the file input must point to nova.file_upload: {r}"
+    );
+    let input = r["fileUploadSelectorHint"].as_str().unwrap_or_default();
+    let image = json!([{"name": "storefront.png", "mimeType": "image/png", "contentBase64": DOT_PNG}]);
+    a.step("nova.file_upload", json!({"selector": input, "files": image})).await?;
+    read_text_until(a, "Upload successful").await?;
+    anyhow::ensure!(
+        app.django.count("SELECT COUNT(*) FROM wagtailimages_image WHERE title = 'storefront'")? == 1,
+        "the image must be uploaded once, titled after its file"
+    );
+    let page = a.step("nova.perceive", json!({})).await?;
+    let title = ref_of(&page, r#"textbox "Title*""#)?;
+    let update = ref_of(&page, r#"button "Update""#)?;
+    let r =
+        a.call(SUBMIT, json!({"fields": {title: "Storefront at night"}, "submitSelector": update})).await?;
+    let titled = "SELECT COUNT(*) FROM wagtailimages_image WHERE title = 'Storefront at night'";
+    judge.step(("image_titled", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", add, (titled, 1))
 }
+
+/// A PNG of one pixel.
+const DOT_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
