@@ -15,9 +15,10 @@
 //!   element carries, read in one call, so a walk asks only for those that are there.
 //! - [`perceive`]: the compact page model and visible text; [`hint`]: what tells apart a
 //!   control with no name (its icon, its id); [`proxied`]: a form control operated through
-//!   the label drawn in its place; [`selectize`]: Selectize's picker (Shiny's), read as the
-//!   combobox it is; [`select2`]: Select2's (Django admin's autocomplete), read as the picker
-//!   of the select it hides; [`placed`]: boxes rendered where
+//!   what is drawn in its place (its label, or what it lies over, transparent);
+//!   [`selectize`]: Selectize's picker (Shiny's), read as the combobox it is; [`select2`]:
+//!   Select2's (Django admin's autocomplete), read as the picker of the select it hides;
+//!   [`placed`]: boxes rendered where
 //!   nobody sees them (off the page, screen-reader-only); [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
 //!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS

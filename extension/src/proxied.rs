@@ -43,6 +43,7 @@ pub fn in_place(el: &Element) -> Option<Element> {
 pub fn laid_over(control: &Element) -> Option<Element> {
     if !matches!(dom::tag(control).as_str(), "input" | "select" | "textarea")
         || dom::input_type(control) == "hidden"
+        || !transparent(control)
     {
         return None;
     }
@@ -52,24 +53,32 @@ pub fn laid_over(control: &Element) -> Option<Element> {
         .filter_map(|i| kids.item(i))
         .filter(|k| k != control)
         .chain(std::iter::once(parent))
-        .find(|under| shows(under) && covers(control, under))
+        .find(|under| shows(under) && over_middle(control, under))
 }
 
 /// Whether `control`, rendered but fully transparent and taking the pointer, lies over the
-/// middle of `under`, so a person's click on `under` reaches the control instead. Where that
-/// middle is in view, the page is asked what a click there reaches first: the control must
-/// come before `under`.
+/// middle of `under`, so a person's click on `under` reaches the control instead.
 pub fn covers(control: &Element, under: &Element) -> bool {
-    if !dom::is_rendered(control)
-        || dom::is_seen(control)
-        || dom::computed(control, "pointer-events").as_deref() == Some("none")
-    {
-        return false;
-    }
+    transparent(control) && over_middle(control, under)
+}
+
+/// Whether `el` is rendered, fully transparent, more than a pixel wide and high, and takes the
+/// pointer.
+fn transparent(el: &Element) -> bool {
+    let r = el.get_bounding_client_rect();
+    dom::is_rendered(el)
+        && !dom::is_seen(el)
+        && r.width() > 1.0
+        && r.height() > 1.0
+        && dom::computed(el, "pointer-events").as_deref() != Some("none")
+}
+
+/// Whether the box of `control` holds the middle of `under`; where that middle is in view, the
+/// page is asked what a click there reaches first, and the control must come before `under`.
+fn over_middle(control: &Element, under: &Element) -> bool {
     let (c, u) = (control.get_bounding_client_rect(), under.get_bounding_client_rect());
     let (x, y) = (u.left() + u.width() / 2.0, u.top() + u.height() / 2.0);
-    if c.width() <= 1.0 || c.height() <= 1.0 || x < c.left() || x > c.right() || y < c.top() || y > c.bottom()
-    {
+    if x < c.left() || x > c.right() || y < c.top() || y > c.bottom() {
         return false;
     }
     let Some(view) = under.owner_document().and_then(|d| d.default_view()) else { return true };
