@@ -96,7 +96,9 @@ impl Root {
             Self::Doc(d) => d.elements_from_point(x, y),
             Self::Shadow(s) => s.elements_from_point(x, y),
         };
-        all.iter().filter_map(|e| e.dyn_into::<Element>().ok()).collect()
+        // Not `dyn_into` (`instanceof`): a frame's elements are of the frame's realm. The list
+        // holds only elements.
+        all.iter().map(JsCast::unchecked_into::<Element>).collect()
     }
 
     /// The root an element lives in.

@@ -735,6 +735,22 @@ async fn a_page_s_drawn_box_is_not_laid_over_text_in_a_frame() -> anyhow::Result
     Ok(())
 }
 
+/// A box laid over text inside a same-origin frame hides it there as it does on the page: the
+/// frame's own hit tests answer with elements of the frame's realm.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_box_in_a_frame_covers_the_frame_s_text() -> anyhow::Result<()> {
+    for (tool, text) in texts_of("covered-in-frame.html", json!({}), json!({})).await? {
+        for line in ["Top of the frame is visible.", "The box over it is visible.", "After the frame."] {
+            assert!(text.contains(line), "{tool}: {line:?} is missing from {text:?}");
+        }
+        assert!(
+            !text.contains("INJECT-COVERED-IN-FRAME"),
+            "{tool}: covered text reached the agent: {text:?}"
+        );
+    }
+    Ok(())
+}
+
 /// A read cut short (`maxTextChars`) still leaves out text a box later in the document lies
 /// over: the walk notes boxes past the cut too.
 #[tokio::test(flavor = "multi_thread")]
