@@ -136,10 +136,14 @@ struct State {
 
 type Shared = Rc<RefCell<State>>;
 
-/// The elements showing what the success assertions that ask for an element
-/// (`dom.exists(SELECTOR) eq true`, `dom.visible(SELECTOR) eq true`) want, in this document.
+/// The elements showing what the success assertions that ask for an element in this frame
+/// (`dom.exists(SELECTOR) eq true`, `dom.visible(SELECTOR) eq true`) want.
 fn witnesses(success: &cls::AssertionSet) -> Vec<web_sys::Element> {
-    let wanted = |a: &&Assertion| a.operator == cls::Operator::Eq && a.expected == Some(json!(true));
+    let wanted = |a: &&Assertion| {
+        a.operator == cls::Operator::Eq
+            && a.expected == Some(json!(true))
+            && a.frame_id.as_deref().is_none_or(|f| f == "0")
+    };
     let keys =
         success.all.iter().chain(&success.any).filter(wanted).filter_map(|a| facts::parse(&a.fact_key).ok());
     let mut found = Vec::new();
