@@ -40,7 +40,7 @@ pub fn in_place(el: &Element) -> Option<Element> {
 
 /// The element drawn beneath `control`, a transparent form control laid over it: its parent or
 /// a sibling that shows and that the control covers ([`covers`]); `None` otherwise.
-pub fn laid_over(control: &Element) -> Option<Element> {
+fn laid_over(control: &Element) -> Option<Element> {
     if !matches!(dom::tag(control).as_str(), "input" | "select" | "textarea")
         || dom::input_type(control) == "hidden"
         || !transparent(control)

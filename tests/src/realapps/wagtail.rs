@@ -3,8 +3,8 @@
 //! on loopback. Its page editor is a script-heavy admin (Stimulus controllers, React panels): a
 //! page's address (its slug) is made from its title by a script a moment after the title is
 //! typed, the publish button lies in a menu, a failed save marks the tabs holding the errors,
-//! and its image upload lays a transparent file input over the button a person clicks. Nothing of the application is ours: the tests only drive its admin and read its
-//! database.
+//! and its image upload lays a transparent file input over the button a person clicks. Nothing
+//! of the application is ours: the tests only drive its admin and read its database.
 
 use std::path::PathBuf;
 
