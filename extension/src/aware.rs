@@ -1,5 +1,5 @@
-//! Awareness signals (docs/gates.md and the README's "Awareness signals"): what on a page belongs to the person or
-//! happens outside the page DOM, where MCP tools cannot see it.
+//! Awareness signals (docs/gates.md and the README's "Awareness signals"): what on a page belongs
+//! to the person or happens outside the page DOM, where MCP tools cannot see it.
 //!
 //! # Layout
 //! - [`overlay`]: sign-in (SSO), payment, consent and modal sign-in overlays

@@ -1,7 +1,7 @@
-//! Collectors: `chat.*`, `form.*`, `overlay.*` and `core.*` facts, read through the adapter the host chose for the
-//! page. Facts that describe a change ("an assistant turn was created", "a stream started",
-//! "a form was submitted") are measured against a baseline taken when the watch is armed,
-//! before the dispatch, and latched once seen. A watch or a check looks for the adapter's
+//! Collectors: `chat.*`, `form.*`, `overlay.*` and `core.*` facts, read through the adapter the
+//! host chose for the page. Facts that describe a change ("an assistant turn was created", "a
+//! stream started", "a form was submitted") are measured against a baseline taken when the watch is
+//! armed, before the dispatch, and latched once seen. A watch or a check looks for the adapter's
 //! selectors inside the page's open shadow roots too ([`crate::shadows`]).
 
 use std::cell::{OnceCell, RefCell};

@@ -4,13 +4,13 @@
 //!
 //! Judged with the browser's hit tests, so only for elements whose box is in the viewport (the
 //! rest, and boxes hit tests pass through, are judged by the painting order after the walk:
-//! [`crate::stacking`]), at five points across the middle of a box ([`SAMPLED`]: the middle, near either edge, a
-//! quarter in from each): the element's, then, found covered there, each line of its own text
-//! (`seen::Layers::covered_in_view`: a box across the middle of a tall element may leave its
-//! text at the top showing). The text is covered when at each point another element, or a box
-//! drawn by a `::before` or `::after`, lies over it (found above the element by the hit test;
-//! one inside the element counts only when taken out of its flow, `position: absolute`, since a
-//! box in the flow lies beside the text) and:
+//! [`crate::stacking`]), at five points across the middle of a box ([`SAMPLED`]: the middle, near
+//! either edge, a quarter in from each): the element's, then, found covered there, each line of its
+//! own text (`seen::Layers::covered_in_view`: a box across the middle of a tall element may leave
+//! its text at the top showing). The text is covered when at each point another element, or a box
+//! drawn by a `::before` or `::after`, lies over it (found above the element by the hit test; one
+//! inside the element counts only when taken out of its flow, `position: absolute`, since a box in
+//! the flow lies beside the text) and:
 //! - its own box holds the point (for a pseudo-element, the box its style places in the element
 //!   that draws it: [`drawn_boxes`]);
 //! - it paints over what is under it ([`Paint`]: an opaque background colour, and its layers

@@ -278,8 +278,9 @@ macro_rules! handler {
     };
 }
 
-/// Every tool. Each declaration adds itself ([`tool!`](crate::tool)), so the registry imports
-/// no handler and handlers import the registry, never the other way round. Read it through [`all`], which gives the catalog order.
+/// Every tool. Each declaration adds itself ([`tool!`](crate::tool)), so the registry imports no
+/// handler and handlers import the registry, never the other way round. Read it through [`all`],
+/// which gives the catalog order.
 #[allow(unsafe_code)]
 #[linkme::distributed_slice]
 pub static TOOLS: [ToolDef];

@@ -80,8 +80,8 @@ user_pref("dom.disable_open_during_load", false);
 user_pref("devtools.console.stdout.chrome", true);
 user_pref("devtools.console.stdout.content", true);
 user_pref("browser.dom.window.dump.enabled", true);
-// Sibling sites and another origin for per-site knowledge tests: resolved to this machine, as Chromium resolves
-// every *.localhost.
+// Sibling sites and another origin for per-site knowledge tests: resolved to this machine, as
+// Chromium resolves every *.localhost.
 user_pref("network.dns.localDomains", "www.site.localhost,shop.site.localhost,sp.site.localhost");
 "#;
 

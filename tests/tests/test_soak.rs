@@ -1,7 +1,8 @@
-//! Crashes at every write, with the real browser, extension and hub at the product's default
-//! gates: the hub is killed (SIGKILL) at a random moment while an agent calls one mutating tool
-//! after another (a guarded click, a navigation, typing, a file upload, a task write, a guarded
-//! send, a tab claim, an OK observation, a PKS entry, a learning report). After each kill the browser brings a new hub up by itself, and:
+//! Crashes at every write, with the real browser, extension and hub at the product's default gates:
+//! the hub is killed (SIGKILL) at a random moment while an agent calls one mutating tool after
+//! another (a guarded click, a navigation, typing, a file upload, a task write, a guarded send, a
+//! tab claim, an OK observation, a PKS entry, a learning report). After each kill the browser
+//! brings a new hub up by itself, and:
 //! - every call was either answered and recorded with its outcome, reported in doubt
 //!   (`hub_lost_in_flight`), or refused before reaching a hub (`browser_not_connected`);
 //! - nothing happened twice (the fixture server's and the chat page's own counters), and what was

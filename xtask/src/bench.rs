@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: prints and writes (`target/bench/nova-bench.json`) the figures of the
-//! foundation: native round trip, perceive on a 5,000-node page, click round trip, host cold
-//! start and WASM sizes. `--peer` also runs Playwright MCP and chrome-devtools-mcp on the same pages and
-//! Chromium and prints them side by side (`bench_peer`). Benchmarks print numbers; nothing here asserts a time.
+//! foundation: native round trip, perceive on a 5,000-node page, click round trip, host cold start
+//! and WASM sizes. `--peer` also runs Playwright MCP and chrome-devtools-mcp on the same pages and
+//! Chromium and prints them side by side (`bench_peer`). Benchmarks print numbers; nothing here
+//! asserts a time.
 
 use std::io::Write as _;
 use std::path::Path;

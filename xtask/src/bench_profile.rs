@@ -1,10 +1,11 @@
-//! `cargo xtask bench --only profile`: on what the page spends its time in a read of the
-//! 5,000-node list (or the article or app, `--profile-page`), by function (Chromium). DevTools samples the page's main thread every
-//! 100 µs over a run of reads; each sample is charged to the function it was in (self time):
-//! the browser's own calls (`getBoundingClientRect`, `checkVisibility`, `querySelectorAll`, ...),
-//! the module's Rust functions (named by the WebAssembly name section) and the glue between
-//! them. For the browser's costliest calls it also says which of the module's functions made
-//! them. `--only stages` says how long the page worked; this says on what (docs/performance.md).
+//! `cargo xtask bench --only profile`: on what the page spends its time in a read of the 5,000-node
+//! list (or the article or app, `--profile-page`), by function (Chromium). DevTools samples the
+//! page's main thread every 100 µs over a run of reads; each sample is charged to the function it
+//! was in (self time): the browser's own calls (`getBoundingClientRect`, `checkVisibility`,
+//! `querySelectorAll`, ...), the module's Rust functions (named by the WebAssembly name section)
+//! and the glue between them. For the browser's costliest calls it also says which of the module's
+//! functions made them. `--only stages` says how long the page worked; this says on what
+//! (docs/performance.md).
 
 use std::collections::HashMap;
 use std::time::Duration;

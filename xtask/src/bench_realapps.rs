@@ -1,9 +1,9 @@
-//! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on
-//! the team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, Gradio's chat
-//! interface, a Streamlit chat, a Chainlit chat and a NiceGUI chat from PyPI, MediaWiki from Debian, Jingo and
-//! TiddlyWiki from npm; `nova_e2e::realapps`),
-//! per kind of step: the time from dispatch to verdict (`guardedCommit.durationMs`), median and
-//! worst over the runs, at the product's default settings, in each browser. Every run checks its verdicts and the
+//! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on the
+//! team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, Wagtail, Gradio's
+//! chat interface and Streamlit, Chainlit, NiceGUI and Shiny chats from PyPI, MediaWiki from
+//! Debian, Jingo, TiddlyWiki and Deep Chat from npm; `nova_e2e::realapps`), per kind of step: the
+//! time from dispatch to verdict (`guardedCommit.durationMs`), median and worst over the runs, at
+//! the product's default settings, in each browser. Every run checks its verdicts and the
 //! application's database as the end-to-end test does, so a wrong verdict fails the bench.
 
 use std::collections::BTreeMap;
@@ -18,6 +18,7 @@ use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
+use nova_e2e::realapps::wagtail::{self, Wagtail};
 use nova_e2e::realapps::{chainlit, chat, deep_chat, gradio, nicegui, shiny, streamlit};
 use nova_e2e::ui::Page;
 use nova_e2e::{BrowserKind, Nova};
@@ -74,6 +75,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = IHateMoney::start().await?;
         let mut a = agent(kind).await?;
         ihatemoney::journey(&app, &mut a.1, |step| record(&mut samples, "ihatemoney", step)).await?;
+        drop((app, a));
+        let app = Wagtail::start().await?;
+        let mut a = agent(kind).await?;
+        wagtail::journey(&app, &mut a.1, |step| record(&mut samples, "wagtail", step)).await?;
         drop((app, a));
         let app = Jingo::start().await?;
         watched(kind, &app.url("/login"), async |a, tab| {

@@ -1,7 +1,8 @@
-//! The JavaScript build of the page-side module, for pages whose CSP forbids WebAssembly
-//! (Chromium applies the page's CSP to WebAssembly compiled in content scripts). The same Rust
-//! is compiled for the MVP wasm feature set, glued with wasm-bindgen's bundler target and
-//! translated to JavaScript with binaryen's wasm2js (the README, "Strict-CSP pages" under "How it fits together").
+//! The JavaScript build of the page-side module, for pages whose CSP forbids WebAssembly (Chromium
+//! applies the page's CSP to WebAssembly compiled in content scripts). The same Rust is compiled
+//! for the MVP wasm feature set, glued with wasm-bindgen's bundler target and translated to
+//! JavaScript with binaryen's wasm2js (the README, "Strict-CSP pages" under "How it fits
+//! together").
 //!
 //! Output: `dist/extension/pkg-js/` with `nova_extension.js` (the entry the loader imports),
 //! `nova_extension_bg.js` (glue) and `nova_extension_bg.wasm.js` (the translated module).

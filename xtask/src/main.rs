@@ -71,7 +71,8 @@ enum Cmd {
     Package,
     /// Install missing tools, then run fmt, clippy, unit, integration and end-to-end tests.
     Test(test::TestArgs),
-    /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP and chrome-devtools-mcp.
+    /// Print (and write as JSON) the performance figures; `--peer` compares with Playwright MCP and
+    /// chrome-devtools-mcp.
     Bench(bench::BenchArgs),
     /// An MCP client nobody on the team wrote (Python `mcp`) drives `cargo xtask run --headless`
     /// on the Rust book, then Ctrl-C must stop everything (default: Chromium and Firefox).

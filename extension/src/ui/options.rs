@@ -1,6 +1,7 @@
 //! The options page: domain policy (allow / block per domain and action group), the agents' tab
-//! rules, gate modes, the history of permission prompts, and the activity report. Every change is saved at once
-//! through the hub, which checks it whole (a wrong part changes nothing and is shown).
+//! rules, gate modes, the history of permission prompts, and the activity report. Every change is
+//! saved at once through the hub, which checks it whole (a wrong part changes nothing and is
+//! shown).
 
 use std::cell::RefCell;
 

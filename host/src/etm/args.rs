@@ -1,5 +1,5 @@
-//! Arguments of the ETM tools (docs/tasks.md, "Arguments"); TUC's are in `crate::tuc::args`. Every type rejects
-//! unknown fields; bounds are checked by the tools and named in the error.
+//! Arguments of the ETM tools (docs/tasks.md, "Arguments"); TUC's are in `crate::tuc::args`. Every
+//! type rejects unknown fields; bounds are checked by the tools and named in the error.
 
 use std::collections::BTreeMap;
 

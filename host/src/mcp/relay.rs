@@ -1,5 +1,6 @@
-//! `nova mcp`: the stdio command agents configure. It relays JSON-RPC lines between the agent
-//! and the hub (a Unix socket, a named pipe on Windows: [`crate::ipc`]), reading every line with a size bound.
+//! `nova mcp`: the stdio command agents configure. It relays JSON-RPC lines between the agent and
+//! the hub (a Unix socket, a named pipe on Windows: [`crate::ipc`]), reading every line with a size
+//! bound.
 //!
 //! Without a hub it stays up and answers by itself: `initialize`, `ping` and `tools/list` work
 //! (the catalog is compiled in), and every tool call gets a structured, retryable
@@ -389,9 +390,10 @@ impl Relay {
             .collect()
     }
 
-    /// The answer to a tool call the hub was running when it went away. A read (or tool
-    /// discovery, a lease) can simply be asked again; anything else may have acted before the hub died, so it is in doubt and must
-    /// not be repeated blindly (a guarded one shows as `inDoubtTransitions` on the next perceive).
+    /// The answer to a tool call the hub was running when it went away. A read (or tool discovery,
+    /// a lease) can simply be asked again; anything else may have acted before the hub died, so it
+    /// is in doubt and must not be repeated blindly (a guarded one shows as `inDoubtTransitions` on
+    /// the next perceive).
     fn answer_lost_in_flight(&mut self, id: Value, msg: &Value) -> Value {
         let tool = msg.pointer("/params/name").and_then(Value::as_str).unwrap_or("");
         if matches!(crate::registry::classify(tool).0, ActionKind::Read | ActionKind::Meta) {

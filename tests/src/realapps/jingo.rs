@@ -138,11 +138,12 @@ impl Jingo {
 }
 
 /// The wiki journey of a compliant agent (who has loaded its bundle): sign-in wrong and right, a
-/// new page without content (the application's validation error) and with it, a rename onto a
-/// page that exists (the application refuses the duplicate), and the deletion of a page, refused
-/// without a contract and, with one, confirmed by the person in the browser's own dialog
-/// (`person` accepts a native dialog when one shows, and says whether it did). Every verdict, `urlAfter` and the repository after
-/// each step are checked here; `after` sees each guarded step too (the store, timings).
+/// new page without content (the application's validation error) and with it, a rename onto a page
+/// that exists (the application refuses the duplicate), and the deletion of a page, refused without
+/// a contract and, with one, confirmed by the person in the browser's own dialog (`person` accepts
+/// a native dialog when one shows, and says whether it did). Every verdict, `urlAfter` and the
+/// repository after each step are checked here; `after` sees each guarded step too (the store,
+/// timings).
 pub async fn journey(
     app: &Jingo,
     a: &mut Agent,

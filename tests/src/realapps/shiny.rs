@@ -1,12 +1,12 @@
-//! Shiny for Python, from PyPI (Posit): reactive applications drawn with Bootstrap, kept in
-//! step with the server over a WebSocket. The application is a chat as Shiny's documentation
-//! builds one: `ui.chat_ui` (shinychat's `<shiny-chat-container>`) on the page, the reply
-//! streamed by `Chat.append_message_stream`, the model chosen in a `ui.input_selectize`
-//! (Selectize, the picker Shiny for R draws every `selectInput` with: a hidden `<select>`, the
-//! choice drawn as text beside a narrow text box, no ARIA), a failing reply raised from the `on_user_submit` handler a second after the
-//! send (as a remote model's timeout would), which Shiny tells with an error notification
-//! ([`super::chat`]). Until the reply's first words, shinychat draws an assistant's message
-//! with an empty body (after 500 ms, pending dots beside it): that is no reply.
+//! Shiny for Python, from PyPI (Posit): reactive applications drawn with Bootstrap, kept in step
+//! with the server over a WebSocket. The application is a chat as Shiny's documentation builds one:
+//! `ui.chat_ui` (shinychat's `<shiny-chat-container>`) on the page, the reply streamed by
+//! `Chat.append_message_stream`, the model chosen in a `ui.input_selectize` (Selectize, the picker
+//! Shiny for R draws every `selectInput` with: a hidden `<select>`, the choice drawn as text beside
+//! a narrow text box, no ARIA), a failing reply raised from the `on_user_submit` handler a second
+//! after the send (as a remote model's timeout would), which Shiny tells with an error notification
+//! ([`super::chat`]). Until the reply's first words, shinychat draws an assistant's message with an
+//! empty body (after 500 ms, pending dots beside it): that is no reply.
 
 use std::process::Command;
 
