@@ -39,6 +39,10 @@ fn adapter() -> Adapter {
     STATE.with(|s| s.borrow().adapter.clone()).unwrap_or_else(nova_shared::adapter::generic)
 }
 
+/// A one-line text box, where a chat's composer is one the adapter does not name (NiceGUI's is
+/// Quasar's `<input>`), as `nova.guarded_send_message` takes the first text box a read found.
+const TEXT_BOX: &str = "input:not([type]):visible, input[type=text]:visible";
+
 fn count(sel: Option<&str>) -> u32 {
     sel.map_or(0, shadows::count)
 }
@@ -198,7 +202,11 @@ fn core(a: &Adapter, path: &str, password: &OnceCell<bool>) -> Value {
                 json!("login")
             } else if path.contains("settings") || path.contains("preferences") {
                 json!("settings")
-            } else if visible(a.chat.composer.as_deref()) && a.chat.messages.is_some() {
+            } else if visible(a.chat.messages.as_deref())
+                && (visible(a.chat.composer.as_deref()) || visible(Some(TEXT_BOX)))
+            {
+                // A text box alone is no chat (a ticket's comment box, a page's body): a
+                // conversation shows too.
                 json!("chat")
             } else {
                 Value::Null

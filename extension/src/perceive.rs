@@ -119,6 +119,11 @@ struct Walk {
     /// Where the text of elements found seen went: taken out again when a cover the walk noted
     /// turns out to be painted over it ([`Walk::drop_covered`]).
     pieces: Vec<Piece>,
+    /// The open shadow roots entered in the page's own document (not in its frames), at most
+    /// [`crate::shadows::MAX_ROOTS`]: the read's signals are looked for in them too.
+    shadows: Vec<web_sys::ShadowRoot>,
+    /// How many frames deep the walk is.
+    frames: u32,
 }
 
 /// Where the walk put the text of one text node of an element found seen.
@@ -283,13 +288,18 @@ impl Walk {
                     self.layers.enter_document(v.clone());
                 }
                 self.break_line();
+                self.frames += 1;
                 self.children(&body);
+                self.frames -= 1;
                 self.break_line();
                 if view.is_some() {
                     self.layers.leave_document();
                 }
             }
         } else if let Some(shadow) = can_host_shadow(&tag).then(|| el.shadow_root()).flatten() {
+            if self.frames == 0 && self.shadows.len() < crate::shadows::MAX_ROOTS {
+                self.shadows.push(shadow.clone());
+            }
             self.children(&shadow);
         } else if tag == "slot" {
             let assigned = js_sys::Reflect::get(el, &"assignedNodes".into())
@@ -594,8 +604,9 @@ fn looks_like_login(doc: &web_sys::Document) -> bool {
     WORDS.iter().any(|w| hay.contains(w))
 }
 
-/// `page.perceive`.
-pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
+/// `page.perceive`: the page read, and the open shadow roots the walk entered in the page's own
+/// document (where the read's signals are looked for too: [`crate::shadows::Looking`]).
+pub fn perceive(p: &PerceiveParams) -> Result<(PageModel, Vec<web_sys::ShadowRoot>), Failure> {
     dom::intern_names();
     let doc = dom::document()?;
     let win = dom::window()?;
@@ -616,7 +627,7 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
     let truncated_elements = w.elements_total > w.elements.len();
     let truncated_text = w.text_total > w.text_max;
     let (vw, vh) = (vw.max(0.0) as u32, vh.max(0.0) as u32);
-    Ok(PageModel {
+    let page = PageModel {
         url: doc.url().unwrap_or_default(),
         title: doc.title(),
         ready_state: doc.ready_state(),
@@ -649,7 +660,8 @@ pub fn perceive(p: &PerceiveParams) -> Result<PageModel, Failure> {
             text_chars_total: u32::try_from(w.text_total).unwrap_or(u32::MAX),
         },
         hidden_chars: u32::try_from(w.hidden_chars).unwrap_or(u32::MAX),
-    })
+    };
+    Ok((page, w.shadows))
 }
 
 /// `page.readText`.

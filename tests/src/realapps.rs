@@ -28,6 +28,8 @@
 //!   each entry as a file.
 //! - [`wagtail`]: Wagtail (PyPI), Django's content management system: a page editor whose
 //!   scripts make a page's address from its title as it is typed, a publish button in a menu.
+//! - [`trac`]: Trac (PyPI), the issue tracker: two submit buttons, refusals in a warning box
+//!   of its own, and a change refused because someone else changed the ticket first.
 //! - [`ihatemoney`]: I Hate Money (PyPI, Flask), shared expenses with SQLite: forms in a dialog,
 //!   a `<select>`, a delete that asks in its own button.
 
@@ -44,6 +46,7 @@ pub mod nicegui;
 pub mod shiny;
 pub mod streamlit;
 pub mod tiddlywiki;
+pub mod trac;
 pub mod two_factor;
 pub mod wagtail;
 

@@ -526,12 +526,14 @@ fn apply(before: &Value, delta: &Value) -> Value {
 }
 
 /// The page content of a read: without what every answer carries about itself, and without
-/// the moments operational knowledge last observed each fact (each read observes anew).
+/// the moments operational knowledge last observed each fact and how often (each read observes
+/// anew: a fact first seen by one read is `fresh`, `confirmed` once the next sees it again).
 fn content(read: &Value) -> Value {
     fn untimed(v: &mut Value) {
         match v {
             Value::Object(o) => {
                 o.remove("lastObservedAt");
+                o.remove("factState");
                 o.values_mut().for_each(untimed);
             }
             Value::Array(a) => a.iter_mut().for_each(untimed),

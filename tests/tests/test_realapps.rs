@@ -12,6 +12,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
+use nova_e2e::realapps::trac::{self, Trac};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
 use nova_e2e::realapps::wagtail::{self, Wagtail};
 use nova_e2e::realapps::{chainlit, chat, deep_chat, gradio, nicegui, shiny, streamlit};
@@ -349,4 +350,13 @@ async fn a_chainlit_chat_is_judged_on_what_its_server_received() -> anyhow::Resu
         &[app.home()],
     )
     .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trac_files_a_ticket_after_a_refusal_and_comments_after_a_colleague_changed_it() -> anyhow::Result<()>
+{
+    let app = Trac::start().await?;
+    let steps = ["create_untitled", "create_titled", "comment_collided", "comment_saved", "resolve"];
+    let pages = ["/newticket", "/ticket/1", "/report/1", "/timeline"].map(|p| app.url(p));
+    drive(("trac-agent", &[]), &steps, async |a, after, _| trac::journey(&app, a, after).await, &pages).await
 }

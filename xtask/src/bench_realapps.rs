@@ -1,9 +1,9 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on the
-//! team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, Wagtail, Gradio's
-//! chat interface and Streamlit, Chainlit, NiceGUI and Shiny chats from PyPI, MediaWiki from
-//! Debian, Jingo, TiddlyWiki and Deep Chat from npm; `nova_e2e::realapps`), per kind of step: the
-//! time from dispatch to verdict (`guardedCommit.durationMs`), median and worst over the runs, at
-//! the product's default settings, in each browser. Every run checks its verdicts and the
+//! team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, Wagtail, Trac,
+//! Gradio's chat interface and Streamlit, Chainlit, NiceGUI and Shiny chats from PyPI, MediaWiki
+//! from Debian, Jingo, TiddlyWiki and Deep Chat from npm; `nova_e2e::realapps`), per kind of step:
+//! the time from dispatch to verdict (`guardedCommit.durationMs`), median and worst over the runs,
+//! at the product's default settings, in each browser. Every run checks its verdicts and the
 //! application's database as the end-to-end test does, so a wrong verdict fails the bench.
 
 use std::collections::BTreeMap;
@@ -17,6 +17,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
+use nova_e2e::realapps::trac::{self, Trac};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
 use nova_e2e::realapps::wagtail::{self, Wagtail};
 use nova_e2e::realapps::{chainlit, chat, deep_chat, gradio, nicegui, shiny, streamlit};
@@ -75,6 +76,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = IHateMoney::start().await?;
         let mut a = agent(kind).await?;
         ihatemoney::journey(&app, &mut a.1, |step| record(&mut samples, "ihatemoney", step)).await?;
+        drop((app, a));
+        let app = Trac::start().await?;
+        let mut a = agent(kind).await?;
+        trac::journey(&app, &mut a.1, |step| record(&mut samples, "trac", step)).await?;
         drop((app, a));
         let app = Wagtail::start().await?;
         let mut a = agent(kind).await?;

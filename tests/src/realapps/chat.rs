@@ -113,6 +113,10 @@ pub async fn journey(
     // the application, which cuts a reply still streaming short, as it would a person's).
     let replied = format!("[{}] You said: {hello}", MODELS[0]);
     read_text_until(a, &replied).await?;
+    // A conversation shows beside the composer: the page reads as a chat.
+    let read = a.step("nova.perceive", json!({})).await?;
+    let kind = &read["okHints"]["currentFacts"]["core.page.type"]["valueJson"];
+    anyhow::ensure!(kind == "chat", "a conversation shows, yet the page type is {kind}: {}", read["okHints"]);
 
     switch(a, &mut judge, &home, picker).await?;
     let answering = MODELS[1];

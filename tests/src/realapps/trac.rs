@@ -1,0 +1,168 @@
+//! Trac, from PyPI: the issue tracker and wiki (Python, Jinja2 templates, jQuery), with SQLite,
+//! served by its own `tracd` on loopback to anonymous visitors allowed to file and change
+//! tickets. Classic server forms with a form token, two submit buttons (Preview before Create),
+//! its refusals shown in a warning box of its own, and a check that refuses a change to a
+//! ticket someone else changed since the form was shown. Nothing of the application is ours:
+//! the tests only drive its pages and read its database.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::json;
+
+use super::{Judge, Step, ref_of};
+use crate::agent::Agent;
+
+/// The Trac release installed.
+pub const VERSION: &str = "1.6";
+
+/// Where the environment keeps its database, in the server's directory.
+const DB: &str = "env/db/trac.db";
+
+/// The interpreter of the virtualenv with Trac, installed once.
+pub fn ensure_installed() -> anyhow::Result<PathBuf> {
+    super::pip_install_once("Trac", "Trac", VERSION)
+}
+
+/// A running Trac with its own environment and database.
+pub struct Trac {
+    served: super::Served,
+    python: PathBuf,
+}
+
+impl Trac {
+    /// Installs Trac if needed, makes a fresh environment whose anonymous visitors may file and
+    /// change tickets, and serves it.
+    pub async fn start() -> anyhow::Result<Self> {
+        let python = ensure_installed()?;
+        let dir = tempfile::tempdir()?;
+        let env = dir.path().join("env");
+        let admin = |args: &[&str]| {
+            super::run(Command::new(&python).args(["-m", "trac.admin.console"]).arg(&env).args(args))
+        };
+        admin(&["initenv", "Storefront", "sqlite:db/trac.db"])?;
+        admin(&["permission", "add", "anonymous", "TICKET_CREATE", "TICKET_MODIFY"])?;
+        let port = super::free_port()?;
+        let mut serve = Command::new(&python);
+        serve.args(["-m", "trac.web.standalone", "-b", "127.0.0.1", "-p", &port.to_string(), "-s"]).arg(&env);
+        let served = super::Served::spawn(dir, port, &mut serve, "Trac's server (tracd)").await?;
+        Ok(Self { served, python })
+    }
+
+    /// The URL of `path` on the server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.served.origin)
+    }
+
+    /// One integer from the application's database.
+    pub fn count(&self, sql: &str) -> anyhow::Result<i64> {
+        self.served.count(DB, sql)
+    }
+
+    /// What the server printed (for failure messages).
+    pub fn log(&self) -> String {
+        self.served.log()
+    }
+
+    /// Someone else changes ticket `id` through Trac's own model: raises its priority, with a
+    /// comment, as a colleague's edit in another browser would.
+    pub fn someone_else_changes(&self, id: i64) -> anyhow::Result<()> {
+        const CHANGE: &str = "import sys\n\
+            from trac.env import Environment\n\
+            from trac.ticket.model import Ticket\n\
+            t = Ticket(Environment(sys.argv[1]), int(sys.argv[2]))\n\
+            t['priority'] = 'critical'\n\
+            t.save_changes('someone', 'It blocks every order.')\n";
+        super::run(
+            Command::new(&self.python).args(["-c", CHANGE]).arg(self.served.path("env")).arg(id.to_string()),
+        )?;
+        Ok(())
+    }
+}
+
+/// The tracker journey of a compliant agent (who has loaded its bundle): a ticket filed without
+/// a summary (refused in Trac's warning box), then with one typed into the same form; a comment
+/// sent after someone else changed the ticket (refused: the ticket changed since the form was
+/// shown), then sent again from the form Trac shows back; the ticket resolved as fixed. Every
+/// verdict, `urlAfter` and the database after each step are checked here; `after` sees each
+/// guarded step too.
+pub async fn journey(
+    app: &Trac,
+    a: &mut Agent,
+    after: impl FnMut(&Step) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    const SUBMIT: &str = "nova.guarded_submit_form";
+    let mut judge = Judge { after, log: &|| app.log(), count: &|sql| app.count(sql) };
+    let tickets = "SELECT COUNT(*) FROM ticket";
+    let comment = "Seen in Firefox too.";
+    let commented =
+        format!("SELECT COUNT(*) FROM ticket_change WHERE field = 'comment' AND newvalue = '{comment}'");
+
+    // The new-ticket form has Preview before Create: the agent names the button it means.
+    a.visit(&app.url("/newticket")).await?;
+    a.step("nova.perceive", json!({})).await?;
+    let create = |fields: serde_json::Value| json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]", "fields": fields});
+    let r = a.call(SUBMIT, create(json!({"#field-description": "Pressing Pay does nothing."}))).await?;
+    judge.step(
+        ("create_untitled", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_fail",
+        app.url("/newticket#ticket"),
+        (tickets, 0),
+    )?;
+    a.step("nova.perceive", json!({})).await?;
+    let r = a.call(SUBMIT, create(json!({"#field-summary": "The checkout button does nothing"}))).await?;
+    let filed = "SELECT COUNT(*) FROM ticket WHERE summary = 'The checkout button does nothing' \
+                 AND description = 'Pressing Pay does nothing.'";
+    // The form's address ends `#ticket`; the browser keeps that fragment through the redirect.
+    judge.step(
+        ("create_titled", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        app.url("/ticket/1#ticket"),
+        (filed, 1),
+    )?;
+
+    // A colleague raises the priority while the agent writes its comment. Trac shows the form
+    // back holding what the agent sent, the priority as it was before the colleague's change:
+    // sent again, it would undo that change. The agent reads the ticket afresh instead.
+    a.step("nova.perceive", json!({})).await?;
+    app.someone_else_changes(1)?;
+    let send = json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]",
+                      "fields": {"#comment": comment}});
+    let r = a.call(SUBMIT, send.clone()).await?;
+    judge.step(
+        ("comment_collided", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_fail",
+        app.url("/ticket/1#trac-add-comment"),
+        (&commented, 0),
+    )?;
+    a.visit(&app.url("/ticket/1")).await?;
+    // A comment box is no chat.
+    let read = a.step("nova.perceive", json!({})).await?;
+    let kind = &read["okHints"]["currentFacts"]["core.page.type"];
+    anyhow::ensure!(kind.get("valueJson") != Some(&json!("chat")), "a ticket read as a chat: {kind}");
+    let r = a.call(SUBMIT, send).await?;
+    let kept = format!("{commented} AND ticket IN (SELECT id FROM ticket WHERE priority = 'critical')");
+    judge.step(
+        ("comment_saved", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        app.url("/ticket/1#comment:2"),
+        (&kept, 1),
+    )?;
+
+    // Resolving is a radio among the ticket's actions, in the folded "Modify Ticket" section,
+    // then its resolution in a `<select>`.
+    let read = a.step("nova.perceive", json!({})).await?;
+    a.step("nova.click_selector", json!({"selector": ref_of(&read, r#"link "Modify Ticket""#)?})).await?;
+    a.step("nova.click_selector", json!({"selector": "#action_resolve"})).await?;
+    let resolve = json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]",
+                         "fields": {"#action_resolve_resolve_resolution": "fixed"}});
+    let r = a.call(SUBMIT, resolve).await?;
+    let fixed = "SELECT COUNT(*) FROM ticket WHERE status = 'closed' AND resolution = 'fixed' \
+                 AND priority = 'critical'";
+    let closed = app.url("/ticket/1#comment:3");
+    judge.step(("resolve", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", closed, (fixed, 1))
+}
