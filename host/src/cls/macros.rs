@@ -325,6 +325,12 @@ fn named_like(line: &str, role: &str, words: &[&str]) -> bool {
     line_role == Some(role) && words.iter().any(|w| name.starts_with(w) || name.contains(&format!(" {w}")))
 }
 
+/// Whether a button's accessible name says it only previews its form ([`PREVIEW_WORDS`]).
+fn previews(name: &str) -> bool {
+    let name = name.to_lowercase();
+    PREVIEW_WORDS.iter().any(|w| name.contains(w))
+}
+
 impl Macros<'_> {
     /// `nova.guarded_send_message`.
     pub async fn guarded_send_message(
@@ -463,7 +469,8 @@ crate::tool_args! {
         /// in the page's order, top to bottom; a field not on the page yet is filled last.
         #[serde(default)]
         pub fields: BTreeMap<String, String>,
-        /// Submit control, when the heuristics do not find it.
+        /// Submit control, when the heuristics do not find it (needed when the form's own
+        /// button only previews it).
         #[serde(default)]
         pub submit_selector: Option<String>,
     }
@@ -479,6 +486,9 @@ const NEXT_WORDS: &[&str] = &["next", "continue", "sign in", "log in", "login", 
 
 /// What a form's submit button is named like, when the page does not say which it is.
 const SUBMIT_WORDS: &[&str] = &["submit", "send", "save", "subscribe", "continue"];
+/// Words a button that only previews a form is named with (Trac's and WordPress's "Preview",
+/// MediaWiki's "Show preview"): pressing it sends the form to be shown, not saved.
+const PREVIEW_WORDS: &[&str] = &["preview", "vorschau", "aperçu", "vista previa", "anteprima"];
 
 /// Generic login fields.
 impl Macros<'_> {
@@ -832,13 +842,31 @@ impl Macros<'_> {
             return Err(CallError::invalid("fields", m));
         }
         let order = self.document_order(&tab.target_id, &a.fields).await;
+        // The button Nova would press when none is named: the form's own, asked before anything
+        // is typed so that a refusal leaves the page as it was.
+        let nova_picks = a.submit_selector.is_none() && ad.form.submit.is_none();
+        if let (true, Some(first)) = (nova_picks, order.first())
+            && let Some((button, name)) = self.submitter(&tab.target_id, first, SUBMIT_WORDS).await
+            && previews(&name)
+        {
+            // The form's own button only previews it (Trac puts "Preview" before "Create
+            // ticket"): pressed, the page would come back and read as a success with nothing
+            // saved. The agent names the control that sends the form.
+            let m = format!(
+                "the button that sends this form by default is `{button}` \"{name}\", which shows a \
+                 preview and saves nothing: name the control that saves (read the page for its ref)"
+            );
+            return Err(CallError::invalid("submitSelector", m));
+        }
         for selector in &order {
             if let Err(reply) = self.fill(&tab.target_id, selector, &a.fields[selector]).await {
                 return Ok(reply);
             }
         }
         let filled_form = match (&a.form_selector, order.first()) {
-            (None, Some(first)) => self.submitter(&tab.target_id, first, SUBMIT_WORDS).await.map(|(b, _)| b),
+            (None, Some(first)) if nova_picks => {
+                self.submitter(&tab.target_id, first, SUBMIT_WORDS).await.map(|(b, _)| b)
+            }
             _ => None,
         };
         let submit = match a.submit_selector.or(ad.form.submit.clone()).or(filled_form) {

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, ref_of};
+use super::{Judge, Step, line_of, ref_of};
 use crate::agent::Agent;
 
 /// The Trac release installed.
@@ -98,9 +98,22 @@ pub async fn journey(
     let commented =
         format!("SELECT COUNT(*) FROM ticket_change WHERE field = 'comment' AND newvalue = '{comment}'");
 
-    // The new-ticket form has Preview before Create: the agent names the button it means.
+    // The new-ticket form has Preview before Create: a submit naming no control would press
+    // Preview (the button Enter presses), which saves nothing and comes back as a new page. It
+    // is refused before anything is typed, and the agent names the button it means.
     a.visit(&app.url("/newticket")).await?;
-    a.step("nova.perceive", json!({})).await?;
+    let naive = json!({"fields": {"#field-summary": "Only a preview"}});
+    match a.call(SUBMIT, naive).await {
+        Ok((r, _)) => anyhow::bail!("a submit that would press Preview was not refused: {r}"),
+        Err(e) => {
+            let e = format!("{e:#}");
+            anyhow::ensure!(e.contains("submitSelector") && e.contains("\"Preview\""), "{e}");
+        }
+    }
+    let read = a.step("nova.perceive", json!({})).await?;
+    let summary = line_of(&read, r#"textbox "Summary:""#)?;
+    anyhow::ensure!(!summary.contains("value="), "the refused submit typed: {summary}");
+    anyhow::ensure!(app.count(tickets)? == 0, "a refused submit filed a ticket");
     let create = |fields: serde_json::Value| json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]", "fields": fields});
     let r = a.call(SUBMIT, create(json!({"#field-description": "Pressing Pay does nothing."}))).await?;
     judge.step(
