@@ -43,6 +43,9 @@ fn adapter() -> Adapter {
 /// Quasar's `<input>`), as `nova.guarded_send_message` takes the first text box a read found.
 const TEXT_BOX: &str = "input:not([type]):visible, input[type=text]:visible";
 
+/// Most shadow roots a read looks for a chat in ([`signals`]).
+const PAGE_TYPE_ROOTS: usize = 200;
+
 fn count(sel: Option<&str>) -> u32 {
     sel.map_or(0, shadows::count)
 }
@@ -242,14 +245,28 @@ fn core(a: &Adapter, path: &str, password: &OnceCell<bool>) -> Value {
     }
 }
 
-/// The `core.*` signals the page shows, read through `a` (those it does not show are left out).
-pub fn signals(a: &Adapter) -> std::collections::BTreeMap<String, Value> {
+/// The `core.*` signals the page shows, read through `a` (those it does not show are left out),
+/// in the document; the page type also in `roots`, the open shadow roots the read's walk entered
+/// (the first [`PAGE_TYPE_ROOTS`]), when the document does not say it.
+pub fn signals(a: &Adapter, roots: &[web_sys::ShadowRoot]) -> std::collections::BTreeMap<String, Value> {
     let password = OnceCell::new();
-    nova_shared::facts::CORE_FACTS
+    let mut found: std::collections::BTreeMap<String, Value> = nova_shared::facts::CORE_FACTS
         .iter()
         .map(|path| (format!("core.{path}"), core(a, path, &password)))
         .filter(|(_, v)| !v.is_null())
-        .collect()
+        .collect();
+    // A chat drawn inside a web component (Deep Chat) shows its conversation in a shadow root.
+    // Only the page type is looked for there, so a page of many components pays a few queries
+    // per root and read, not one per signal.
+    if !roots.is_empty() && !found.contains_key("core.page.type") {
+        let roots = roots.iter().take(PAGE_TYPE_ROOTS).cloned().collect();
+        let _looking = shadows::Looking::at(std::rc::Rc::new(roots));
+        let kind = core(a, "page.type", &password);
+        if !kind.is_null() {
+            found.insert("core.page.type".into(), kind);
+        }
+    }
+    found
 }
 
 /// Reads a `chat.*`, `form.*`, `overlay.*` or `core.*` fact.

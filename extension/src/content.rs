@@ -239,8 +239,7 @@ fn answer(msg: &JsValue) -> JsValue {
         method::PERCEIVE => params(msg).and_then(|p: PerceiveParams| {
             let page = timing::part("walkMs", || perceive::perceive(&p)).map(|(mut page, roots)| {
                 if let Some(a) = &p.adapter {
-                    let _looking = crate::shadows::Looking::at(std::rc::Rc::new(roots));
-                    page.signals = timing::part("signalsMs", || collect::signals(a));
+                    page.signals = timing::part("signalsMs", || collect::signals(a, &roots));
                 }
                 page
             });

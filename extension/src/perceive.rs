@@ -120,7 +120,7 @@ struct Walk {
     /// turns out to be painted over it ([`Walk::drop_covered`]).
     pieces: Vec<Piece>,
     /// The open shadow roots entered in the page's own document (not in its frames), at most
-    /// [`crate::shadows::MAX_ROOTS`]: the read's signals are looked for in them too.
+    /// [`crate::shadows::MAX_ROOTS`]: the read's page type is looked for in them too.
     shadows: Vec<web_sys::ShadowRoot>,
     /// How many frames deep the walk is.
     frames: u32,
@@ -605,7 +605,7 @@ fn looks_like_login(doc: &web_sys::Document) -> bool {
 }
 
 /// `page.perceive`: the page read, and the open shadow roots the walk entered in the page's own
-/// document (where the read's signals are looked for too: [`crate::shadows::Looking`]).
+/// document (where the read's page type is looked for too: [`crate::collect::signals`]).
 pub fn perceive(p: &PerceiveParams) -> Result<(PageModel, Vec<web_sys::ShadowRoot>), Failure> {
     dom::intern_names();
     let doc = dom::document()?;

@@ -6,7 +6,7 @@
 //! seen, and a send ended `no_signal_yet`. A watch and a check look into every open shadow root
 //! of the page too. The watch finds them once when it is armed and follows the page from there
 //! (each element the page adds is looked into), so each of its looks costs one query per root,
-//! and a page without shadow roots pays nothing. The signals of a read are looked for in the
+//! and a page without shadow roots pays nothing. A read's page type is also looked for in the
 //! shadow roots the read's walk entered (a chat drawn in one is a chat: `core.page.type`); any
 //! other look outside a watch or a check is of the document alone.
 
