@@ -356,6 +356,12 @@ pub fn line_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String>
     }
 }
 
+/// The page type a read (`nova.perceive`) gives in its hints (`core.page.type`), `null` when it
+/// gives none.
+pub fn page_type(read: &serde_json::Value) -> &serde_json::Value {
+    &read["okHints"]["currentFacts"]["core.page.type"]["valueJson"]
+}
+
 /// Fails unless the answer `(r, failed)` to a state-changing click is the refusal of one sent
 /// without a transition contract, before anything was dispatched: `what` names the click
 /// ("a delete", "a save") in the failure.

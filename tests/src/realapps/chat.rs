@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Served, Step, read_text_until};
+use super::{Judge, Served, Step, page_type, read_text_until};
 use crate::agent::Agent;
 use crate::ui::Page;
 
@@ -115,7 +115,7 @@ pub async fn journey(
     read_text_until(a, &replied).await?;
     // A conversation shows beside the composer: the page reads as a chat.
     let read = a.step("nova.perceive", json!({})).await?;
-    let kind = &read["okHints"]["currentFacts"]["core.page.type"]["valueJson"];
+    let kind = page_type(&read);
     anyhow::ensure!(kind == "chat", "a conversation shows, yet the page type is {kind}: {}", read["okHints"]);
 
     switch(a, &mut judge, &home, picker).await?;

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, line_of, ref_of};
+use super::{Judge, Step, line_of, page_type, ref_of};
 use crate::agent::Agent;
 
 /// The Trac release installed.
@@ -80,12 +80,13 @@ impl Trac {
     }
 }
 
-/// The tracker journey of a compliant agent (who has loaded its bundle): a ticket filed without
-/// a summary (refused in Trac's warning box), then with one typed into the same form; a comment
-/// sent after someone else changed the ticket (refused: the ticket changed since the form was
-/// shown), then sent again from the form Trac shows back; the ticket resolved as fixed. Every
-/// verdict, `urlAfter` and the database after each step are checked here; `after` sees each
-/// guarded step too.
+/// The tracker journey of a compliant agent (who has loaded its bundle): a submit naming no
+/// button, refused before typing (it would press Preview); a ticket filed without a summary
+/// (refused in Trac's warning box), then with one typed into the same form; a comment sent after
+/// someone else changed the ticket (refused: the ticket changed since the form was shown), then
+/// sent again once the agent read the ticket afresh (the colleague's change kept); the ticket
+/// resolved as fixed. Every verdict, `urlAfter` and the database after each step are checked
+/// here; `after` sees each guarded step too.
 pub async fn journey(
     app: &Trac,
     a: &mut Agent,
@@ -97,6 +98,12 @@ pub async fn journey(
     let comment = "Seen in Firefox too.";
     let commented =
         format!("SELECT COUNT(*) FROM ticket_change WHERE field = 'comment' AND newvalue = '{comment}'");
+
+    // Every form here is Trac's `#propertyform`, sent by its own submit button.
+    let form = |fields: serde_json::Value| {
+        json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]",
+               "fields": fields})
+    };
 
     // The new-ticket form has Preview before Create: a submit naming no control would press
     // Preview (the button Enter presses), which saves nothing and comes back as a new page. It
@@ -114,8 +121,7 @@ pub async fn journey(
     let summary = line_of(&read, r#"textbox "Summary:""#)?;
     anyhow::ensure!(!summary.contains("value="), "the refused submit typed: {summary}");
     anyhow::ensure!(app.count(tickets)? == 0, "a refused submit filed a ticket");
-    let create = |fields: serde_json::Value| json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]", "fields": fields});
-    let r = a.call(SUBMIT, create(json!({"#field-description": "Pressing Pay does nothing."}))).await?;
+    let r = a.call(SUBMIT, form(json!({"#field-description": "Pressing Pay does nothing."}))).await?;
     judge.step(
         ("create_untitled", SUBMIT, a.calls_of(SUBMIT)),
         r,
@@ -124,7 +130,7 @@ pub async fn journey(
         (tickets, 0),
     )?;
     a.step("nova.perceive", json!({})).await?;
-    let r = a.call(SUBMIT, create(json!({"#field-summary": "The checkout button does nothing"}))).await?;
+    let r = a.call(SUBMIT, form(json!({"#field-summary": "The checkout button does nothing"}))).await?;
     let filed = "SELECT COUNT(*) FROM ticket WHERE summary = 'The checkout button does nothing' \
                  AND description = 'Pressing Pay does nothing.'";
     // The form's address ends `#ticket`; the browser keeps that fragment through the redirect.
@@ -141,8 +147,7 @@ pub async fn journey(
     // sent again, it would undo that change. The agent reads the ticket afresh instead.
     a.step("nova.perceive", json!({})).await?;
     app.someone_else_changes(1)?;
-    let send = json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]",
-                      "fields": {"#comment": comment}});
+    let send = form(json!({"#comment": comment}));
     let r = a.call(SUBMIT, send.clone()).await?;
     judge.step(
         ("comment_collided", SUBMIT, a.calls_of(SUBMIT)),
@@ -154,8 +159,8 @@ pub async fn journey(
     a.visit(&app.url("/ticket/1")).await?;
     // A comment box is no chat.
     let read = a.step("nova.perceive", json!({})).await?;
-    let kind = &read["okHints"]["currentFacts"]["core.page.type"];
-    anyhow::ensure!(kind.get("valueJson") != Some(&json!("chat")), "a ticket read as a chat: {kind}");
+    let kind = page_type(&read);
+    anyhow::ensure!(kind != "chat", "a ticket read as a chat: {}", read["okHints"]);
     let r = a.call(SUBMIT, send).await?;
     let kept = format!("{commented} AND ticket IN (SELECT id FROM ticket WHERE priority = 'critical')");
     judge.step(
@@ -171,8 +176,7 @@ pub async fn journey(
     let read = a.step("nova.perceive", json!({})).await?;
     a.step("nova.click_selector", json!({"selector": ref_of(&read, r#"link "Modify Ticket""#)?})).await?;
     a.step("nova.click_selector", json!({"selector": "#action_resolve"})).await?;
-    let resolve = json!({"formSelector": "#propertyform", "submitSelector": "#propertyform input[name=submit]",
-                         "fields": {"#action_resolve_resolve_resolution": "fixed"}});
+    let resolve = form(json!({"#action_resolve_resolve_resolution": "fixed"}));
     let r = a.call(SUBMIT, resolve).await?;
     let fixed = "SELECT COUNT(*) FROM ticket WHERE status = 'closed' AND resolution = 'fixed' \
                  AND priority = 'critical'";
