@@ -281,19 +281,22 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
             }
             let top_frame = params.get("frameId").and_then(Value::as_u64).unwrap_or(0) == 0;
             let watch_id = params.get("watchId").and_then(Value::as_str).map(str::to_owned);
-            // `{"click": {...}}`, `{"type": {...}}` or `{"select": {...}}`: kept for the report
-            // of a guarded action whose answer is lost.
-            let kind = (name == method::ACT)
-                .then(|| {
-                    params.get("action").and_then(Value::as_object).and_then(|a| a.keys().next().cloned())
-                })
+            // `{"click": {...}}`, `{"type": {...}}` or `{"select": {...}}`: its kind and selector
+            // are kept for the report of a guarded action whose answer is lost.
+            let action = (name == method::ACT)
+                .then(|| params.get("action").and_then(Value::as_object))
                 .flatten()
+                .and_then(|a| a.iter().next())
+                .map(|(kind, p)| Taken {
+                    kind: kind.clone(),
+                    selector: p.get("selector").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                })
                 .unwrap_or_default();
             let (report, page_stages) = match to_page(tab, name, params).await {
                 Err((code, message))
                     if code == reason::GONE_AFTER_DISPATCH && name == method::ACT && top_frame =>
                 {
-                    match taken_then_left(tab, epoch, kind).await {
+                    match taken_then_left(tab, epoch, action).await {
                         Some(report) => (report, BTreeMap::new()),
                         None => return Err((code, message)),
                     }
@@ -756,15 +759,24 @@ async fn tab_url(tab: i32) -> String {
 /// the document it navigated to (ms).
 const LEFT_COMMIT_MS: f64 = 2_000.0;
 
+/// A guarded action (`page.act`) as it was sent: its kind (click, type, select) and the selector
+/// it names.
+#[derive(Default)]
+struct Taken {
+    kind: String,
+    selector: String,
+}
+
 /// The report of a guarded action (`page.act`) whose document took it and went away before
 /// its answer arrived: Chromium drops an answer in flight when a form's submission lands on
 /// the page's own address (Django admin's bulk actions post to the list they are run from).
 /// When the tab commits a new document right after (within [`LEFT_COMMIT_MS`] of epoch
-/// `epoch`), the action (of `kind`: click, type, select) is taken as dispatched and leaving, so
-/// its watch judges the outcome on the document it landed on, and the report says so; `None`
-/// when no document came. The report leaves `urlBefore` empty: the hub, which recorded the URL
-/// in the transition's intent, fills it in.
-async fn taken_then_left(tab: i32, epoch: u32, kind: String) -> Option<Value> {
+/// `epoch`), the action is taken as dispatched and leaving, so its watch judges the outcome on
+/// the document it landed on, and the report says so; `None` when no document came. The page
+/// never described the element: the report names it by the selector the action was sent with.
+/// It leaves `urlBefore` empty: the hub, which recorded the URL in the transition's intent,
+/// fills it in.
+async fn taken_then_left(tab: i32, epoch: u32, action: Taken) -> Option<Value> {
     next_commit(tab, epoch, LEFT_COMMIT_MS).await;
     if epoch_of(tab) == epoch {
         return None;
@@ -774,7 +786,8 @@ async fn taken_then_left(tab: i32, epoch: u32, kind: String) -> Option<Value> {
         action_dispatched: true,
         url_after: landed.clone(),
         navigation_started: Some(landed),
-        method: kind,
+        element: format!("the element at `{}`", action.selector),
+        method: action.kind,
         warnings: vec![
             "the page went to a new document before answering: the action is taken as dispatched and judged on the \
              document it landed on"

@@ -351,8 +351,13 @@ async fn bulk_delete<F: FnMut(&Step) -> anyhow::Result<()>>(
     a.step("nova.type_selector", json!({"selector": action, "text": "Delete selected groups"})).await?;
     let r = a.call(SUBMIT, json!({"submitSelector": "button[name=\"index\"]"})).await?;
     // Chromium drops the answer of a form posting to its own page: the report is inferred,
-    // and still says where the action was taken.
+    // and still says where the action was taken and on what.
     anyhow::ensure!(r.0["urlBefore"] == json!(list), "bulk_ask: urlBefore should be {list}: {}", r.0);
+    anyhow::ensure!(
+        r.0["element"].as_str().is_some_and(|e| !e.is_empty()),
+        "bulk_ask: no element named: {}",
+        r.0
+    );
     judge.step(
         ("bulk_ask", SUBMIT, a.calls_of(SUBMIT)),
         r,
