@@ -523,7 +523,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         fire(&el, "change");
     }
     if !keep {
-        crate::settle::typed();
+        crate::settle::typed(&el);
     }
     // What the field kept, before Enter may submit and clear it.
     let stored = value_of(&field).chars().count();

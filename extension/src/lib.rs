@@ -8,7 +8,8 @@
 //!   action on a young page that shows nothing yet waits for its first screen, and an action
 //!   on a young page for its target to be drawn; [`settle`]: a
 //!   read or an action waits, briefly, for the page's running animations to end, and an
-//!   action for the page's answer to the typing just done; [`changes`]:
+//!   action for the page's answer to the typing just done; [`debounce`]: the pause a field
+//!   declares before the page answers typing into it; [`changes`]:
 //!   when the document last changed, for the waits that look for quiet.
 //! - [`docrev`]: the document's revision, a counter of noticeable changes (loop detection).
 //! - [`dom`]: selectors (`>>>`, refs), roles, names, visibility; [`attrs`]: which attributes an
@@ -55,6 +56,7 @@ pub mod changes;
 pub mod collect;
 pub mod content;
 pub mod covered;
+pub mod debounce;
 pub mod docrev;
 pub mod dom;
 pub mod drawn;

@@ -13,7 +13,8 @@
 //! see the page settle. What a script moves frame by frame itself is not seen.
 //!
 //! An action also waits for the page's answer to the typing just done in the document
-//! ([`AFTER_TYPING_MS`]).
+//! ([`AFTER_TYPING_MS`], or the longer pause a field typed into declares: [`crate::debounce`]),
+//! and then while a request of the page's own is marked in flight ([`busy`]).
 
 use std::cell::Cell;
 
@@ -37,28 +38,54 @@ const FRAME_MS: f64 = 20.0;
 /// page made what it makes of the text (Wagtail's slug: `This field is required`).
 pub const AFTER_TYPING_MS: f64 = 300.0;
 
+/// The longest pause after typing a field may make an action wait (ms): a declared pause
+/// longer than this is not waited out in full.
+pub const MAX_DECLARED_MS: f64 = 2000.0;
+
+/// How long, at most, an action waits while the page's answer to the typing is in flight (ms).
+pub const MAX_BUSY_MS: f64 = 2000.0;
+
+/// How often a request in flight is looked at again (ms).
+const BUSY_POLL_MS: f64 = 50.0;
+
 thread_local! {
-    /// When text was last typed into the document (`timing::now`).
-    static TYPED_AT: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
+    /// When the page's answer to the typing done in the document is due (`timing::now`): the
+    /// latest of each typing's time plus its pause.
+    static ANSWER_DUE: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
 }
 
-/// Notes that text was just typed into the document.
-pub fn typed() {
-    TYPED_AT.with(|t| t.set(timing::now()));
+/// Notes that text was just typed into `field`: an action waits [`AFTER_TYPING_MS`], or the
+/// longer pause the field declares (at most [`MAX_DECLARED_MS`]).
+pub fn typed(field: &web_sys::Element) {
+    let pause = crate::debounce::declared_ms(field).unwrap_or(0.0).clamp(AFTER_TYPING_MS, MAX_DECLARED_MS);
+    let due = timing::now() + pause;
+    ANSWER_DUE.with(|t| t.set(t.get().max(due)));
 }
 
-/// How long an action still waits for the page's answer to the last typing (ms; 0 or less:
-/// none).
+/// How long an action still waits for the page's answer to the typing (ms; 0 or less: none).
 fn typing_left() -> f64 {
-    AFTER_TYPING_MS - (timing::now() - TYPED_AT.with(Cell::get))
+    ANSWER_DUE.with(Cell::get) - timing::now()
+}
+
+/// Whether the page marks a request of its own in flight (htmx's `htmx-request` class, on the
+/// element that sent it or the indicator it names): the answer to the typing is on its way,
+/// and a press now would race it.
+fn busy(doc: &Document) -> bool {
+    doc.query_selector(".htmx-request").ok().flatten().is_some()
 }
 
 /// A promise of how long the page moved (ms) once the document's animations have ended, or
 /// [`MAX_MS`] has passed; `None` when nothing that ends soon is moving (no wait at all). An
-/// action (`acting`) also waits until [`AFTER_TYPING_MS`] have passed since the last typing.
+/// action (`acting`) also waits until the page's answer to the last typing is due, and then
+/// while the page marks a request in flight (at most [`MAX_BUSY_MS`] more).
 pub fn quiet(doc: &Document, acting: bool) -> Option<js_sys::Promise> {
-    let typing = if acting { typing_left() } else { 0.0 };
-    let first = moving_ms(doc, MAX_MS).max(typing);
+    let typing = if acting { typing_left() } else { f64::NEG_INFINITY };
+    // The page's answer to typing may still be in flight for a while after its pause.
+    let answering = typing > -MAX_BUSY_MS;
+    let waiting_on = move |doc: &Document, spent: f64| {
+        if answering && spent < typing.max(0.0) + MAX_BUSY_MS && busy(doc) { BUSY_POLL_MS } else { 0.0 }
+    };
+    let first = moving_ms(doc, MAX_MS).max(typing).max(waiting_on(doc, 0.0));
     if first <= 0.0 {
         return None;
     }
@@ -69,7 +96,7 @@ pub fn quiet(doc: &Document, acting: bool) -> Option<js_sys::Promise> {
         loop {
             sleep(wait + FRAME_MS).await;
             let spent = timing::now() - start;
-            wait = moving_ms(&doc, MAX_MS - spent);
+            wait = moving_ms(&doc, MAX_MS - spent).max(waiting_on(&doc, spent));
             if wait <= 0.0 {
                 return Ok(JsValue::from_f64(spent));
             }

@@ -393,6 +393,20 @@ async fn a_new_success_message_beside_an_older_one_is_the_outcome() -> anyhow::R
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_form_waits_for_the_pause_a_field_declares_and_the_check_it_sends() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    // The field declares its check 600 ms after typing (htmx's `delay:600ms`); the check takes
+    // 400 ms more, marked `htmx-request`, and hands the form the name it checked.
+    c.structured("nova.navigate", json!({"url": nova.url("validated.html")})).await?;
+    let r = c.structured("nova.guarded_submit_form", json!({"fields": {"#user": "alice"}})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    let url = r["urlAfter"].as_str().unwrap_or_default();
+    assert!(url.ends_with("thanks.html?user=alice&checked=alice"), "{r}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_guarded_submit_that_sees_nothing_says_what_success_to_name() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;

@@ -4,8 +4,10 @@
 //! account it does not know goes on to the password page too (so that the first page does not
 //! tell who has one). With its intruder lockout on (`ENABLE_INTRUDER_LOCKOUT`), the database
 //! keeps each failed password's time on the user and clears them when the password is right,
-//! which is what the tests judge. Nothing of the application is ours: the tests only drive its
-//! pages and read its database.
+//! which is what the tests judge. Each field is checked by htmx 500 ms after typing (its markup
+//! says `delay:500ms`), and a check answered after Continue was pressed once dropped the
+//! account from the session (docs/perceive.md). Nothing of the application is ours: the tests
+//! only drive its pages and read its database.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
