@@ -25,8 +25,11 @@ pub fn find_binary() -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The oldest Firefox Nova supports (`strict_min_version` of the manifest: ESR 140).
-pub const MIN_VERSION: u32 = 140;
+/// The oldest Firefox Nova supports (`strict_min_version` of the manifest: ESR 153). Older
+/// ones lack what Nova needs (docs/browsers.md): the Navigation API (Firefox 147), which tells
+/// an action that a script sent the page elsewhere, and `tabs.captureVisibleTab` for a Manifest
+/// V3 add-on (absent in ESR 140 with every permission granted), which takes screenshots.
+pub const MIN_VERSION: u32 = 153;
 
 /// The major version from a `firefox --version` line (`Mozilla Firefox 153.7.0esr` -> 153).
 pub fn major_version(line: &str) -> Option<u32> {
@@ -49,7 +52,7 @@ pub fn require_version(binary: &Path, line: &str) -> anyhow::Result<()> {
     match major_version(line) {
         Some(v) if v >= MIN_VERSION => Ok(()),
         _ => bail!(
-            "{} is `{}`; Nova needs Firefox {MIN_VERSION} (ESR) or newer: `sudo apt-get install -y firefox-esr` or a newer Firefox",
+            "{} is `{}`; Nova needs Firefox {MIN_VERSION} (ESR) or newer: `sudo apt-get update && sudo apt-get install -y firefox-esr` (Debian's security updates carry ESR {MIN_VERSION}) or a newer Firefox",
             binary.display(),
             line.trim()
         ),
@@ -180,8 +183,11 @@ mod tests {
         assert_eq!(major_version("Mozilla Firefox 115.0"), Some(115));
         assert_eq!(major_version("Mozilla Firefox"), None);
         let ff = Path::new("/usr/bin/firefox");
-        assert!(require_version(ff, "Mozilla Firefox 140.10.2esr").is_ok());
-        let old = require_version(ff, "Mozilla Firefox 115.0").expect_err("too old");
-        assert!(old.to_string().contains("needs Firefox 140"), "{old}");
+        assert!(require_version(ff, "Mozilla Firefox 153.8.0esr").is_ok());
+        assert!(require_version(ff, "Mozilla Firefox 157.0").is_ok());
+        for line in ["Mozilla Firefox 140.12.0esr", "Mozilla Firefox 152.0.5", "Mozilla Firefox 115.0"] {
+            let old = require_version(ff, line).expect_err("too old");
+            assert!(old.to_string().contains("needs Firefox 153"), "{old}");
+        }
     }
 }

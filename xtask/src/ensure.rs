@@ -77,10 +77,18 @@ pub fn ensure_windows_cross() -> anyhow::Result<()> {
 /// Installs Firefox ESR with apt-get when it is missing and we are root; otherwise says how.
 pub fn ensure_firefox() -> anyhow::Result<()> {
     use nova_e2e::firefox;
-    if firefox::find_binary().is_ok_and(|b| firefox::check_version(&b).is_ok()) {
-        return Ok(());
+    let old = match firefox::find_binary() {
+        Ok(binary) => match firefox::check_version(&binary) {
+            Ok(_) => return Ok(()),
+            Err(e) => Some(e),
+        },
+        Err(_) => None,
+    };
+    // Missing or older than ESR 153: apt-get installs or upgrades it; without root, an old one
+    // is reported as old (with the upgrade command), not as missing.
+    if let Some(e) = old.filter(|_| !is_root()) {
+        return Err(e);
     }
-    // Missing or older than ESR 140: apt-get installs or upgrades it.
     install_package("firefox-esr", "Firefox")?;
     firefox::check_version(&firefox::find_binary()?).map(|_| ())
 }
@@ -108,10 +116,14 @@ pub fn ensure_chromium() -> anyhow::Result<()> {
     install_package("chromium", "Chromium")
 }
 
+/// Whether this process runs as root (apt-get may install).
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Installs `package` with apt-get (after `apt-get update`) when we are root; otherwise says how.
 fn install_package(package: &str, what: &str) -> anyhow::Result<()> {
-    let root =
-        Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !root {
+    if !is_root() {
         bail!(
             "{what} is missing. Install it with:\n    sudo apt-get install -y {package}\nthen run `cargo xtask test` again"
         );
