@@ -13,7 +13,7 @@ use nova_shared::selector::alternatives;
 use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
-use crate::{dom, shadows};
+use crate::{dom, note, shadows};
 
 /// Visible overlays: dialogs, modal layers, consent banners.
 const OVERLAYS: &str = "[role=\"dialog\"]:visible, [role=\"alertdialog\"]:visible, dialog[open]:visible, \
@@ -68,7 +68,7 @@ fn banners(sel: Option<&str>) -> impl Iterator<Item = web_sys::Element> {
         .unwrap_or_default()
         .into_iter()
         .flat_map(|one| shadows::all(&shown(one)))
-        .filter(|el| !dom::collapse(&el.text_content().unwrap_or_default()).is_empty())
+        .filter(|el| !note::text(el).is_empty())
 }
 
 fn stream_active(a: &Adapter) -> bool {
@@ -297,16 +297,18 @@ pub fn read(key: &FactKey) -> Observed {
             // A banner that was already showing when the action started is not its outcome.
             let mut shown = banners(a.chat.error_banner.as_deref());
             let banner = STATE.with(|s| shown.find(|b| !s.borrow().banner_baseline.contains(b)));
-            Ok(banner.map_or(Value::Null, |b| json!(dom::collapse(&b.text_content().unwrap_or_default()))))
+            Ok(banner.map_or(Value::Null, |b| json!(note::text(&b))))
         }
         ("form", "submitted") => Ok(json!(STATE.with(|s| s.borrow().submitted))),
         ("form", "validationErrors") => Ok(json!(count(a.form.validation_error.as_deref()))),
-        ("form", "errorNote") => Ok(visible_banner(a.form.error_note.as_deref())
-            .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default())))),
+        ("form", "errorNote") => {
+            Ok(visible_banner(a.form.error_note.as_deref()).map_or(Value::Null, |e| json!(note::text(&e))))
+        }
         ("overlay", "present") => Ok(json!(shadows::count(OVERLAYS) > 0)),
         ("overlay", "count") => Ok(json!(shadows::count(OVERLAYS))),
-        ("overlay", "text") => Ok(visible_banner(Some(OVERLAYS))
-            .map_or(Value::Null, |e| json!(dom::collapse(&e.text_content().unwrap_or_default())))),
+        ("overlay", "text") => {
+            Ok(visible_banner(Some(OVERLAYS)).map_or(Value::Null, |e| json!(note::text(&e))))
+        }
         ("core", path) => Ok(core(&a, path, &OnceCell::new())),
         (ns, path) => Err(format!("no collector for `{ns}.{path}`")),
     }

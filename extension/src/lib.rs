@@ -38,7 +38,8 @@
 //! - [`pks`]: applying stored site knowledge: probing a fingerprint, one playbook step held
 //!   inside its surface, checks that the page is free again.
 //! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines; [`shadows`]:
-//!   the open shadow roots they are looked for in too (web-component chats).
+//!   the open shadow roots they are looked for in too (web-component chats); [`note`]: a
+//!   note's text without its own dismiss control.
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
 //! - [`timing`]: the extension's stage timings on a response, for the hub's stage timings.
 //! - [`ui`]: the person's pages: popup (STOP, agents, activity), options, permission prompt.
@@ -63,6 +64,7 @@ pub mod drawn;
 pub mod hint;
 pub mod leaving;
 pub mod listbox;
+pub mod note;
 pub mod order;
 pub mod overflow;
 pub mod perceive;

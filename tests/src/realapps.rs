@@ -362,6 +362,13 @@ pub fn page_type(read: &serde_json::Value) -> &serde_json::Value {
     &read["okHints"]["currentFacts"]["core.page.type"]["valueJson"]
 }
 
+/// What a verdict (`guardedCommit`) observed of `fact` among the assertions that failed, `null`
+/// when none about it failed.
+pub fn failed_observed<'a>(reply: &'a serde_json::Value, fact: &str) -> &'a serde_json::Value {
+    let failed = reply["guardedCommit"]["failedAssertions"].as_array().into_iter().flatten();
+    failed.into_iter().find(|f| f["factKey"] == fact).map_or(&serde_json::Value::Null, |f| &f["observed"])
+}
+
 /// Fails unless the answer `(r, failed)` to a state-changing click is the refusal of one sent
 /// without a transition contract, before anything was dispatched: `what` names the click
 /// ("a delete", "a save") in the failure.

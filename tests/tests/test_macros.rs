@@ -1,5 +1,6 @@
 //! Guarded macros driven by the generic adapters against the chat fixture in its modes.
 
+use nova_e2e::realapps::failed_observed;
 use nova_e2e::{Client, Nova};
 use serde_json::{Value, json};
 
@@ -37,6 +38,10 @@ async fn guarded_send_message_verifies_each_kind_of_chat() -> anyhow::Result<()>
         assert_eq!(r["reasonCode"], reason, "{mode}: {r}");
         assert_eq!(r["actionDispatched"], true, "{mode}");
         assert_eq!(r["adapter"], "generic");
+        if mode == "error" {
+            let said = failed_observed(&r, "chat.errorBanner");
+            assert_eq!(said, &json!("Message could not be sent"), "without its hide link: {r}");
+        }
         let said = r["message"].as_str().unwrap_or_default();
         if expected == "indeterminate" {
             assert!(said.contains("within the 1500 ms window"), "{said}");

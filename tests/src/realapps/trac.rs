@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, line_of, page_type, ref_of};
+use super::{Judge, Step, failed_observed, line_of, page_type, ref_of};
 use crate::agent::Agent;
 
 /// The Trac release installed.
@@ -122,6 +122,10 @@ pub async fn journey(
     anyhow::ensure!(!summary.contains("value="), "the refused submit typed: {summary}");
     anyhow::ensure!(app.count(tickets)? == 0, "a refused submit filed a ticket");
     let r = a.call(SUBMIT, form(json!({"#field-description": "Pressing Pay does nothing."}))).await?;
+    // What Trac's warning box says, without its own "close" link.
+    let note = failed_observed(&r.0, "form.errorNote");
+    let said = note.as_str().unwrap_or_default();
+    anyhow::ensure!(said.starts_with("Warning:") && said.contains("summary"), "the refusal's note: {note}");
     judge.step(
         ("create_untitled", SUBMIT, a.calls_of(SUBMIT)),
         r,
