@@ -316,12 +316,29 @@ async fn reads_and_actions_wait_for_what_a_click_slides_in() -> anyhow::Result<(
     assert!(closed.contains("What follows the drawer.") && !closed.contains("Drawer text"), "{closed}");
     assert!(!waited(&t), "a spinner, a paused or a slow animation is not waited for: {t}");
 
-    c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
-    let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
-    let open = text(r);
-    assert!(open.contains("Drawer text shown once it settles."), "the read waited for the drawer: {open}");
-    assert!(open.contains("Then a line fades in."), "and for what its end started: {open}");
-    assert!(waited(&t), "the read says it waited: {t}");
+    // The read must come while the drawer still moves (three quarters of a second from the
+    // click): on a loaded machine it can come later and has nothing to wait for, so the drawer
+    // is opened again on a fresh page (a few times at most; a read that never waits fails).
+    let (mut waited_once, mut unwaited) = (false, Vec::new());
+    for attempt in 0..4 {
+        if attempt > 0 {
+            c.structured("nova.navigate", json!({"url": url})).await?;
+        }
+        c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
+        let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
+        let open = text(r);
+        assert!(
+            open.contains("Drawer text shown once it settles."),
+            "the read waited for the drawer: {open}"
+        );
+        assert!(open.contains("Then a line fades in."), "and for what its end started: {open}");
+        if waited(&t) {
+            waited_once = true;
+            break;
+        }
+        unwaited.push(t);
+    }
+    assert!(waited_once, "the read says it waited: {unwaited:?}");
 
     c.structured("nova.navigate", json!({"url": url})).await?;
     c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
