@@ -32,6 +32,8 @@
 //!   of its own, and a change refused because someone else changed the ticket first.
 //! - [`ihatemoney`]: I Hate Money (PyPI, Flask), shared expenses with SQLite: forms in a dialog,
 //!   a `<select>`, a delete that asks in its own button.
+//! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
+//!   background while it builds.
 
 pub mod canaille;
 pub mod chainlit;
@@ -40,6 +42,7 @@ pub mod deep_chat;
 pub mod django;
 pub mod gradio;
 pub mod ihatemoney;
+pub mod installs;
 pub mod jingo;
 pub mod mediawiki;
 pub mod nicegui;

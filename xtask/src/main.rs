@@ -20,6 +20,8 @@
 //! - `acceptance`: an outside MCP client drives `cargo xtask run --headless` in each browser.
 //! - `deps`: no module imports another in a loop, by reading the source; `deps_ra` checks again
 //!   as rust-analyzer resolves names (`rust-analyzer lsif`).
+//! - `prefetch`: the real applications installed in the background while `test` builds;
+//!   `suites`: the tests in Chromium and in Firefox at once, each line led by its browser.
 //! - `package`: the store packages. Shared by the commands: `cmd` (running tools, steps),
 //!   `ensure` (installing what is missing), `jsbuild` (the strict-CSP page module), `demo` (the
 //!   demo page), `measure` (what the benches share: percentiles, rounding, gate modes).
@@ -47,7 +49,9 @@ mod jsbuild;
 mod measure;
 mod package;
 mod peer;
+mod prefetch;
 mod run;
+mod suites;
 mod test;
 
 use clap::{Parser, Subcommand};

@@ -19,6 +19,14 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     ensure_wasm_target()?;
     ensure_chromium()?;
     ensure_firefox()?;
+    // Every apt-get install comes before the background installs start (MediaWiki's PHP is
+    // installed with apt-get there, and two apt-gets at once fail on dpkg's lock).
+    let installs = if args.filter.is_none() {
+        ensure_windows_cross()?;
+        Some(crate::prefetch::start())
+    } else {
+        None
+    };
     if args.filter.is_none() {
         step("cargo fmt --check");
         run_cmd(cargo().args(["fmt", "--all", "--check"]))?;
@@ -37,7 +45,6 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
             "warnings",
         ]))?;
         step("cargo clippy (host for Windows, x86_64-pc-windows-gnu: named pipes, registry)");
-        ensure_windows_cross()?;
         run_cmd(cargo().args([
             "clippy",
             "--package",
@@ -56,22 +63,10 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     }
     step("store packages (tests/tests/test_package.rs checks them)");
     crate::package::package()?;
-    step("unit, integration and end-to-end tests (Chromium)");
-    let mut cmd = cargo();
-    cmd.args(["test", "--workspace"]).env("NOVA_DIST", &built.dist).env("NOVA_BROWSER", "chromium");
-    if let Some(f) = &args.filter {
-        cmd.arg(f);
+    if let Some(installs) = installs {
+        installs.finish();
     }
-    run_cmd(&mut cmd)?;
-    // The same package selection as above: `--package nova-e2e` alone unifies
-    // features differently and would build every dependency a second time.
-    step("end-to-end tests (Firefox; the fast unit tests run again with them)");
-    let mut cmd = cargo();
-    cmd.args(["test", "--workspace"]).env("NOVA_DIST", &built.dist).env("NOVA_BROWSER", "firefox");
-    if let Some(f) = &args.filter {
-        cmd.arg(f);
-    }
-    run_cmd(&mut cmd)?;
+    crate::suites::run(&built.dist, args.filter.as_deref())?;
     if args.filter.is_none() {
         step("fuzzing (every target for 20 s, unoptimised build; `cargo xtask fuzz` runs longer)");
         crate::fuzz::run(20, &[], crate::fuzz::Build::Dev)?;

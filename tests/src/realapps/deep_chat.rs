@@ -8,6 +8,7 @@
 //! component shows as its error bubble ([`super::chat`]). The server is Python's standard
 //! library; the component, the part nobody here wrote, is the npm package's browser bundle.
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use super::chat::Chat;
@@ -83,9 +84,14 @@ class Handler(BaseHTTPRequestHandler):
 ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
 "#;
 
+/// Deep Chat's bundle, installed once with npm.
+pub fn ensure_installed() -> anyhow::Result<PathBuf> {
+    super::npm_install_once("Deep Chat", "deep-chat", VERSION, "dist/deepChat.bundle.js")
+}
+
 /// Installs Deep Chat if needed and serves the chat.
 pub async fn start() -> anyhow::Result<Chat> {
-    let bundle = super::npm_install_once("Deep Chat", "deep-chat", VERSION, "dist/deepChat.bundle.js")?;
+    let bundle = ensure_installed()?;
     Chat::serve(APP, "the Deep Chat page", |port, received| {
         let mut serve = Command::new("python3");
         serve.arg("app.py").arg(port.to_string()).arg(received).arg(bundle);

@@ -8,6 +8,7 @@
 //! ([`super::chat`]). Until the reply's first words, shinychat draws an assistant's message with an
 //! empty body (after 500 ms, pending dots beside it): that is no reply.
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use super::chat::Chat;
@@ -54,9 +55,14 @@ app = App(app_ui, server)
 uvicorn.run(app, host="127.0.0.1", port=PORT, log_level="warning")
 "#;
 
+/// The interpreter of the virtualenv with Shiny, installed once.
+pub fn ensure_installed() -> anyhow::Result<PathBuf> {
+    super::pip_install_once("Shiny", "shiny", VERSION)
+}
+
 /// Installs Shiny if needed and serves the chat.
 pub async fn start() -> anyhow::Result<Chat> {
-    let python = super::pip_install_once("Shiny", "shiny", VERSION)?;
+    let python = ensure_installed()?;
     Chat::serve(APP, "the Shiny chat", |port, received| {
         let mut serve = Command::new(python);
         serve.arg("app.py").arg(port.to_string()).arg(received);
