@@ -9,6 +9,32 @@ async fn text_of(c: &nova_e2e::Client, selector: &str) -> anyhow::Result<String>
     Ok(r["text"].as_str().unwrap_or_default().to_owned())
 }
 
+/// Whether a call's timings say the page made it wait (for motion to end, or a young page's
+/// first screen).
+fn waited(timings: &Value) -> bool {
+    timings["browser"].as_array().into_iter().flatten().any(|r| r.get("settleMs").is_some())
+}
+
+/// Runs `attempt` (each time on a fresh page) until the timings it returns say the call waited,
+/// four times at most, and fails with every timing seen if it never did: on a loaded machine a
+/// call can come after what it should wait for has already ended, and then has nothing to wait
+/// for. Whatever else `attempt` asserts holds on every try.
+async fn until_it_waits<F, Fut>(what: &str, mut attempt: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Value>>,
+{
+    let mut unwaited = Vec::new();
+    for _ in 0..4 {
+        let timings = attempt().await?;
+        if waited(&timings) {
+            return Ok(());
+        }
+        unwaited.push(timings);
+    }
+    panic!("{what}: {unwaited:?}")
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn navigate_reports_urls_and_failures() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -304,8 +330,6 @@ async fn reads_and_actions_wait_for_what_a_click_slides_in() -> anyhow::Result<(
     let nova = Nova::start().await?;
     let c = nova.client().await?;
     let url = nova.url("moving.html");
-    let waited =
-        |t: &Value| t["browser"].as_array().into_iter().flatten().any(|r| r.get("settleMs").is_some());
     let text = |r: rmcp::model::CallToolResult| {
         r.structured_content.unwrap_or_default()["text"].as_str().unwrap_or_default().to_owned()
     };
@@ -316,14 +340,10 @@ async fn reads_and_actions_wait_for_what_a_click_slides_in() -> anyhow::Result<(
     assert!(closed.contains("What follows the drawer.") && !closed.contains("Drawer text"), "{closed}");
     assert!(!waited(&t), "a spinner, a paused or a slow animation is not waited for: {t}");
 
-    // The read must come while the drawer still moves (three quarters of a second from the
-    // click): on a loaded machine it can come later and has nothing to wait for, so the drawer
-    // is opened again on a fresh page (a few times at most; a read that never waits fails).
-    let (mut waited_once, mut unwaited) = (false, Vec::new());
-    for attempt in 0..4 {
-        if attempt > 0 {
-            c.structured("nova.navigate", json!({"url": url})).await?;
-        }
+    // The read and the action must come while the drawer still moves (three quarters of a
+    // second from the click).
+    until_it_waits("the read says it waited", || async {
+        c.structured("nova.navigate", json!({"url": url})).await?;
         c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
         let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
         let open = text(r);
@@ -332,24 +352,23 @@ async fn reads_and_actions_wait_for_what_a_click_slides_in() -> anyhow::Result<(
             "the read waited for the drawer: {open}"
         );
         assert!(open.contains("Then a line fades in."), "and for what its end started: {open}");
-        if waited(&t) {
-            waited_once = true;
-            break;
-        }
-        unwaited.push(t);
-    }
-    assert!(waited_once, "the read says it waited: {unwaited:?}");
-
-    c.structured("nova.navigate", json!({"url": url})).await?;
-    c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
-    let (r, t) = c.call_timed("nova.type_selector", json!({"selector": "#note", "text": "hello"})).await?;
-    let typed = r.structured_content.unwrap_or_default();
-    assert_eq!(
-        (typed["readback"].clone(), typed["actionDispatched"].clone()),
-        (json!("hello"), json!(true)),
-        "{typed}"
-    );
-    assert!(waited(&t), "the action says it waited: {t}");
+        Ok(t)
+    })
+    .await?;
+    until_it_waits("the action says it waited", || async {
+        c.structured("nova.navigate", json!({"url": url})).await?;
+        c.structured("nova.click_selector", json!({"selector": "#open"})).await?;
+        let (r, t) =
+            c.call_timed("nova.type_selector", json!({"selector": "#note", "text": "hello"})).await?;
+        let typed = r.structured_content.unwrap_or_default();
+        assert_eq!(
+            (typed["readback"].clone(), typed["actionDispatched"].clone()),
+            (json!("hello"), json!(true)),
+            "{typed}"
+        );
+        Ok(t)
+    })
+    .await?;
     Ok(())
 }
 
@@ -363,16 +382,18 @@ async fn reads_and_actions_right_after_a_navigation_wait_for_the_first_screen() 
     let nova = Nova::start().await?;
     let c = nova.client().await?;
     let url = nova.url("drawn-late.html");
-    let waited =
-        |t: &Value| t["browser"].as_array().into_iter().flatten().any(|r| r.get("settleMs").is_some());
 
-    c.structured("nova.navigate", json!({"url": url})).await?;
-    let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
-    let page = r.structured_content.unwrap_or_default();
-    let text = page["text"].as_str().unwrap_or_default();
-    assert!(text.contains("Inbox") && !text.contains("Loading"), "the drawn screen is read: {page}");
-    assert!(page["elements"].to_string().contains("textbox \\\"Message\\\""), "{page}");
-    assert!(waited(&t), "the read says it waited: {t}");
+    // The read must come before the screen is drawn (0.7 s after load, finished 0.6 s later).
+    until_it_waits("the read says it waited", || async {
+        c.structured("nova.navigate", json!({"url": url})).await?;
+        let (r, t) = c.call_timed("nova.perceive", json!({})).await?;
+        let page = r.structured_content.unwrap_or_default();
+        let text = page["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Inbox") && !text.contains("Loading"), "the drawn screen is read: {page}");
+        assert!(page["elements"].to_string().contains("textbox \\\"Message\\\""), "{page}");
+        Ok(t)
+    })
+    .await?;
 
     c.structured("nova.navigate", json!({"url": url})).await?;
     let typed = c.structured("nova.type_selector", json!({"selector": "#message", "text": "hello"})).await?;

@@ -357,8 +357,9 @@ async fn outcomes_inside_shadow_roots_and_frames_and_on_rerendered_controls_are_
                 .to_owned(),
         )
     };
-    let mut early_ref = None;
-    for _ in 0..4 {
+    // The page loaded and its button's ref read, then read again until it changes: the first
+    // ref, or none if no change was seen within four seconds.
+    let replaced_ref = || async {
         c.structured("nova.navigate", json!({"url": nova.url("deep.html")})).await?;
         let first = basket_ref().await?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(4);
@@ -366,10 +367,14 @@ async fn outcomes_inside_shadow_roots_and_frames_and_on_rerendered_controls_are_
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             let now = basket_ref().await?;
             if !now.is_empty() && now != first {
-                early_ref = Some(first.clone());
-                break;
+                return anyhow::Ok(Some(first));
             }
         }
+        Ok(None)
+    };
+    let mut early_ref = None;
+    for _ in 0..4 {
+        early_ref = replaced_ref().await?;
         if early_ref.is_some() {
             break;
         }

@@ -1,6 +1,6 @@
-//! The workspace's tests in both browsers at once: the tests are compiled first, then one
-//! `cargo test --workspace` per browser runs beside the other, each line of their output led by
-//! its browser's name. A browser test spends most of its time waiting on pages and Chromium's
+//! The workspace's tests in both browsers at once: the tests are compiled first ([`compile`]),
+//! then one `cargo test --workspace` per browser runs beside the other ([`run`]), each line of
+//! their output led by its browser's name. A browser test spends most of its time waiting on pages and Chromium's
 //! suite leaves most of the machine idle, so the two together take little longer than
 //! Firefox's alone: on a two-core machine, 26 minutes side by side against 15 for Chromium's
 //! and 23 for Firefox's one after the other (2026-12-03).
@@ -27,43 +27,50 @@ fn suite(dist: &Path, browser: &str, filter: Option<&str>) -> Command {
     cmd
 }
 
-/// Compiles the tests, then runs them in both browsers at once; fails naming each browser whose
-/// suite failed.
-pub fn run(dist: &Path, filter: Option<&str>) -> anyhow::Result<()> {
+/// Compiles the tests (the same build serves both browsers).
+pub fn compile(dist: &Path, filter: Option<&str>) -> anyhow::Result<()> {
     step("compiling the tests");
-    run_cmd(suite(dist, BROWSERS[0], filter).arg("--no-run"))?;
+    run_cmd(suite(dist, BROWSERS[0], filter).arg("--no-run"))
+}
+
+/// Runs the compiled tests in both browsers at once; fails naming each browser whose suite
+/// failed.
+pub fn run(dist: &Path, filter: Option<&str>) -> anyhow::Result<()> {
     step(
         "unit, integration and end-to-end tests in Chromium and in Firefox at once (each line \
          starts with its browser; the fast unit tests run in both)",
     );
     let started = Instant::now();
-    let running = BROWSERS
-        .iter()
-        .map(|browser| {
-            let mut child = suite(dist, browser, filter)
-                .current_dir(root())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .with_context(|| format!("starting the {browser} suite"))?;
-            let out = child.stdout.take().context("no stdout")?;
-            let err = child.stderr.take().context("no stderr")?;
-            let relays = [relay(browser, out, false), relay(browser, err, true)];
-            Ok((browser, child, relays))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (ended, ends) = std::sync::mpsc::channel();
+    for browser in BROWSERS {
+        let mut child = suite(dist, browser, filter)
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting the {browser} suite"))?;
+        let out = child.stdout.take().context("no stdout")?;
+        let err = child.stderr.take().context("no stderr")?;
+        let relays = [relay(browser, out, false), relay(browser, err, true)];
+        let ended = ended.clone();
+        // Each suite is waited for on its own, so its time is its own end's.
+        std::thread::spawn(move || {
+            let status = child.wait();
+            for r in relays {
+                let _ = r.join();
+            }
+            let _ = ended.send((browser, status, started.elapsed().as_secs()));
+        });
+    }
+    drop(ended);
     let mut failed = Vec::new();
-    for (browser, mut child, relays) in running {
-        let status = child.wait().with_context(|| format!("waiting for the {browser} suite"))?;
-        for r in relays {
-            let _ = r.join();
-        }
-        let secs = started.elapsed().as_secs();
+    for (browser, status, secs) in ends {
+        let status = status.with_context(|| format!("waiting for the {browser} suite"))?;
         if status.success() {
             step(&format!("{browser}: every test passed ({secs} s)"));
         } else {
             step(&format!("{browser}: tests failed ({status}, {secs} s): see the lines led by `{browser}`"));
-            failed.push(*browser);
+            failed.push(browser);
         }
     }
     if !failed.is_empty() {

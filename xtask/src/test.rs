@@ -63,6 +63,7 @@ pub fn test(args: TestArgs) -> anyhow::Result<()> {
     }
     step("store packages (tests/tests/test_package.rs checks them)");
     crate::package::package()?;
+    crate::suites::compile(&built.dist, args.filter.as_deref())?;
     if let Some(installs) = installs {
         installs.finish();
     }
