@@ -18,7 +18,8 @@
 //! - [`etm`]: task memory: profiles, runs, evidence grading, guidance; [`tuc`]: task URL
 //!   coverage (units, scans, attribution).
 //! - [`ok`]: operational knowledge: what is true right now in each tab and service (facts with
-//!   freshness and conflicts, `okHints`, `nova.ok_observe`, `nova.memory_stats`).
+//!   freshness and conflicts, `okHints`, `nova.ok_observe`, `nova.ok_signal_schema`,
+//!   `nova.memory_stats`).
 //! - [`pks`]: per-site knowledge: how to operate a site (phenomena, playbooks, health).
 //! - [`lcj`]: the learning journal every call feeds (events, candidates, observations);
 //!   [`alp`]: learning from it, only through explainable gates (suggest, generate, promote,

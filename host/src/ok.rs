@@ -14,13 +14,15 @@
 //! - [`facts`]: the tables (observations, facts, scopes); [`observe`]: a batch of claims applied
 //!   to them; [`hints`]: `okHints`; [`page`]: what each perceive and navigation feeds in and
 //!   gets back; [`stats`]: OK's counts in `nova.memory_stats`.
-//! - `nova.ok_observe` is in [`tools`].
+//! - `nova.ok_observe` is in [`tools`]; `nova.ok_signal_schema`, the keys it takes, in
+//!   [`schema`].
 
 pub mod facts;
 pub mod hints;
 pub mod observe;
 pub mod page;
 pub mod rules;
+pub mod schema;
 pub mod secret;
 pub mod service;
 pub mod signals;

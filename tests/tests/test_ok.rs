@@ -139,6 +139,55 @@ async fn first_visit_system_facts_and_every_claim_outcome() -> anyhow::Result<()
     assert_eq!(states(&r), [("okdemo.one_more".into(), "scope_full".into())], "{r}");
     assert_eq!(count(&nova, "SELECT COUNT(*) FROM ok_facts WHERE fact_key = 'okdemo.one_more'")?, 0);
 
+    // The keys an agent can report: the core vocabulary, then the custom keys OK holds facts of.
+    let core = a.step("nova.ok_signal_schema", json!({"namespace": "core"})).await?;
+    let keys = core["keys"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        (core["count"].clone(), core["truncated"].clone(), keys.len()),
+        (json!(15), json!(false), 15),
+        "{core}"
+    );
+    assert_eq!(keys[0]["signalKey"], "core.login_state", "{core}");
+    assert_eq!(keys[0]["allowedValues"], json!(["logged_in", "logged_out", "session_expired"]));
+    assert_eq!(
+        (keys[0]["scope"].clone(), keys[0]["exampleJson"].clone()),
+        (json!("tab"), json!("\"logged_in\""))
+    );
+    let tier = keys.iter().find(|k| k["signalKey"] == "core.plan.tier").cloned().unwrap_or_default();
+    assert_eq!(
+        (tier["scope"].clone(), tier["origin"].clone()),
+        (json!("account"), json!("vocabulary")),
+        "{tier}"
+    );
+    assert!(keys.iter().all(|k| k["namespace"] == "core" && k["deprecated"] == false), "{core}");
+    let custom = a.step("nova.ok_signal_schema", json!({"namespace": "okdemo", "maxEntries": 3})).await?;
+    let names: Vec<&str> =
+        custom["keys"].as_array().into_iter().flatten().filter_map(|k| k["signalKey"].as_str()).collect();
+    assert_eq!(names, ["okdemo.widget0", "okdemo.widget1", "okdemo.widget10"], "{custom}");
+    assert_eq!(
+        (custom["truncated"].clone(), custom["namespaceFilter"].clone()),
+        (json!(true), json!("okdemo"))
+    );
+    let widget = &custom["keys"][0];
+    assert_eq!(
+        (widget["origin"].clone(), widget["exampleJson"].clone()),
+        (json!("reported"), Value::Null),
+        "{widget}"
+    );
+    assert!(widget["description"].as_str().unwrap_or_default().contains("1 current fact,"), "{widget}");
+    let all = a.step("nova.ok_signal_schema", json!({})).await?;
+    assert_eq!(
+        (all["count"].clone(), all["truncated"].clone()),
+        (json!(100), json!(true)),
+        "core, then custom keys"
+    );
+    assert_eq!(
+        (all["keys"][14]["signalKey"].clone(), all["keys"][15]["signalKey"].clone()),
+        (json!("core.feature.available"), json!("okdemo.widget0"))
+    );
+    let none = a.step("nova.ok_signal_schema", json!({"namespace": "acme"})).await?;
+    assert_eq!((none["count"].clone(), none["keys"].clone()), (json!(0), json!([])), "{none}");
+
     // The ledger: observations append-only, one current fact per scope and key.
     assert_eq!(
         count(
@@ -194,6 +243,18 @@ async fn hard_limits_and_secrets_are_refused_and_nothing_is_written() -> anyhow:
     assert_eq!(rows()?, before, "a refused call writes nothing");
     let e = a.client.call_err("nova.memory_stats", json!({"windowHours": 0})).await?;
     assert!(e.message.contains("windowHours") && e.message.contains("720"), "{}", e.message);
+    for (args, field, bound) in [
+        (json!({"maxEntries": 0}), "maxEntries", "500"),
+        (json!({"maxEntries": 501}), "maxEntries", "500"),
+        (json!({"namespace": "Core"}), "namespace", "lower-case"),
+        (json!({"namespace": "core.plan"}), "namespace", "lower-case"),
+        (json!({"namespace": "a".repeat(129)}), "namespace", "128"),
+        (json!({"prefix": "core"}), "prefix", ""),
+    ] {
+        let e = a.client.call_err("nova.ok_signal_schema", args.clone()).await?;
+        assert_eq!(e.code.0, -32602, "{args}: {e:?}");
+        assert!(e.message.contains(field) && e.message.contains(bound), "{args}: {}", e.message);
+    }
 
     // A malformed key or a secret is refused claim by claim; the rest goes in.
     let key = "sk-proj-Zx9QmT4vLp2RwY8sKd6NbH3j";

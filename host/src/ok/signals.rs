@@ -76,38 +76,96 @@ pub struct Signal {
     pub home: Home,
     /// Whether it describes the page at one URL, so that a new URL makes it stale.
     pub route: bool,
+    /// What it means, for an agent deciding what to report (`nova.ok_signal_schema`).
+    pub description: &'static str,
+    /// A value it takes, as JSON text; empty for a custom signal (its values are not known).
+    pub example: &'static str,
 }
+
+/// A custom signal (`acme.workspace.name`): any value, in the binding of the tab and service.
+pub const CUSTOM: Signal = Signal {
+    value: ValueType::Any,
+    home: Home::Binding,
+    route: false,
+    description: "A custom signal, in the namespace its service or agent chose: any JSON value other \
+                  than null, held for the tab that showed it.",
+    example: "",
+};
 
 /// The `core.*` signals every service context is expected to have: missing ones are named in
 /// `okHints.missingOrStaleKeys`. Other canonical signals are tracked once a fact of them exists.
 pub const EXPECTED: &[&str] = &["core.login_state", "core.page.type"];
 
+/// The core signals, in the order of `nova_shared::facts::CORE_FACTS` (a test holds them equal):
+/// path, values, where the fact lives, whether a new URL makes it stale, meaning, example.
+#[rustfmt::skip]
+const CORE: [(&str, Signal); 15] = {
+    use Home::{Account, Binding, Service};
+    use ValueType::{Bool, List, Text};
+    const fn s(value: ValueType, home: Home, route: bool, description: &'static str, example: &'static str) -> Signal {
+        Signal { value, home, route, description, example }
+    }
+    [
+        ("login_state", s(Text(&["logged_in", "logged_out", "session_expired"]), Binding, false,
+            "Whether the tab is signed in to the service: a sign-out control or the account's menu \
+             shows (logged_in), a sign-in form shows (logged_out), or the page says the session \
+             ended (session_expired).",
+            r#""logged_in""#)),
+        ("model.active", s(Text(&[]), Binding, false,
+            "The model the tab's picker has selected, as the page names it.",
+            r#""GPT-4o""#)),
+        ("model.family", s(Text(&[]), Binding, false,
+            "The family of the selected model, as the page names it.",
+            r#""GPT-4""#)),
+        ("model.routing_mode", s(Text(&["auto", "manual", "pro", "instant"]), Binding, false,
+            "How the service picks the model for a message: by itself (auto), the person's choice \
+             (manual), or a named mode.",
+            r#""auto""#)),
+        ("models.available", s(List, Service, false,
+            "The models the service's picker offers, as the page names them.",
+            r#"["GPT-4o", "o3"]"#)),
+        ("plan.label", s(Text(&[]), Account, false,
+            "The plan the account is on, in the page's words.",
+            r#""Team plan""#)),
+        ("plan.tier", s(Text(&["free", "pro", "team", "enterprise"]), Account, false,
+            "The tier of the account's plan.",
+            r#""team""#)),
+        ("account.display_name", s(Text(&[]), Account, false,
+            "The signed-in account's name as the page shows it.",
+            r#""Ada Lovelace""#)),
+        ("account.email", s(Text(&[]), Account, false,
+            "The signed-in account's email address as the page shows it.",
+            r#""ada@example.org""#)),
+        ("session.state", s(Text(&["active", "idle", "throttled", "blocked"]), Binding, false,
+            "Whether the service takes work in this tab: active, idle, throttled (rate-limited) or \
+             blocked.",
+            r#""active""#)),
+        ("page.type", s(Text(&["chat", "dashboard", "login", "settings"]), Binding, true,
+            "The kind of page the tab shows; stale once the tab is at another URL.",
+            r#""dashboard""#)),
+        ("ui.language", s(Text(&[]), Service, false,
+            "The language the service's pages are shown in, as a language tag.",
+            r#""en""#)),
+        ("ui.theme", s(Text(&["dark", "light", "system"]), Service, false,
+            "The colour theme the service's pages are shown in.",
+            r#""dark""#)),
+        ("subscription.active", s(Bool, Account, false,
+            "Whether the account's paid subscription is active.",
+            "true")),
+        ("feature.available", s(List, Service, false,
+            "The features the service offers the account, as the page names them.",
+            r#"["web search", "file upload"]"#)),
+    ]
+};
+
 /// What the vocabulary says of `core.<path>`; `None` for an unknown core signal.
 pub fn core(path: &str) -> Option<Signal> {
-    if !nova_shared::facts::CORE_FACTS.contains(&path) {
-        return None;
-    }
-    let (value, home, route) = match path {
-        "login_state" => {
-            (ValueType::Text(&["logged_in", "logged_out", "session_expired"]), Home::Binding, false)
-        }
-        "page.type" => (ValueType::Text(&["chat", "dashboard", "login", "settings"]), Home::Binding, true),
-        "model.active" | "model.family" => (ValueType::Text(&[]), Home::Binding, false),
-        "model.routing_mode" => {
-            (ValueType::Text(&["auto", "manual", "pro", "instant"]), Home::Binding, false)
-        }
-        "session.state" => {
-            (ValueType::Text(&["active", "idle", "throttled", "blocked"]), Home::Binding, false)
-        }
-        "models.available" | "feature.available" => (ValueType::List, Home::Service, false),
-        "ui.language" => (ValueType::Text(&[]), Home::Service, false),
-        "ui.theme" => (ValueType::Text(&["dark", "light", "system"]), Home::Service, false),
-        "plan.tier" => (ValueType::Text(&["free", "pro", "team", "enterprise"]), Home::Account, false),
-        "subscription.active" => (ValueType::Bool, Home::Account, false),
-        // plan.label, account.display_name, account.email
-        _ => (ValueType::Text(&[]), Home::Account, false),
-    };
-    Some(Signal { value, home, route })
+    CORE.iter().find(|(p, _)| *p == path).map(|(_, s)| *s)
+}
+
+/// The core signals, as `(path, signal)` in the vocabulary's order.
+pub fn core_signals() -> impl Iterator<Item = (&'static str, Signal)> {
+    CORE.iter().copied()
 }
 
 /// Why a signal key was refused.
@@ -145,7 +203,7 @@ pub fn parse(key: &str) -> Result<Signal, KeyError> {
                     .join(", ")
             ))
         }),
-        None => Ok(Signal { value: ValueType::Any, home: Home::Binding, route: false }),
+        None => Ok(CUSTOM),
     }
 }
 
@@ -168,6 +226,17 @@ mod tests {
 
     #[test]
     fn every_core_signal_is_described_and_keys_follow_the_grammar() {
+        let paths: Vec<&str> = core_signals().map(|(p, _)| p).collect();
+        assert_eq!(paths, nova_shared::facts::CORE_FACTS, "the vocabulary follows CORE_FACTS");
+        for (path, signal) in core_signals() {
+            assert!(!signal.description.is_empty(), "core.{path} is described");
+            let example: Value = serde_json::from_str(signal.example).expect("the example is JSON");
+            assert_eq!(
+                signal.value.check(path, &example),
+                Ok(()),
+                "core.{path}'s example is a value it takes"
+            );
+        }
         for path in nova_shared::facts::CORE_FACTS {
             assert!(parse(&format!("core.{path}")).is_ok(), "core.{path}");
         }

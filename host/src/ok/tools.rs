@@ -81,8 +81,9 @@ crate::tool! {
         "nova.ok_observe",
         "Report what the page visibly shows of the service's state (signed in, page type, model, \
          plan, account, language, theme, features) as 1-50 claims from one perception. OK keeps \
-         them as facts with freshness and conflicts; okHints on nova.perceive says when to report. \
-         Facts orient, never authorise: confirm the page before acting. Never report secrets.",
+         them as facts with freshness and conflicts; okHints on nova.perceive says when to report, \
+         nova.ok_signal_schema which keys there are. Facts orient, never authorise: confirm the \
+         page before acting. Never report secrets.",
         registry::schema::<ObserveArgs>,
         crate::handler!(OkTools::ok_observe),
     )
