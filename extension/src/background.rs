@@ -586,6 +586,12 @@ fn epoch_of(tab: i32) -> u32 {
     STATE.with(|s| s.borrow().epochs.get(&tab).copied().unwrap_or(0))
 }
 
+/// How long after its window a watched page may take to answer before it counts as a page that
+/// stopped answering (`timeout`). The page answers as its window ends, but on a busy machine its
+/// timers and messages run late: with two seconds, a silent page in Firefox on a loaded two-core
+/// machine read `timeout` instead of `no_signal_yet`. The hub waits 10 s past the window.
+const WATCH_ANSWER_SLACK_MS: f64 = 5_000.0;
+
 /// The verdict of a watch armed by `page.act`. When the action navigated, the old document
 /// (and its watch) is gone: the watch continues on the new document for what is left of the
 /// window, and the result says `navigated`.
@@ -613,7 +619,7 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
         let remaining = (window - (js_sys::Date::now() - started)).max(0.0);
         params["navEpoch"] = epoch_of(tab).into();
         params["watch"]["windowMs"] = (remaining.max(1.0) as u32).into();
-        match to_page_within(tab, method::WATCH, params.clone(), remaining + 2_000.0).await {
+        match to_page_within(tab, method::WATCH, params.clone(), remaining + WATCH_ANSWER_SLACK_MS).await {
             Ok(mut v) => {
                 // The commit event of a navigation may be processed while the watch runs.
                 navigated |= epoch_of(tab) != epoch0;

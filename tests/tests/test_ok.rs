@@ -248,6 +248,7 @@ async fn hard_limits_and_secrets_are_refused_and_nothing_is_written() -> anyhow:
         (json!({"maxEntries": 501}), "maxEntries", "500"),
         (json!({"namespace": "Core"}), "namespace", "lower-case"),
         (json!({"namespace": "core.plan"}), "namespace", "lower-case"),
+        (json!({"namespace": ""}), "namespace", "lower-case"),
         (json!({"namespace": "a".repeat(129)}), "namespace", "128"),
         (json!({"prefix": "core"}), "prefix", ""),
     ] {

@@ -82,7 +82,7 @@ impl SignalSchema<'_> {
         a: SchemaArgs,
     ) -> Result<ToolReply, CallError> {
         check_range("maxEntries", a.max_entries, MAX_ENTRIES)?;
-        let namespace = a.namespace.as_deref().map(str::trim).filter(|n| !n.is_empty());
+        let namespace = a.namespace.as_deref();
         if let Some(n) = namespace {
             check_namespace(n)?;
         }
@@ -117,14 +117,9 @@ impl SignalSchema<'_> {
     }
 }
 
-/// A namespace is one segment of a signal key: lower-case letters and digits, starting with a
-/// letter, at most 128 characters.
+/// A namespace is the first segment of a signal key, at most 128 characters.
 fn check_namespace(n: &str) -> Result<(), CallError> {
-    let chars = n.chars().count();
-    let ok = chars <= signals::MAX_KEY_CHARS
-        && n.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    if ok {
+    if n.chars().count() <= signals::MAX_KEY_CHARS && signals::is_namespace(n) {
         return Ok(());
     }
     Err(CallError::invalid(

@@ -207,17 +207,19 @@ pub fn parse(key: &str) -> Result<Signal, KeyError> {
     }
 }
 
+/// Whether `n` is a namespace, a key's first segment: `^[a-z][a-z0-9]*$`.
+pub fn is_namespace(n: &str) -> bool {
+    n.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
 /// `^[a-z][a-z0-9]*(\.[a-z][a-z0-9_]*)+$`.
 fn grammatical(key: &str) -> bool {
-    let mut parts = key.split('.');
-    let head = parts.next().unwrap_or_default();
-    let starts = |p: &str| p.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-    let namespace_ok = starts(head) && head.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    let mut rest = parts.peekable();
-    namespace_ok
-        && rest.peek().is_some()
-        && rest
-            .all(|p| starts(p) && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+    let segment = |p: &str| {
+        p.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    key.split_once('.').is_some_and(|(head, path)| is_namespace(head) && path.split('.').all(segment))
 }
 
 #[cfg(test)]
