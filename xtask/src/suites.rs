@@ -19,10 +19,11 @@ const BROWSERS: [&str; 2] = ["chromium", "firefox"];
 
 /// `cargo test --workspace` for `browser` against the build in `dist`. Always the whole
 /// workspace: `--package nova-e2e` alone unifies features differently and would build every
-/// dependency a second time.
+/// dependency a second time. Every test binary runs even after one failed, so a run names every
+/// failing test, not only the first.
 fn suite(dist: &Path, browser: &str, filter: Option<&str>) -> Command {
     let mut cmd = cargo();
-    cmd.args(["test", "--workspace"]).env("NOVA_DIST", dist).env("NOVA_BROWSER", browser);
+    cmd.args(["test", "--workspace", "--no-fail-fast"]).env("NOVA_DIST", dist).env("NOVA_BROWSER", browser);
     cmd.args(filter);
     cmd
 }
