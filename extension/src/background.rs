@@ -159,7 +159,11 @@ fn connect() {
     });
     port.on_disconnect().add_listener(on_disconnect.as_ref().unchecked_ref());
     on_disconnect.forget();
-    STATE.with(|s| s.borrow_mut().port = Some(port));
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.port = Some(port);
+        s.connection = s.connection.wrapping_add(1);
+    });
     let hello = Hello {
         extension_version: manifest_version(),
         browser: if bindings::is_firefox() { "firefox" } else { "chromium" }.into(),
@@ -210,6 +214,7 @@ async fn on_host_message(msg: JsValue) {
         _ => {}
     }
     let id = env.id;
+    let connection = STATE.with(|s| s.borrow().connection);
     let mut stages = BTreeMap::new();
     let name = env.method.as_deref().unwrap_or("");
     let mut reply = match handle(name, env.params.unwrap_or(Value::Null), &mut stages).await {
@@ -218,6 +223,12 @@ async fn on_host_message(msg: JsValue) {
     };
     stages.insert("backgroundMs".into(), timing::now() - started);
     reply.timing = Some(stages);
+    // The host that asked is gone (a new one may be connected): the answer is dropped, never
+    // given to a host that did not ask.
+    if STATE.with(|s| s.borrow().connection) != connection {
+        bindings::log(&format!("dropped the answer to `{name}`: the host that asked disconnected"));
+        return;
+    }
     post(&reply);
 }
 

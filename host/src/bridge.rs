@@ -139,6 +139,14 @@ impl BrowserState {
     }
 }
 
+/// The id of a bridge's first request: random (1 to 2^30), so that the ids of a hub started
+/// after another one died are not the ones the dead hub used. An answer the browser still sends
+/// for a dead hub's request then matches nothing here, instead of answering a new request that
+/// happens to carry the same id (a perceive once got the answer of the click the dead hub sent).
+fn first_request_id() -> u32 {
+    rand::random::<u32>() % (1 << 30) + 1
+}
+
 /// The hub's end of the native-messaging channel.
 pub struct Bridge {
     out: mpsc::UnboundedSender<String>,
@@ -166,7 +174,7 @@ impl Bridge {
             handler: std::sync::OnceLock::new(),
             out,
             pending: Mutex::new(HashMap::new()),
-            next_id: AtomicU32::new(1),
+            next_id: AtomicU32::new(first_request_id()),
             connected: AtomicBool::new(true),
             state: Mutex::new(BrowserState::default()),
             hello_tx,

@@ -26,6 +26,9 @@ pub(super) fn fail(code: &str, message: impl Into<String>) -> Failure {
 #[derive(Default)]
 pub(super) struct State {
     pub(super) port: Option<Port>,
+    /// Which connection to the host `port` is (one more at each connect): an answer goes back
+    /// only on the connection its request came on.
+    pub(super) connection: u32,
     pub(super) backoff_ms: i32,
     pub(super) epochs: HashMap<i32, u32>,
     pub(super) chunks: protocol::Reassembler,
