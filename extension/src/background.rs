@@ -137,9 +137,15 @@ fn resolve_waiters(tab: i32, outcome: &str, only_after_commit: bool) {
 
 fn connect() {
     let port = bindings::connect_native(nova_shared::NATIVE_HOST_NAME);
-    let on_message = Closure::<dyn FnMut(JsValue)>::new(|msg: JsValue| {
+    // Every message is answered on the connection it came on, or not at all.
+    let connection = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.connection = s.connection.wrapping_add(1);
+        s.connection
+    });
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(move |msg: JsValue| {
         STATE.with(|s| s.borrow_mut().backoff_ms = BACKOFF_START_MS);
-        spawn_local(on_host_message(msg));
+        spawn_local(on_host_message(msg, connection));
     });
     port.on_message().add_listener(on_message.as_ref().unchecked_ref());
     on_message.forget();
@@ -159,11 +165,7 @@ fn connect() {
     });
     port.on_disconnect().add_listener(on_disconnect.as_ref().unchecked_ref());
     on_disconnect.forget();
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        s.port = Some(port);
-        s.connection = s.connection.wrapping_add(1);
-    });
+    STATE.with(|s| s.borrow_mut().port = Some(port));
     let hello = Hello {
         extension_version: manifest_version(),
         browser: if bindings::is_firefox() { "firefox" } else { "chromium" }.into(),
@@ -190,7 +192,8 @@ async fn send_tabs() {
     }
 }
 
-async fn on_host_message(msg: JsValue) {
+/// One message from the host on connection number `connection`.
+async fn on_host_message(msg: JsValue, connection: u32) {
     let started = timing::now();
     let env: Envelope = match from_js(msg) {
         Ok(env) => env,
@@ -214,7 +217,6 @@ async fn on_host_message(msg: JsValue) {
         _ => {}
     }
     let id = env.id;
-    let connection = STATE.with(|s| s.borrow().connection);
     let mut stages = BTreeMap::new();
     let name = env.method.as_deref().unwrap_or("");
     let mut reply = match handle(name, env.params.unwrap_or(Value::Null), &mut stages).await {

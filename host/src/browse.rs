@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
-use crate::call::{CallError, CallRecord, ToolReply, check_range};
+use crate::call::{CallError, CallRecord, ToolReply, check_chars, check_range};
 use crate::observation::{ActionKind, flags};
 use crate::replies::{NATIVE_DIALOG_TIMEOUT, merge, note_file_input_refusal, ok_body, parse_frame};
 use nova_shared::cls::TransitionContract;
@@ -302,12 +302,7 @@ impl Browser<'_> {
     pub async fn perceive(&self, rec: &mut CallRecord, a: PerceiveArgs) -> Result<ToolReply, CallError> {
         check_range("maxElements", a.max_elements, PERCEIVE_MAX_ELEMENTS)?;
         check_range("maxTextChars", a.max_text_chars, PERCEIVE_MAX_TEXT)?;
-        if let Some(n) = a.since.as_ref().map(|s| s.chars().count()).filter(|n| *n > delta::MAX_SINCE_CHARS) {
-            return Err(CallError::invalid(
-                "since",
-                format!("`since` is {n} characters; at most {} are allowed", delta::MAX_SINCE_CHARS),
-            ));
-        }
+        check_chars("since", a.since.as_deref().unwrap_or_default(), delta::MAX_SINCE_CHARS)?;
         let tab = match self.tabs.enter(rec, &a.target_id, false).await? {
             Ok(tab) => tab,
             Err(reply) => return Ok(reply),
@@ -581,13 +576,8 @@ impl Browser<'_> {
 
     /// `nova.type_selector`.
     pub async fn type_text(&self, rec: &mut CallRecord, a: TypeArgs) -> Result<ToolReply, CallError> {
+        check_chars("text", &a.text, TYPE_MAX_CHARS)?;
         let chars = a.text.chars().count();
-        if chars > TYPE_MAX_CHARS {
-            return Err(CallError::invalid(
-                "text",
-                format!("`text` has {chars} characters; at most {TYPE_MAX_CHARS} are allowed"),
-            ));
-        }
         let p = match self
             .prepare_action(rec, &a.target_id, &a.selector, a.frame_id.as_deref(), a.transition_contract)
             .await?

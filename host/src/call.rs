@@ -246,6 +246,18 @@ pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(
     Ok(())
 }
 
+/// Refuses `text` longer than `max` characters, naming the field and the bound.
+pub fn check_chars(field: &str, text: &str, max: usize) -> Result<(), CallError> {
+    let n = text.chars().count();
+    if n > max {
+        return Err(CallError::invalid(
+            field,
+            format!("`{field}` is {n} characters; at most {max} are allowed"),
+        ));
+    }
+    Ok(())
+}
+
 /// The default of `targetId`: the active tab.
 pub fn active_tab() -> String {
     "active".to_owned()

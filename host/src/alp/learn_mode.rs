@@ -136,12 +136,7 @@ pub async fn judge(
     (exhausted, reason): (bool, Option<&str>),
 ) -> Result<Option<Ending>, CallError> {
     let reason = reason.map(str::trim).filter(|r| !r.is_empty());
-    if let Some(n) = reason.map(|r| r.chars().count()).filter(|n| *n > 500) {
-        return Err(CallError::invalid(
-            "coverageExhaustedReason",
-            format!("`coverageExhaustedReason` is {n} characters; at most 500"),
-        ));
-    }
+    crate::call::check_chars("coverageExhaustedReason", reason.unwrap_or_default(), 500)?;
     let Some(task) = lcj.with(|c| learn::active(c, tab, owner))? else { return Ok(None) };
     let complete = lcj.flush_within(lcj::FLUSH_MAX).await;
     let progress = lcj.with(|c| learn::progress(c, &task))?;

@@ -122,12 +122,7 @@ impl Resolver<'_> {
             ));
         }
         let reason = a.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-        if let Some(n) = reason.map(|r| r.chars().count()).filter(|n| *n > MAX_REASON) {
-            return Err(CallError::invalid(
-                "reason",
-                format!("`reason` is {n} characters; at most {MAX_REASON}"),
-            ));
-        }
+        crate::call::check_chars("reason", reason.unwrap_or_default(), MAX_REASON)?;
         let now = crate::clock::now_ms();
         let verdict = a.verdict.as_str();
         let (before, superseded) = self.lcj.with(|c| {

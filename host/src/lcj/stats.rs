@@ -84,16 +84,7 @@ impl MemoryStats<'_> {
         check_range("windowHours", a.window_hours, WINDOW_HOURS)?;
         check_range("topComponents", a.top_components, TOP_COMPONENTS)?;
         let filter = a.component_filter.as_deref().map(str::trim).filter(|f| !f.is_empty());
-        if let Some(f) = filter.filter(|f| f.chars().count() > signals::MAX_KEY_CHARS) {
-            return Err(CallError::invalid(
-                "componentFilter",
-                format!(
-                    "`componentFilter` is {} characters; at most {} are allowed",
-                    f.chars().count(),
-                    signals::MAX_KEY_CHARS
-                ),
-            ));
-        }
+        crate::call::check_chars("componentFilter", filter.unwrap_or_default(), signals::MAX_KEY_CHARS)?;
         let now = crate::clock::now_ms();
         let since = now - i64::from(a.window_hours) * 3_600_000;
         let q = ok_stats::Query {

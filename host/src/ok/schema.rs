@@ -89,21 +89,20 @@ impl SignalSchema<'_> {
         let limit = a.max_entries as usize;
         let mut keys: Vec<Value> = signals::core_signals()
             .filter(|_| namespace.is_none_or(|n| n == "core"))
-            .map(|(path, s)| entry(&format!("core.{path}"), s, "vocabulary"))
+            .map(|(path, s)| entry(&format!("core.{path}"), s, s.description, "vocabulary"))
             .collect();
         if namespace != Some("core") {
             // One more than fits, to know whether the list was cut.
             let room = (limit + 1).saturating_sub(keys.len());
             for r in reported(self.ok, namespace, room)? {
-                let mut e = entry(&r.key, signals::CUSTOM, "reported");
-                e["description"] = json!(format!(
+                let description = format!(
                     "{} Reported by agents: {} current fact{}, last observed {}.",
                     signals::CUSTOM.description,
                     r.current,
                     if r.current == 1 { "" } else { "s" },
                     crate::time::iso(r.last_observed_ms)
-                ));
-                keys.push(e);
+                );
+                keys.push(entry(&r.key, signals::CUSTOM, &description, "reported"));
             }
         }
         let truncated = keys.len() > limit;
@@ -119,23 +118,22 @@ impl SignalSchema<'_> {
 
 /// A namespace is the first segment of a signal key, at most 128 characters.
 fn check_namespace(n: &str) -> Result<(), CallError> {
-    if n.chars().count() <= signals::MAX_KEY_CHARS && signals::is_namespace(n) {
+    crate::call::check_chars("namespace", n, signals::MAX_KEY_CHARS)?;
+    if signals::is_namespace(n) {
         return Ok(());
     }
     Err(CallError::invalid(
         "namespace",
         format!(
             "`namespace` must be the first segment of a signal key: lower-case letters and digits, \
-             starting with a letter, at most {} characters (core, acme); got `{}`",
-            signals::MAX_KEY_CHARS,
-            n.chars().take(64).collect::<String>()
+             starting with a letter (core, acme); got `{n}`"
         ),
     ))
 }
 
 /// One key as the reply lists it. Nothing is deprecated in the vocabulary yet, so every entry
 /// says `deprecated: false` and `includeDeprecated` changes nothing.
-fn entry(key: &str, s: Signal, origin: &str) -> Value {
+fn entry(key: &str, s: Signal, description: &str, origin: &str) -> Value {
     let allowed = match s.value {
         ValueType::Text(values) if !values.is_empty() => json!(values),
         _ => Value::Null,
@@ -152,7 +150,7 @@ fn entry(key: &str, s: Signal, origin: &str) -> Value {
         "allowedValues": allowed,
         "scope": scope,
         "staleOnNewUrl": s.route,
-        "description": s.description,
+        "description": description,
         "exampleJson": (!s.example.is_empty()).then_some(s.example),
         "deprecated": false,
         "origin": origin,

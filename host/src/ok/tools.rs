@@ -9,7 +9,7 @@ use super::observe::{self, Batch, Claim, Report};
 use super::rules::{Certainty, Source};
 use super::signals::{self, KeyError};
 use super::{Knowledge, Place, hints};
-use crate::call::{CallError, CallRecord, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply, check_chars};
 use crate::clock;
 use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
@@ -113,13 +113,7 @@ fn check_call(a: &ObserveArgs) -> Result<(), CallError> {
         ));
     }
     if let Some(p) = &a.perception_id {
-        let n = p.chars().count();
-        if n > MAX_PERCEPTION_ID_CHARS {
-            return Err(CallError::invalid(
-                "perceptionId",
-                format!("`perceptionId` is {n} characters; at most {MAX_PERCEPTION_ID_CHARS} are allowed"),
-            ));
-        }
+        check_chars("perceptionId", p, MAX_PERCEPTION_ID_CHARS)?;
     }
     for (i, c) in a.claims.iter().enumerate() {
         if let Err(KeyError::UnknownCore(m)) = signals::parse(&c.signal_key) {
@@ -138,13 +132,11 @@ fn check_call(a: &ObserveArgs) -> Result<(), CallError> {
                 ),
             ));
         }
-        let n = c.evidence.as_deref().map_or(0, |e| e.chars().count());
-        if n > MAX_EVIDENCE_CHARS {
-            return Err(CallError::invalid(
-                &format!("claims[{i}].evidence"),
-                format!("claims[{i}].evidence is {n} characters; at most {MAX_EVIDENCE_CHARS} are allowed"),
-            ));
-        }
+        check_chars(
+            &format!("claims[{i}].evidence"),
+            c.evidence.as_deref().unwrap_or_default(),
+            MAX_EVIDENCE_CHARS,
+        )?;
     }
     Ok(())
 }

@@ -145,13 +145,7 @@ fn check(a: &TelemetryArgs) -> Result<Option<u32>, CallError> {
                 "`features.matchConfidence` must be between 0 and 1",
             ));
         }
-        let n = f.notes.as_deref().map_or(0, |s| s.chars().count());
-        if n > 2000 {
-            return Err(CallError::invalid(
-                "features.notes",
-                format!("`features.notes` is {n} characters; at most 2000"),
-            ));
-        }
+        crate::call::check_chars("features.notes", f.notes.as_deref().unwrap_or_default(), 2000)?;
     }
     Ok(elapsed)
 }
