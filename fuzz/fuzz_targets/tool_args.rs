@@ -80,6 +80,7 @@ const TOOLS: &[(&str, Parse, Schema)] = tools! {
     "nova.tab_claim" => lease::ClaimArgs,
     "nova.tab_release" => lease::ReleaseArgs,
     "nova.ok_observe" => ok::tools::ObserveArgs,
+    "nova.ok_signal_schema" => ok::schema::SchemaArgs,
     "nova.route" => pagetools::RouteArgs,
     "nova.file_upload" => pagetools::UploadArgs,
     "nova.dismiss_blockers" => pagetools::DismissArgs,
