@@ -13,7 +13,10 @@ async fn an_oversized_http_body_gets_413_and_the_hub_answers_the_next_request() 
     let nova = Nova::start().await?;
     let hub = nova_e2e::hub_records(&nova.data).remove(0);
     let token = std::fs::read_to_string(nova.data.join("mcp-token"))?;
-    let http = reqwest::Client::new();
+    // A new connection for each request: the hub answers an oversized body before reading it
+    // all and then closes that connection, and a connection taken from the pool meanwhile broke
+    // the next request mid-write (`Broken pipe` on the 6 MiB body, Firefox's suite, clean-clone CI).
+    let http = reqwest::Client::builder().pool_max_idle_per_host(0).build()?;
     let post = |body: reqwest::Body| {
         http.post(&hub.http_url)
             .bearer_auth(token.trim())
