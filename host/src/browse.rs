@@ -576,8 +576,7 @@ impl Browser<'_> {
 
     /// `nova.type_selector`.
     pub async fn type_text(&self, rec: &mut CallRecord, a: TypeArgs) -> Result<ToolReply, CallError> {
-        check_chars("text", &a.text, TYPE_MAX_CHARS)?;
-        let chars = a.text.chars().count();
+        let chars = check_chars("text", &a.text, TYPE_MAX_CHARS)?;
         let p = match self
             .prepare_action(rec, &a.target_id, &a.selector, a.frame_id.as_deref(), a.transition_contract)
             .await?

@@ -246,8 +246,9 @@ pub fn check_range(field: &str, value: u32, bounds: (u32, u32, u32)) -> Result<(
     Ok(())
 }
 
-/// Refuses `text` longer than `max` characters, naming the field and the bound.
-pub fn check_chars(field: &str, text: &str, max: usize) -> Result<(), CallError> {
+/// Refuses `text` longer than `max` characters, naming the field and the bound; else its length
+/// in characters.
+pub fn check_chars(field: &str, text: &str, max: usize) -> Result<usize, CallError> {
     let n = text.chars().count();
     if n > max {
         return Err(CallError::invalid(
@@ -255,7 +256,7 @@ pub fn check_chars(field: &str, text: &str, max: usize) -> Result<(), CallError>
             format!("`{field}` is {n} characters; at most {max} are allowed"),
         ));
     }
-    Ok(())
+    Ok(n)
 }
 
 /// The default of `targetId`: the active tab.

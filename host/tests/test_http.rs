@@ -66,3 +66,19 @@ async fn foreign_origin_or_host_is_403_even_with_the_token() {
     let body = ok.text().await.expect("body");
     assert!(body.contains("\"serverInfo\"") && body.contains("nova"), "{body}");
 }
+
+#[tokio::test]
+async fn a_refusal_says_it_ends_its_connection_and_an_answer_keeps_it() {
+    let hub = Hub::start();
+    let (url, port, token) = endpoint(&hub);
+    let close = |r: &reqwest::Response| {
+        r.headers().get("connection").and_then(|v| v.to_str().ok()).map(str::to_owned)
+    };
+    let unauthorized = post(&url, &[]).await;
+    assert_eq!((unauthorized.status().as_u16(), close(&unauthorized)), (401, Some("close".into())));
+    let auth = ("authorization", format!("Bearer {token}"));
+    let foreign = post(&url, &[auth.clone(), ("host", format!("evil.example:{port}"))]).await;
+    assert_eq!((foreign.status().as_u16(), close(&foreign)), (403, Some("close".into())));
+    let ok = post(&url, &[auth]).await;
+    assert_eq!((ok.status().as_u16(), close(&ok)), (200, None));
+}

@@ -13,10 +13,10 @@ async fn an_oversized_http_body_gets_413_and_the_hub_answers_the_next_request() 
     let nova = Nova::start().await?;
     let hub = nova_e2e::hub_records(&nova.data).remove(0);
     let token = std::fs::read_to_string(nova.data.join("mcp-token"))?;
-    // A new connection for each request: the hub answers an oversized body before reading it
-    // all and then closes that connection, and a connection taken from the pool meanwhile broke
-    // the next request mid-write (`Broken pipe` on the 6 MiB body, Firefox's suite, clean-clone CI).
-    let http = reqwest::Client::builder().pool_max_idle_per_host(0).build()?;
+    // A pooled client, as agents' HTTP clients are: the hub answers an oversized body before
+    // reading it all and drops that connection, so its 413 must say `Connection: close` or the
+    // pool hands the dead connection to the next request (`Broken pipe` on the 6 MiB body below).
+    let http = reqwest::Client::new();
     let post = |body: reqwest::Body| {
         http.post(&hub.http_url)
             .bearer_auth(token.trim())
@@ -31,10 +31,12 @@ async fn an_oversized_http_body_gets_413_and_the_hub_answers_the_next_request() 
     );
     let r = post(big.into()).send().await?;
     assert_eq!(r.status(), 413);
+    assert_eq!(r.headers().get("connection").and_then(|v| v.to_str().ok()), Some("close"));
     // The same, streamed without a Content-Length.
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> = (0..10).map(|_| Ok(vec![b' '; 1 << 20])).collect();
     let r = post(reqwest::Body::wrap_stream(futures::stream::iter(chunks))).send().await?;
     assert_eq!(r.status(), 413);
+    assert_eq!(r.headers().get("connection").and_then(|v| v.to_str().ok()), Some("close"));
     // Under the bound (6 MiB, more than rmcp's own default of 4), the body is read and answered.
     let under = format!(
         r#"{{"jsonrpc":"2.0","id":3,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"limits","version":"1"}},"pad":"{}"}}}}"#,

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::call::CallError;
+use crate::call::{CallError, check_chars};
 use crate::lcj::{self, learn};
 
 /// Which tabs a learn request covers.
@@ -136,7 +136,7 @@ pub async fn judge(
     (exhausted, reason): (bool, Option<&str>),
 ) -> Result<Option<Ending>, CallError> {
     let reason = reason.map(str::trim).filter(|r| !r.is_empty());
-    crate::call::check_chars("coverageExhaustedReason", reason.unwrap_or_default(), 500)?;
+    check_chars("coverageExhaustedReason", reason.unwrap_or_default(), 500)?;
     let Some(task) = lcj.with(|c| learn::active(c, tab, owner))? else { return Ok(None) };
     let complete = lcj.flush_within(lcj::FLUSH_MAX).await;
     let progress = lcj.with(|c| learn::progress(c, &task))?;

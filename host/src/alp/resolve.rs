@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::call::{CallError, CallRecord, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply, check_chars};
 use crate::lcj::{self, opportunities};
 use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
@@ -122,7 +122,7 @@ impl Resolver<'_> {
             ));
         }
         let reason = a.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-        crate::call::check_chars("reason", reason.unwrap_or_default(), MAX_REASON)?;
+        check_chars("reason", reason.unwrap_or_default(), MAX_REASON)?;
         let now = crate::clock::now_ms();
         let verdict = a.verdict.as_str();
         let (before, superseded) = self.lcj.with(|c| {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::Journal;
-use crate::call::{CallError, CallRecord, ToolReply, check_range};
+use crate::call::{CallError, CallRecord, ToolReply, check_chars, check_range};
 use crate::observation::ActionKind;
 use crate::ok::{Knowledge, signals, stats as ok_stats};
 use crate::registry::{self, Bundle, PageUse, ToolDef};
@@ -84,7 +84,7 @@ impl MemoryStats<'_> {
         check_range("windowHours", a.window_hours, WINDOW_HOURS)?;
         check_range("topComponents", a.top_components, TOP_COMPONENTS)?;
         let filter = a.component_filter.as_deref().map(str::trim).filter(|f| !f.is_empty());
-        crate::call::check_chars("componentFilter", filter.unwrap_or_default(), signals::MAX_KEY_CHARS)?;
+        check_chars("componentFilter", filter.unwrap_or_default(), signals::MAX_KEY_CHARS)?;
         let now = crate::clock::now_ms();
         let since = now - i64::from(a.window_hours) * 3_600_000;
         let q = ok_stats::Query {

@@ -77,8 +77,20 @@ pub async fn serve(hub: Arc<Hub>, listener: tokio::net::TcpListener, token: Stri
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(guard, check))
-        .merge(pages);
+        .merge(pages)
+        .layer(axum::middleware::map_response(close_on_refusal));
     axum::serve(listener, app).await
+}
+
+/// A refusal ends its connection and says so. The hub refuses before reading the whole body (a
+/// bad token, a foreign Host, 413 part-way through an oversized body), and the HTTP server then
+/// drops the connection; without `Connection: close` a client that pools connections would send
+/// its next request down that dead connection and break mid-write.
+async fn close_on_refusal(mut response: Response) -> Response {
+    if response.status().is_client_error() || response.status().is_server_error() {
+        response.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    }
+    response
 }
 
 async fn check_host(State(g): State<Arc<Guard>>, request: Request, next: Next) -> Response {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::Knowledge;
 use super::signals::{self, Home, Signal, ValueType};
-use crate::call::{CallError, CallRecord, ToolReply, check_range};
+use crate::call::{CallError, CallRecord, ToolReply, check_chars, check_range};
 use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
 
@@ -118,7 +118,7 @@ impl SignalSchema<'_> {
 
 /// A namespace is the first segment of a signal key, at most 128 characters.
 fn check_namespace(n: &str) -> Result<(), CallError> {
-    crate::call::check_chars("namespace", n, signals::MAX_KEY_CHARS)?;
+    check_chars("namespace", n, signals::MAX_KEY_CHARS)?;
     if signals::is_namespace(n) {
         return Ok(());
     }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::records::{self, Outcome};
 use super::{Pks, scope};
-use crate::call::{CallError, CallRecord, ToolReply};
+use crate::call::{CallError, CallRecord, ToolReply, check_chars};
 use crate::observation::ActionKind;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
 
@@ -145,7 +145,7 @@ fn check(a: &TelemetryArgs) -> Result<Option<u32>, CallError> {
                 "`features.matchConfidence` must be between 0 and 1",
             ));
         }
-        crate::call::check_chars("features.notes", f.notes.as_deref().unwrap_or_default(), 2000)?;
+        check_chars("features.notes", f.notes.as_deref().unwrap_or_default(), 2000)?;
     }
     Ok(elapsed)
 }
