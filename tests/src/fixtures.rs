@@ -1,6 +1,7 @@
 //! The fixture web server: serves `tests/fixtures/` on 127.0.0.1:0.
 //!
 //! `/submit?key=K` counts submissions per key (the counting fixture for crash tests).
+//! `/postback` is a form that posts back to its own address, as server-rendered forms do.
 //! Files ending in `.csp.html` are sent with `Content-Security-Policy: script-src 'self'`
 //! (the header form of a strict CSP; the meta-tag form lives in the page itself).
 //! `/site/` is the generated multi-page site of [`crate::site`].
@@ -54,6 +55,7 @@ impl FixtureServer {
             .route("/", axum::routing::get(|| async { axum::response::Redirect::to("/index.html") }))
             .route("/submit", axum::routing::get(submit).post(submit))
             .route("/go", axum::routing::get(go))
+            .route("/postback", axum::routing::get(|| async { post_back(None) }).post(posted_back))
             .route("/{*path}", axum::routing::get(serve))
             .with_state(state);
         let task = tokio::spawn(async move {
@@ -95,6 +97,29 @@ async fn submit(State(app): State<AppState>, Query(q): Query<HashMap<String, Str
     let mut response = (StatusCode::OK, body).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     response
+}
+
+/// `/postback`: a form that posts back to its own address. Sent the name `taken`, the page
+/// comes back holding it under an error in no framework's markup; any other name comes back
+/// saved, under a Bootstrap success alert, with the form emptied.
+fn post_back(name: Option<&str>) -> Response {
+    let (note, value) = match name {
+        None => (String::new(), String::new()),
+        Some("taken") => ("<p class=\"oops\">That name is taken.</p>".to_owned(), "taken".to_owned()),
+        Some(n) => (format!("<div class=\"alert-success\">Saved {n}.</div>"), String::new()),
+    };
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Rename</title></head>\
+         <body><h1>Rename</h1>{note}<form method=\"post\"><label>Name <input id=\"name\" name=\"name\" \
+         value=\"{value}\"></label> <button>Save</button></form></body></html>"
+    );
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    response
+}
+
+async fn posted_back(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
+    post_back(Some(form.get("name").map_or("", String::as_str)))
 }
 
 /// `/go?to=/PATH`: a 303 redirect to a path of this server (where an action lands after a

@@ -616,3 +616,37 @@ async fn a_site_adapter_file_teaches_nova_a_chat_and_its_core_signals() -> anyho
     assert_ne!(bad["guardedCommit"]["verificationStatus"], "verified_success", "{bad}");
     Ok(())
 }
+
+/// A server-rendered form that posts back to its own address: the new page alone proves
+/// nothing, since a server answers so after saving and after refusing the input. With a success
+/// message the save is verified; with none it is only likely, and the reply says what to read.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_form_posted_back_to_its_own_address_is_verified_only_by_a_success_message() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let url = nova.url("postback");
+    c.structured("nova.navigate", json!({"url": url})).await?;
+    let refused = c.structured("nova.guarded_submit_form", json!({"fields": {"#name": "taken"}})).await?;
+    assert_eq!(refused["guardedCommit"]["verificationStatus"], "verified_success", "{refused}");
+    assert_eq!(
+        (refused["ok"].clone(), refused["verifyState"].clone()),
+        (json!(true), json!("likely")),
+        "{refused}"
+    );
+    assert_eq!(refused["urlAfter"], url.as_str(), "{refused}");
+    let said = refused["message"].as_str().unwrap_or_default();
+    assert!(said.contains("posted back to the address it is on") && said.contains(&url), "{said}");
+    let page = c.structured("nova.read_text", json!({"selector": ".oops"})).await?;
+    assert_eq!(page["text"], "That name is taken.");
+
+    let saved = c.structured("nova.guarded_submit_form", json!({"fields": {"#name": "Ada"}})).await?;
+    assert_eq!(
+        (saved["ok"].clone(), saved["verifyState"].clone()),
+        (json!(true), json!("verified")),
+        "{saved}"
+    );
+    assert!(!saved["message"].as_str().unwrap_or_default().contains("posted back"), "{saved}");
+    let page = c.structured("nova.read_text", json!({"selector": ".alert-success"})).await?;
+    assert_eq!(page["text"], "Saved Ada.");
+    Ok(())
+}

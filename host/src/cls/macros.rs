@@ -8,7 +8,7 @@ use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, Transition
 use nova_shared::page::PageModel;
 use nova_shared::protocol::{
     ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction, PerceiveParams, SubmitterParams,
-    SubmitterResult, TypeParams, method,
+    SubmitterResult, TabInfo, TypeParams, method,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -880,6 +880,8 @@ impl Macros<'_> {
             guarded: true,
         });
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        let reply =
+            if own_success { reply } else { self.post_back(reply, &tab, ad.form.success.as_deref()).await };
         Ok(explain_silence(
             reply,
             own_success,
@@ -889,6 +891,35 @@ impl Macros<'_> {
                 "the saved entry",
             ],
         ))
+    }
+
+    /// A form that posted back: the verdict rests on a new page alone, at the very address the
+    /// form was sent from, and no success message shows there. A server answers so after saving
+    /// an edit and after refusing input with an error Nova does not recognise, so the success is
+    /// `likely`, not `verified`, and the reply says what to read. `mark` is the success message's
+    /// selector.
+    async fn post_back(&self, mut reply: ToolReply, before: &TabInfo, mark: Option<&str>) -> ToolReply {
+        let r = &reply.structured;
+        let url = r["urlAfter"].as_str().unwrap_or_default().to_owned();
+        let navigated =
+            self.bridge.state().tab(&before.target_id).is_some_and(|t| t.nav_epoch > before.nav_epoch);
+        if r["verifyState"] != "verified" || !navigated || url.is_empty() || url != r["urlBefore"] {
+            return reply;
+        }
+        if let Some(mark) = mark
+            && self.holds(&before.target_id, vec![shows(mark, true)]).await
+        {
+            return reply;
+        }
+        let said = r["message"].as_str().map(|m| format!("{m} ")).unwrap_or_default();
+        reply.structured["verifyState"] = json!("likely");
+        reply.structured["message"] = json!(format!(
+            "{said}The form posted back to the address it is on ({url}) and no success message \
+             shows: a server answers so after saving and also after refusing the input with an \
+             error Nova does not recognise. Read the page (an error near a field, the form still \
+             holding what was typed) or the saved entry before relying on it."
+        ));
+        reply
     }
 
     /// The composer of a chat with no `composerSelector`: the adapter's (`convention`) when it
