@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
 use nova_shared::page::PageModel;
 use nova_shared::protocol::{
-    ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction, PerceiveParams, SubmitterParams,
-    SubmitterResult, TabInfo, TypeParams, method,
+    CheckParams, CheckResult, ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction,
+    PerceiveParams, SelectParams, SubmitterParams, SubmitterResult, TabInfo, TypeParams, method,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -497,7 +497,7 @@ impl Macros<'_> {
         &self,
         rec: &mut CallRecord,
         target: &str,
-    ) -> Result<Result<nova_shared::protocol::TabInfo, ToolReply>, CallError> {
+    ) -> Result<Result<TabInfo, ToolReply>, CallError> {
         let tab = match self.tabs.resolve(target).await {
             Ok(t) => t,
             Err(reply) => return Ok(Err(reply)),
@@ -678,11 +678,11 @@ impl Macros<'_> {
     async fn identify(
         &self,
         rec: &mut CallRecord,
-        tab: &nova_shared::protocol::TabInfo,
+        tab: &TabInfo,
         a: &LoginArgs,
         user: &str,
         pass: &str,
-    ) -> Result<Result<(nova_shared::protocol::TabInfo, Value), ToolReply>, CallError> {
+    ) -> Result<Result<(TabInfo, Value), ToolReply>, CallError> {
         let ad = self.guard.adapter_for(&tab.url);
         let named = |name: &str| {
             let name = name.to_lowercase();
@@ -971,7 +971,7 @@ impl Macros<'_> {
 
     /// Whether every one of `all` holds on the tab `target` now (false when the page cannot say).
     async fn holds(&self, target: &str, all: Vec<Assertion>) -> bool {
-        let params = nova_shared::protocol::CheckParams {
+        let params = CheckParams {
             target: target.to_owned(),
             frame_id: None,
             set: AssertionSet { all, ..Default::default() },
@@ -979,7 +979,7 @@ impl Macros<'_> {
             nav_epoch: 0,
         };
         self.bridge
-            .call::<nova_shared::protocol::CheckResult>(method::CHECK, params, DEFAULT_TIMEOUT)
+            .call::<CheckResult>(method::CHECK, params, DEFAULT_TIMEOUT)
             .await
             .is_ok_and(|r| r.verdict == nova_shared::cls::Verdict::Satisfied)
     }
@@ -1117,7 +1117,7 @@ impl Macros<'_> {
         built.retry_policy = Some(nova_shared::cls::RetryPolicy::Idempotent);
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
-        let action = PageAction::Select(nova_shared::protocol::SelectParams {
+        let action = PageAction::Select(SelectParams {
             target: tab.target_id.clone(),
             frame_id: None,
             selector: picker,
