@@ -735,6 +735,33 @@ fn no_frame(tab: i32, frame: i64) -> Failure {
     fail(reason::TARGET_NOT_FOUND, format!("tab {tab} has no frame {frame}"))
 }
 
+/// Tries of injecting the page script into a tab between two documents, 100 ms apart.
+const BETWEEN_DOCUMENTS_RETRIES: u32 = 20;
+
+/// Injects the page script into `tab`. Between two documents of a navigation Firefox refuses it
+/// as it refuses a page out of reach ("Missing host permission for the tab"): while the tab is
+/// loading, the script waits for the new document (a read right after an action that navigated
+/// answered `page_not_scriptable`); a page that finished loading is answered at once.
+async fn inject_page_script(tab: i32) -> Result<(), Failure> {
+    let mut attempt = 0;
+    loop {
+        let text = match bindings::inject_files(tab, &["content.js"]).await {
+            Ok(_) => return Ok(()),
+            Err(e) => bindings::error_text(&e),
+        };
+        let loading = || async {
+            bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "status")).as_deref()
+                == Some("loading")
+        };
+        if attempt < BETWEEN_DOCUMENTS_RETRIES && bindings::document_gone(&text) && loading().await {
+            attempt += 1;
+            sleep_ms(100).await;
+            continue;
+        }
+        return Err(fail(reason::PAGE_NOT_SCRIPTABLE, format!("cannot script this page: {text}")));
+    }
+}
+
 /// Sends `message` to the page script of a frame, injecting the script into a page that was
 /// open before the extension loaded. Only for messages that cannot act twice: a send that found
 /// no listener is sent again.
@@ -748,9 +775,7 @@ async fn deliver(tab: i32, frame: i64, message: &JsValue) -> Result<JsValue, Fai
             }
         }
     }
-    bindings::inject_files(tab, &["content.js"]).await.map_err(|e| {
-        fail(reason::PAGE_NOT_SCRIPTABLE, format!("cannot script this page: {}", bindings::error_text(&e)))
-    })?;
+    inject_page_script(tab).await?;
     // A frame that just appeared may not have its script listening yet (its document is still
     // loading): nobody received the message. A few short tries, then the error.
     let mut attempt = 0;

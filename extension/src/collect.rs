@@ -294,9 +294,15 @@ pub fn read(key: &FactKey) -> Observed {
             })))
         }
         ("chat", "errorBanner") => {
-            // A banner that was already showing when the action started is not its outcome.
-            let mut shown = banners(a.chat.error_banner.as_deref());
-            let banner = STATE.with(|s| shown.find(|b| !s.borrow().banner_baseline.contains(b)));
+            // A banner that was already showing when the action started is not its outcome, nor
+            // is one that carries a success message: Bootstrap, Material UI, Ant Design, Chakra
+            // and React-Toastify mark their success alerts role="alert" too.
+            let shown = banners(a.chat.error_banner.as_deref());
+            let fresh: Vec<_> =
+                STATE.with(|s| shown.filter(|b| !s.borrow().banner_baseline.contains(b)).collect());
+            let successes: Vec<_> =
+                if fresh.is_empty() { Vec::new() } else { banners(a.form.success.as_deref()).collect() };
+            let banner = fresh.into_iter().find(|b| !successes.iter().any(|s| b.contains(Some(s))));
             Ok(banner.map_or(Value::Null, |b| json!(note::text(&b))))
         }
         ("form", "submitted") => Ok(json!(STATE.with(|s| s.borrow().submitted))),

@@ -650,3 +650,54 @@ async fn a_form_posted_back_to_its_own_address_is_verified_only_by_a_success_mes
     assert_eq!(page["text"], "Saved Ada.");
     Ok(())
 }
+
+/// Each convention of the generic adapter's form section (`shared/adapters/generic.json`), shown
+/// in its framework's own markup once a form is sent (`conventions.html`, one sample each), is
+/// read as what it is: a success message a success, an error note or a field error a failure
+/// naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_form_convention_is_read_from_its_frameworks_own_markup() -> anyhow::Result<()> {
+    let root = nova_e2e::workspace_root();
+    let page = std::fs::read_to_string(root.join("tests/fixtures/conventions.html"))?;
+    let attr = |tag: &str, name: &str| {
+        let after = tag.split(&format!("{name}=\"")).nth(1).unwrap_or_default();
+        after.split('"').next().unwrap_or_default().to_owned()
+    };
+    let samples: Vec<(String, String)> =
+        page.split("<template ").skip(1).map(|t| (attr(t, "data-kind"), attr(t, "data-from"))).collect();
+    let generic: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("shared/adapters/generic.json"))?)?;
+    let mut unshown = Vec::new();
+    for kind in ["success", "errorNote", "validationError"] {
+        for convention in generic["form"][kind].as_array().into_iter().flatten() {
+            let from = convention["from"].as_str().unwrap_or_default();
+            if !samples.iter().any(|(k, f)| k == kind && f == from) {
+                unshown.push(format!("{kind}: {from}"));
+            }
+        }
+    }
+    assert!(unshown.is_empty(), "conventions with no sample in conventions.html: {unshown:#?}");
+
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let mut misread = Vec::new();
+    for (n, (kind, from)) in samples.iter().enumerate() {
+        c.structured("nova.navigate", json!({"url": nova.url(&format!("conventions.html?n={n}"))})).await?;
+        let r = c.structured("nova.guarded_submit_form", json!({"fields": {"#name": "Ada"}})).await?;
+        let status = r["guardedCommit"]["verificationStatus"].as_str().unwrap_or_default().to_owned();
+        let failed = r["guardedCommit"]["failedAssertions"].as_array().cloned().unwrap_or_default();
+        let names = |key: &str| failed.iter().any(|f| f["factKey"] == key);
+        let read_as_it_is = match (status.as_str(), kind.as_str()) {
+            ("verified_success", "success") => true,
+            ("verified_fail", "errorNote") => names("form.errorNote"),
+            ("verified_fail", "validationError") => names("form.validationErrors"),
+            _ => false,
+        };
+        if !read_as_it_is {
+            let keys: Vec<&Value> = failed.iter().map(|f| &f["factKey"]).collect();
+            misread.push(format!("{kind} sample {n} ({from}): {status} {keys:?}"));
+        }
+    }
+    assert!(misread.is_empty(), "{} of {} samples misread: {misread:#?}", misread.len(), samples.len());
+    Ok(())
+}
