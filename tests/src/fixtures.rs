@@ -94,9 +94,7 @@ async fn submit(State(app): State<AppState>, Query(q): Query<HashMap<String, Str
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Submitted</title></head>\
          <body><h1 id=\"submitted\">Submission {n} for {key}</h1></body></html>"
     );
-    let mut response = (StatusCode::OK, body).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    response
+    axum::response::Html(body).into_response()
 }
 
 /// `/postback`: a form that posts back to its own address. Sent the name `taken`, the page
@@ -113,9 +111,7 @@ fn post_back(name: Option<&str>) -> Response {
          <body><h1>Rename</h1>{note}<form method=\"post\"><label>Name <input id=\"name\" name=\"name\" \
          value=\"{value}\"></label> <button>Save</button></form></body></html>"
     );
-    let mut response = (StatusCode::OK, body).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    response
+    axum::response::Html(body).into_response()
 }
 
 async fn posted_back(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
