@@ -471,9 +471,7 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
 /// already has: `completed`, `error:<text>` or `timeout`, as [`nav_waiter`].
 async fn next_document(tab: i32, epoch0: u32, ms: u32) -> String {
     let waiter = nav_waiter(tab, epoch0, ms);
-    let status = |t: &JsValue| field::<String>(t, "status");
-    let loaded_already = epoch_of(tab) != epoch0
-        && bindings::tabs_get(tab).await.ok().and_then(|t| status(&t)).as_deref() == Some("complete");
+    let loaded_already = epoch_of(tab) != epoch0 && tab_status(tab).await.as_deref() == Some("complete");
     if loaded_already {
         return "completed".to_owned();
     }
@@ -521,7 +519,8 @@ const FOLLOW_MS: u32 = 10_000;
 async fn follow(tab: i32, epoch0: u32, mut report: Value) -> Value {
     let outcome = next_document(tab, epoch0, FOLLOW_MS).await;
     let navigated = epoch_of(tab) != epoch0;
-    if let Some(url) = bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "url")) {
+    let url = tab_url(tab).await;
+    if !url.is_empty() {
         report["urlAfter"] = url.into();
     }
     if navigated {
@@ -749,11 +748,10 @@ async fn inject_page_script(tab: i32) -> Result<(), Failure> {
             Ok(_) => return Ok(()),
             Err(e) => bindings::error_text(&e),
         };
-        let loading = || async {
-            bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "status")).as_deref()
-                == Some("loading")
-        };
-        if attempt < BETWEEN_DOCUMENTS_RETRIES && bindings::document_gone(&text) && loading().await {
+        if attempt < BETWEEN_DOCUMENTS_RETRIES
+            && bindings::document_gone(&text)
+            && tab_status(tab).await.as_deref() == Some("loading")
+        {
             attempt += 1;
             sleep_ms(100).await;
             continue;
@@ -797,6 +795,12 @@ async fn deliver(tab: i32, frame: i64, message: &JsValue) -> Result<JsValue, Fai
 /// The URL of `tab`'s document, as the browser has it (empty when the tab is gone).
 async fn tab_url(tab: i32) -> String {
     bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "url")).unwrap_or_default()
+}
+
+/// The tab's loading status as the browser has it (`loading`, `complete`); none when the tab is
+/// gone.
+async fn tab_status(tab: i32) -> Option<String> {
+    bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "status"))
 }
 
 /// How long a guarded action whose document went away without answering may take to commit

@@ -26,6 +26,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0015_learn_mode", include_str!("../migrations/0015_learn_mode.sql")),
     ("0016_lcj_rollups", include_str!("../migrations/0016_lcj_rollups.sql")),
     ("0017_support", include_str!("../migrations/0017_support.sql")),
+    ("0018_transition_caveat", include_str!("../migrations/0018_transition_caveat.sql")),
 ];
 
 /// The schema version this build writes.
@@ -78,7 +79,32 @@ pub fn open_existing(path: &Path) -> anyhow::Result<Connection> {
         "no store at {}: Nova has not run with this data dir (pass --data-dir or set NOVA_HOME)",
         path.display()
     );
-    Ok(open_read_only(path)?)
+    let conn = open_read_only(path)?;
+    read_as_current(&conn)?;
+    Ok(conn)
+}
+
+/// Columns a migration added to a table that already had rows, with the version that added them.
+const ADDED_COLUMNS: &[(u32, &str, &str)] = &[(18, "transitions", "caveat")];
+
+/// A store an older Nova wrote, read by the support commands before a hub migrated it: each table
+/// that lacks a column [`ADDED_COLUMNS`] names is shadowed by a temporary view (this connection
+/// only) that reads it as NULL, so the same queries serve both. The file is not touched.
+fn read_as_current(conn: &Connection) -> Result<(), StoreError> {
+    let version = schema_version(conn)?;
+    let mut missing: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (added_in, table, column) in ADDED_COLUMNS.iter().filter(|(v, ..)| *v > version) {
+        match missing.iter_mut().find(|(t, _)| t == table) {
+            Some((_, columns)) => columns.push(column),
+            None => missing.push((table, vec![column])),
+        }
+        tracing::debug!(table, column, added_in, version, "reading an older store");
+    }
+    for (table, columns) in missing {
+        let nulls: String = columns.iter().map(|c| format!(", NULL AS {c}")).collect();
+        conn.execute_batch(&format!("CREATE TEMP VIEW {table} AS SELECT *{nulls} FROM main.{table}"))?;
+    }
+    Ok(())
 }
 
 /// `PRAGMA quick_check`: cheap enough for every open, catches torn pages and broken indexes.
@@ -140,6 +166,40 @@ mod tests {
         drop(conn);
         let again = open(&path).expect("reopen");
         assert_eq!(schema_version(&again).expect("v"), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_store_an_older_nova_wrote_reads_its_added_columns_as_null() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("nova.db");
+        let conn = Connection::open(&path).expect("c");
+        let before = ADDED_COLUMNS.iter().map(|(v, ..)| *v).min().expect("a column") - 1;
+        for (version, (_, sql)) in (1..=before).zip(MIGRATIONS) {
+            conn.execute_batch(sql).expect("migration");
+            conn.pragma_update(None, "user_version", version).expect("v");
+        }
+        conn.execute_batch(
+            "INSERT INTO transitions (transition_id, call_id, tool, agent_id, mcp_session, target_id, \
+               action_kind, retry_policy, contract_json, state, hub_pid, started_at_ms) \
+             VALUES ('t', 'c', 'nova.click', 'a', 's', '1', 'click', 'idempotent', '{}', 'completed', 1, 0)",
+        )
+        .expect("row");
+        drop(conn);
+        let old = open_existing(&path).expect("open");
+        assert_eq!(schema_version(&old).expect("v"), before, "the file stays as it was");
+        let read: (String, Option<String>) = old
+            .query_row("SELECT t.transition_id, t.caveat FROM transitions t", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("the added column reads");
+        assert_eq!(read, ("t".to_owned(), None));
+        drop(old);
+        let current = open(&path).expect("migrate");
+        drop(current);
+        let now = open_existing(&path).expect("open");
+        let caveat: Option<String> =
+            now.query_row("SELECT caveat FROM transitions", [], |r| r.get(0)).expect("the column itself");
+        assert_eq!(caveat, None);
     }
 
     #[test]

@@ -648,7 +648,72 @@ async fn a_form_posted_back_to_its_own_address_is_verified_only_by_a_success_mes
     assert!(!saved["message"].as_str().unwrap_or_default().contains("posted back"), "{saved}");
     let page = c.structured("nova.read_text", json!({"selector": ".alert-success"})).await?;
     assert_eq!(page["text"], "Saved Ada.");
+
+    // Support staff reading the store see the caveat the agent was told, on that call alone.
+    let refused_call = logged(&nova, &refused["guardedCommit"]["transitionId"])?;
+    assert_eq!(
+        (refused_call["outcome"].clone(), refused_call["reason"].clone()),
+        (json!("verified_success"), json!("post_back_unconfirmed")),
+        "{refused_call}"
+    );
+    let saved_call = logged(&nova, &saved["guardedCommit"]["transitionId"])?;
+    assert_eq!(
+        (saved_call["outcome"].clone(), saved_call["reason"].clone()),
+        (json!("verified_success"), Value::Null)
+    );
+    for (call, grade, caveat) in
+        [(&refused_call, "likely", json!("post_back_unconfirmed")), (&saved_call, "verified", Value::Null)]
+    {
+        let id = call["callId"].as_str().unwrap_or_default();
+        let out = nova.cli().args(["log", "show", id, "--format", "json"]).output()?;
+        anyhow::ensure!(out.status.success(), "nova log show: {}", String::from_utf8_lossy(&out.stderr));
+        let shown: Value = serde_json::from_slice(&out.stdout)?;
+        assert_eq!(
+            (shown["evidence"]["grade"].clone(), shown["transition"]["caveat"].clone()),
+            (json!(grade), caveat),
+            "{shown}"
+        );
+    }
+    // The activity report carries it too (its table says it in words).
+    let dir = tempfile::tempdir()?;
+    let report = dir.path().join("report.html");
+    let out = nova.cli().args(["report", "--out"]).arg(&report).output()?;
+    anyhow::ensure!(out.status.success(), "nova report: {}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&report)?;
+    let data =
+        html.split(r#"id="nova-data">"#).nth(1).and_then(|d| d.split("</script>").next()).unwrap_or_default();
+    let data: Value = serde_json::from_str(data)?;
+    let caveats: Vec<(&Value, &Value)> = data["transitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| (&t["transitionId"], &t["caveat"]))
+        .collect();
+    assert!(
+        caveats.contains(&(&refused["guardedCommit"]["transitionId"], &json!("post_back_unconfirmed")))
+            && caveats.contains(&(&saved["guardedCommit"]["transitionId"], &Value::Null)),
+        "{caveats:?}"
+    );
     Ok(())
+}
+
+/// The call `nova log` lists for the guarded transition `transition` (the row is written as the
+/// call ends, so it is waited for).
+fn logged(nova: &Nova, transition: &Value) -> anyhow::Result<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let out = nova.cli().args(["log", "--format", "jsonl", "--tool", "guarded_submit_form"]).output()?;
+        anyhow::ensure!(out.status.success(), "nova log: {}", String::from_utf8_lossy(&out.stderr));
+        let rows = String::from_utf8(out.stdout)?;
+        for row in rows.lines() {
+            let row: Value = serde_json::from_str(row)?;
+            if &row["transitionId"] == transition {
+                return Ok(row);
+            }
+        }
+        anyhow::ensure!(std::time::Instant::now() < deadline, "no call of transition {transition} in {rows}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 /// Each convention of the generic adapter's form section (`shared/adapters/generic.json`), shown
@@ -659,9 +724,13 @@ async fn a_form_posted_back_to_its_own_address_is_verified_only_by_a_success_mes
 async fn every_form_convention_is_read_from_its_frameworks_own_markup() -> anyhow::Result<()> {
     let root = nova_e2e::workspace_root();
     let page = std::fs::read_to_string(root.join("tests/fixtures/conventions.html"))?;
+    // An attribute's value as the page reads it (the entities a `from` may hold decoded).
     let attr = |tag: &str, name: &str| {
         let after = tag.split(&format!("{name}=\"")).nth(1).unwrap_or_default();
-        after.split('"').next().unwrap_or_default().to_owned()
+        let raw = after.split('"').next().unwrap_or_default();
+        [("&quot;", "\""), ("&#39;", "'"), ("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&")]
+            .iter()
+            .fold(raw.to_owned(), |text, (entity, c)| text.replace(entity, c))
     };
     let samples: Vec<(String, String)> =
         page.split("<template ").skip(1).map(|t| (attr(t, "data-kind"), attr(t, "data-from"))).collect();

@@ -356,7 +356,15 @@ async fn a_chainlit_chat_is_judged_on_what_its_server_received() -> anyhow::Resu
 async fn trac_files_a_ticket_after_a_refusal_and_comments_after_a_colleague_changed_it() -> anyhow::Result<()>
 {
     let app = Trac::start().await?;
-    let steps = ["create_untitled", "create_titled", "comment_collided", "comment_saved", "resolve"];
-    let pages = ["/newticket", "/ticket/1", "/report/1", "/timeline"].map(|p| app.url(p));
+    let steps = [
+        "create_untitled",
+        "create_titled",
+        "comment_collided",
+        "comment_saved",
+        "resolve",
+        "prefs_refused",
+        "prefs_saved",
+    ];
+    let pages = ["/newticket", "/ticket/1", "/report/1", "/timeline", "/prefs"].map(|p| app.url(p));
     drive(("trac-agent", &[]), &steps, async |a, after, _| trac::journey(&app, a, after).await, &pages).await
 }

@@ -54,6 +54,13 @@ pub struct Verdict {
     pub failed_assertions: Value,
 }
 
+/// What can weaken a verdict after it is written (docs/cls.md, "Result").
+pub mod caveat {
+    /// A form posted back to its own address and no success message shows: the new page alone
+    /// verified it (`verifyState: likely`).
+    pub const POST_BACK_UNCONFIRMED: &str = "post_back_unconfirmed";
+}
+
 /// The journal: its own connection, durable writes.
 pub struct Journal {
     conn: Mutex<Connection>,
@@ -131,6 +138,17 @@ impl Journal {
                     v.failed_assertions.to_string(),
                     now_ms()
                 ],
+            )
+            .map(|_| ())
+        })
+    }
+
+    /// Records what weakens the verdict already written (column `caveat`, one of [`caveat`]).
+    pub fn caveat(&self, transition_id: &str, code: &str) -> rusqlite::Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE transitions SET caveat = ?2 WHERE transition_id = ?1",
+                params![transition_id, code],
             )
             .map(|_| ())
         })

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::bridge::{BridgeError, DEFAULT_TIMEOUT};
 use crate::call::{CallError, CallRecord, ToolReply};
+use crate::cls::journal::caveat;
 use crate::observation::flags;
 use crate::registry::{self, Bundle, PageUse, ToolDef};
 
@@ -896,8 +897,8 @@ impl Macros<'_> {
     /// A form that posted back: the verdict rests on a new page alone, at the very address the
     /// form was sent from, and no success message shows there. A server answers so after saving
     /// an edit and after refusing input with an error Nova does not recognise, so the success is
-    /// `likely`, not `verified`, and the reply says what to read. `mark` is the success message's
-    /// selector.
+    /// `likely`, not `verified`, the reply says what to read and the journal keeps the caveat.
+    /// `mark` is the success message's selector.
     async fn post_back(&self, mut reply: ToolReply, before: &TabInfo, mark: Option<&str>) -> ToolReply {
         let r = &reply.structured;
         let url = r["urlAfter"].as_str().unwrap_or_default().to_owned();
@@ -912,6 +913,11 @@ impl Macros<'_> {
             return reply;
         }
         let said = r["message"].as_str().map(|m| format!("{m} ")).unwrap_or_default();
+        // Support staff reading the store see what the agent was told (docs/support.md).
+        let id = r["guardedCommit"]["transitionId"].as_str().unwrap_or_default();
+        if let Err(e) = self.guard.cls.journal.caveat(id, caveat::POST_BACK_UNCONFIRMED) {
+            tracing::error!(error = %e, "journal: cannot record the post-back caveat");
+        }
         reply.structured["verifyState"] = json!("likely");
         reply.structured["message"] = json!(format!(
             "{said}The form posted back to the address it is on ({url}) and no success message \

@@ -54,7 +54,8 @@ pub struct CallRow {
     pub tool: String,
     /// What it came to (one of [`OUTCOMES`]).
     pub outcome: String,
-    /// The reason code: the gate's, the verdict's or the error's.
+    /// The reason code: the gate's, the verdict's or the error's; for a verified success, what
+    /// weakens it (`post_back_unconfirmed`).
     pub reason: Option<String>,
     /// The URL it ran on (after, else before).
     pub url: Option<String>,
@@ -73,7 +74,7 @@ const RECORDED: &str = "(SELECT o.seq AS seq, o.call_id AS call_id, o.started_at
         o.reason_code AS reason_code, o.error_code AS error_code, o.url_effective AS url, \
         o.duration_ms AS duration_ms, o.aag_gates AS aag_gates, t.transition_id AS transition_id, \
         t.state AS state, t.verification_status AS verification, t.indeterminate_reason AS indeterminate, \
-        t.dispatch_status AS dispatch \
+        t.dispatch_status AS dispatch, t.caveat AS caveat \
      FROM observations o LEFT JOIN transitions t ON t.call_id = o.call_id) c";
 
 /// [`RECORDED`] without the transitions, for counts that do not filter by outcome.
@@ -87,14 +88,14 @@ const LOST: &str = "(SELECT NULL AS seq, t.call_id AS call_id, t.started_at_ms A
         t.mcp_session AS session, t.target_id AS tab, t.tool AS tool, 'failed' AS kind, \
         NULL AS reason_code, NULL AS error_code, t.url_before AS url, 0 AS duration_ms, NULL AS aag_gates, \
         t.transition_id AS transition_id, t.state AS state, t.verification_status AS verification, \
-        t.indeterminate_reason AS indeterminate, t.dispatch_status AS dispatch \
+        t.indeterminate_reason AS indeterminate, t.dispatch_status AS dispatch, t.caveat AS caveat \
      FROM transitions t WHERE t.state = 'in_doubt' \
         AND NOT EXISTS (SELECT 1 FROM observations o2 WHERE o2.call_id = t.call_id)) c";
 
 /// The columns [`row`] reads, in order.
 pub(crate) const COLUMNS: &str = "c.seq, c.call_id, c.at_ms, c.agent, c.session, c.tab, c.tool, c.kind, \
      c.reason_code, c.error_code, c.url, c.duration_ms, c.transition_id, c.state, c.verification, \
-     c.indeterminate, c.dispatch";
+     c.indeterminate, c.dispatch, c.caveat";
 
 /// The SQL expression of a call's outcome (one of [`OUTCOMES`]), over `c`.
 const OUTCOME_SQL: &str = "CASE \
@@ -108,18 +109,21 @@ const OUTCOME_SQL: &str = "CASE \
 /// Reads one row selected with [`COLUMNS`] and then [`OUTCOME_SQL`].
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<CallRow> {
     // The outcome is decided once, in SQL (`OUTCOME_SQL`), where `--outcome` filters by it too.
-    let outcome: String = r.get(17)?;
+    let outcome: String = r.get(18)?;
     let outcome = outcome.as_str();
     let state: Option<String> = r.get(13)?;
     let reason_code: Option<String> = r.get(8)?;
     let error_code: Option<String> = r.get(9)?;
     let indeterminate: Option<String> = r.get(15)?;
     let dispatch: Option<String> = r.get(16)?;
+    let caveat: Option<String> = r.get(17)?;
     let gate = error_code.as_deref().and_then(|c| c.strip_prefix("aag_blocked:")).map(str::to_owned);
     let reason = match outcome {
         // The hub that ran it died before the verdict (the journal's reason says only `timeout`).
         "in_doubt" if state.as_deref() == Some("in_doubt") => Some("hub_died_before_verdict".to_owned()),
         "in_doubt" => indeterminate.or(reason_code),
+        // What weakens a verified success (a post-back with no success message).
+        "verified_success" => caveat.or(reason_code),
         _ => reason_code.or(error_code).or(dispatch.filter(|d| d != "dispatched")),
     };
     let at_ms: i64 = r.get(2)?;

@@ -85,8 +85,10 @@ impl Trac {
 /// (refused in Trac's warning box), then with one typed into the same form; a comment sent after
 /// someone else changed the ticket (refused: the ticket changed since the form was shown), then
 /// sent again once the agent read the ticket afresh (the colleague's change kept); the ticket
-/// resolved as fixed. Every verdict, `urlAfter` and the database after each step are checked
-/// here; `after` sees each guarded step too.
+/// resolved as fixed; in the preferences, which post back to their own address, a value Trac
+/// discards (refused in its warning box beside its notice) and a name and address saved (its
+/// notice alone). Every verdict, `urlAfter` and the database after each step are checked here;
+/// `after` sees each guarded step too.
 pub async fn journey(
     app: &Trac,
     a: &mut Agent,
@@ -185,5 +187,29 @@ pub async fn journey(
     let fixed = "SELECT COUNT(*) FROM ticket WHERE status = 'closed' AND resolution = 'fixed' \
                  AND priority = 'critical'";
     let closed = app.url("/ticket/1#comment:3");
-    judge.step(("resolve", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", closed, (fixed, 1))
+    judge.step(("resolve", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", closed, (fixed, 1))?;
+
+    // Preferences post back to their own address. A value Trac discards shows its warning beside
+    // the notice that the preferences were saved: the agent's value was not kept.
+    let prefs = app.url("/prefs/userinterface");
+    a.visit(&prefs).await?;
+    a.step("nova.perceive", json!({})).await?;
+    let timeout = "SELECT COUNT(*) FROM session_attribute WHERE name = 'ui.auto_preview_timeout'";
+    let r = a.call(SUBMIT, json!({"fields": {"input[name='ui.auto_preview_timeout']": "soon"}})).await?;
+    let said = failed_observed(&r.0, "form.errorNote");
+    anyhow::ensure!(
+        said.as_str().unwrap_or_default().contains("Discarded invalid value"),
+        "the refusal: {said}"
+    );
+    judge.step(("prefs_refused", SUBMIT, a.calls_of(SUBMIT)), r, "verified_fail", prefs, (timeout, 0))?;
+    // Saved, the page comes back at its own address with Trac's notice: verified by the notice,
+    // not only likely.
+    let prefs = app.url("/prefs");
+    a.visit(&prefs).await?;
+    a.step("nova.perceive", json!({})).await?;
+    let r = a.call(SUBMIT, json!({"fields": {"#name": "Ada Lovelace", "#email": "ada@example.org"}})).await?;
+    anyhow::ensure!(r.0["verifyState"] == "verified", "a save Trac confirmed: {}", r.0);
+    let saved = "SELECT COUNT(*) FROM session_attribute WHERE (name = 'name' AND value = 'Ada Lovelace') \
+                 OR (name = 'email' AND value = 'ada@example.org')";
+    judge.step(("prefs_saved", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", prefs, (saved, 2))
 }
