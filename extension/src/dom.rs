@@ -517,8 +517,9 @@ fn text_of_ids(el: &Element, ids: &str) -> String {
 }
 
 /// The accessible name, approximated: aria-labelledby, aria-label, labels (of form fields and
-/// buttons), button values, visible text, then placeholder / title / alt / name; a Select2
-/// picker's, its select's ([`select2`]). At most 80 characters.
+/// buttons), button values, visible text, then placeholder / title / alt, then the words beside
+/// a field ([`words_beside`]), then its `name`; a Select2 picker's, its select's ([`select2`]).
+/// At most 80 characters.
 pub fn name(el: &Element) -> String {
     name_with(el, &tag(el), &Attrs::of(el))
 }
@@ -599,11 +600,49 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
             }
         }
     }
-    ["placeholder", "title", "alt", "name"]
-        .iter()
-        .find_map(|a| attr(a))
-        .map(|n| clip(&n, 80))
-        .unwrap_or_default()
+    if let Some(n) = ["placeholder", "title", "alt"].iter().find_map(|a| attr(a)) {
+        return clip(&n, 80);
+    }
+    if matches!(t, "input" | "select" | "textarea") {
+        let after = t == "input" && matches!(input_type_with(el, attrs).as_str(), "checkbox" | "radio");
+        if let Some(n) = words_beside(el, after) {
+            return n;
+        }
+    }
+    attr("name").map(|n| clip(&n, 80)).unwrap_or_default()
+}
+
+/// The longest text [`words_beside`] takes for a name: a caption, not a sentence.
+const BESIDE_MAX: usize = 40;
+
+/// The words a person reads beside a field nothing else names, on its line: the text just before
+/// it (Django's split date and time, `Date: <input> <br> Time: <input>`, whose label names only the
+/// date), or, for a checkbox or radio, just after it (`<input type=checkbox> Remember me`). Only
+/// a sibling's: a line break, another control or longer text ends the search.
+fn words_beside(el: &Element, after: bool) -> Option<String> {
+    let step = |n: &web_sys::Node| if after { n.next_sibling() } else { n.previous_sibling() };
+    let mut node = step(el);
+    while let Some(n) = node {
+        let text = match n.node_type() {
+            web_sys::Node::TEXT_NODE => n.node_value().unwrap_or_default(),
+            web_sys::Node::ELEMENT_NODE => {
+                let e = n.unchecked_ref::<Element>();
+                let controls = "input, select, textarea, button, br, p, div, li, tr, td, table";
+                if e.matches(controls).unwrap_or(true) || e.query_selector(controls).ok().flatten().is_some()
+                {
+                    return None;
+                }
+                content_text(e, false, &mut false)
+            }
+            _ => String::new(),
+        };
+        let words = collapse(&text);
+        if !words.is_empty() {
+            return (words.chars().count() <= BESIDE_MAX).then_some(words);
+        }
+        node = step(&n);
+    }
+    None
 }
 
 /// The text an element is named by when its name is its content, and a label's: its text
