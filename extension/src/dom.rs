@@ -517,8 +517,8 @@ fn text_of_ids(el: &Element, ids: &str) -> String {
 }
 
 /// The accessible name, approximated: aria-labelledby, aria-label, labels (of form fields and
-/// buttons), button values, visible text, then placeholder / title / alt, then the words beside
-/// a field ([`words_beside`]), then its `name`; a Select2 picker's, its select's ([`select2`]).
+/// buttons), button values, visible text, then placeholder / title / alt, then the caption of
+/// a field's box ([`group_caption`]) and the words beside it ([`words_beside`]), then its `name`; a Select2 picker's, its select's ([`select2`]).
 /// At most 80 characters.
 pub fn name(el: &Element) -> String {
     name_with(el, &tag(el), &Attrs::of(el))
@@ -605,8 +605,11 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
     }
     if matches!(t, "input" | "select" | "textarea") {
         let after = t == "input" && matches!(input_type_with(el, attrs).as_str(), "checkbox" | "radio");
-        if let Some(n) = words_beside(el, after) {
-            return n;
+        let caption = group_caption(el);
+        match (caption, words_beside(el, after)) {
+            (Some(c), Some(w)) => return clip(&format!("{c} {w}"), 80),
+            (Some(n), None) | (None, Some(n)) => return n,
+            (None, None) => {}
         }
     }
     attr("name").map(|n| clip(&n, 80)).unwrap_or_default()
@@ -614,6 +617,22 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
 
 /// The longest text [`words_beside`] takes for a name: a caption, not a sentence.
 const BESIDE_MAX: usize = 40;
+
+/// A caption of the box a field nothing else names sits in: a `<label>` just before that box
+/// that labels nothing (no `for`, no control inside). Django admin (5.x) captions its split date
+/// and time so, `<label>Date joined:</label> <p>Date: <input> <br> Time: <input></p>`, and
+/// hand-written forms a field, `<label>Email</label> <div><input></div>`.
+fn group_caption(el: &Element) -> Option<String> {
+    let label = el.parent_element()?.previous_element_sibling()?;
+    if tag(&label) != "label" || label.has_attribute("for") {
+        return None;
+    }
+    if label.query_selector("input, select, textarea, button").ok().flatten().is_some() {
+        return None;
+    }
+    let words = collapse(&content_text(&label, false, &mut false));
+    (!words.is_empty() && words.chars().count() <= BESIDE_MAX).then_some(words)
+}
 
 /// The words a person reads beside a field nothing else names, on its line: the text just before
 /// it (Django's split date and time, `Date: <input> <br> Time: <input>`, whose label names only the

@@ -889,16 +889,18 @@ async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A field nothing names (no label, no ARIA, no placeholder or title) is named by the words a
-/// person reads beside it on its line: before it (the time box of Django's split date and time,
-/// whose label names only the date; a caption in an element of its own), after a checkbox. A
-/// sentence, or words above a line break, do not name it: it keeps its `name` attribute.
+/// A field nothing names (no label, no ARIA, no placeholder or title) is named by what a person
+/// reads: the label that labels nothing before its box, and the words beside it on its line,
+/// before it (Django's split date and time, each box after its word, both under one label), after
+/// a checkbox. A sentence, or words above a line break, do not name it: it keeps its `name`
+/// attribute.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_field_nothing_names_is_named_by_the_words_beside_it() -> anyhow::Result<()> {
     let shown = element_lines("beside-names.html").await?;
     let expected = [
-        r#"textbox "Date joined:" value="2026-12-03" required"#,
-        r#"textbox "Time:" value="18:07:00" required"#,
+        r#"textbox "Date joined: Date:" value="2026-12-03" required"#,
+        r#"textbox "Date joined: Time:" value="18:07:00" required"#,
+        r#"textbox "Email" type=email"#,
         r#"checkbox "Remember me""#,
         r#"textbox "Quantity" type=number value="2""#,
         r#"textbox "passport_name""#,
