@@ -518,8 +518,8 @@ fn text_of_ids(el: &Element, ids: &str) -> String {
 
 /// The accessible name, approximated: aria-labelledby, aria-label, labels (of form fields and
 /// buttons), button values, visible text, then placeholder / title / alt, then the caption of
-/// a field's box ([`group_caption`]) and the words beside it ([`words_beside`]), then its `name`; a Select2 picker's, its select's ([`select2`]).
-/// At most 80 characters.
+/// a field's box ([`group_caption`]) and the words beside it ([`words_beside`]), then its
+/// `name`; a Select2 picker's, its select's ([`select2`]). At most 80 characters.
 pub fn name(el: &Element) -> String {
     name_with(el, &tag(el), &Attrs::of(el))
 }
@@ -635,9 +635,9 @@ fn group_caption(el: &Element) -> Option<String> {
 }
 
 /// The words a person reads beside a field nothing else names, on its line: the text just before
-/// it (Django's split date and time, `Date: <input> <br> Time: <input>`, whose label names only the
-/// date), or, for a checkbox or radio, just after it (`<input type=checkbox> Remember me`). Only
-/// a sibling's: a line break, another control or longer text ends the search.
+/// it (Django's split date and time, `Date: <input> <br> Time: <input>`), or, for a checkbox or
+/// radio, just after it (`<input type=checkbox> Remember me`). Only a sibling's: a line break,
+/// another control or longer text ends the search.
 fn words_beside(el: &Element, after: bool) -> Option<String> {
     let step = |n: &web_sys::Node| if after { n.next_sibling() } else { n.previous_sibling() };
     let mut node = step(el);
