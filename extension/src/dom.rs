@@ -618,6 +618,12 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
 /// The longest text [`words_beside`] takes for a name: a caption, not a sentence.
 const BESIDE_MAX: usize = 40;
 
+/// The controls that end a search for the words beside a field, and that a caption never holds.
+const CONTROLS: &str = "input, select, textarea, button";
+
+/// What ends [`words_beside`]'s search besides a control: a line break or another block.
+const LINE_ENDS: &str = "input, select, textarea, button, br, p, div, li, tr, td, table";
+
 /// A caption of the box a field nothing else names sits in: a `<label>` just before that box
 /// that labels nothing (no `for`, no control inside). Django admin (5.x) captions its split date
 /// and time so, `<label>Date joined:</label> <p>Date: <input> <br> Time: <input></p>`, and
@@ -627,7 +633,7 @@ fn group_caption(el: &Element) -> Option<String> {
     if tag(&label) != "label" || label.has_attribute("for") {
         return None;
     }
-    if label.query_selector("input, select, textarea, button").ok().flatten().is_some() {
+    if label.query_selector(CONTROLS).ok().flatten().is_some() {
         return None;
     }
     let words = collapse(&content_text(&label, false, &mut false));
@@ -646,8 +652,8 @@ fn words_beside(el: &Element, after: bool) -> Option<String> {
             web_sys::Node::TEXT_NODE => n.node_value().unwrap_or_default(),
             web_sys::Node::ELEMENT_NODE => {
                 let e = n.unchecked_ref::<Element>();
-                let controls = "input, select, textarea, button, br, p, div, li, tr, td, table";
-                if e.matches(controls).unwrap_or(true) || e.query_selector(controls).ok().flatten().is_some()
+                if e.matches(LINE_ENDS).unwrap_or(true)
+                    || e.query_selector(LINE_ENDS).ok().flatten().is_some()
                 {
                     return None;
                 }

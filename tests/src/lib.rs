@@ -556,6 +556,26 @@ impl Nova {
         cmd
     }
 
+    /// `nova log --format jsonl` with `args`, as support staff run it: every line parses into a
+    /// call and serialises back to the same line.
+    pub fn log_rows(&self, args: &[&str]) -> anyhow::Result<Vec<nova_host::support::calls::CallRow>> {
+        let out = self.cli().args(["log", "--format", "jsonl"]).args(args).output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "nova log {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)?
+            .lines()
+            .map(|line| {
+                let row: nova_host::support::calls::CallRow = serde_json::from_str(line)?;
+                anyhow::ensure!(serde_json::to_string(&row)? == line, "does not round-trip: {line}");
+                Ok(row)
+            })
+            .collect()
+    }
+
     /// The store file.
     pub fn store_path(&self) -> PathBuf {
         self.data.join("nova.db")

@@ -702,16 +702,14 @@ async fn a_form_posted_back_to_its_own_address_is_verified_only_by_a_success_mes
 fn logged(nova: &Nova, transition: &Value) -> anyhow::Result<Value> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let out = nova.cli().args(["log", "--format", "jsonl", "--tool", "guarded_submit_form"]).output()?;
-        anyhow::ensure!(out.status.success(), "nova log: {}", String::from_utf8_lossy(&out.stderr));
-        let rows = String::from_utf8(out.stdout)?;
-        for row in rows.lines() {
-            let row: Value = serde_json::from_str(row)?;
-            if &row["transitionId"] == transition {
-                return Ok(row);
-            }
+        let rows = nova.log_rows(&["--tool", "guarded_submit_form"])?;
+        if let Some(row) = rows.iter().find(|r| r.transition_id.as_deref() == transition.as_str()) {
+            return Ok(serde_json::to_value(row)?);
         }
-        anyhow::ensure!(std::time::Instant::now() < deadline, "no call of transition {transition} in {rows}");
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "no call of transition {transition} in {rows:?}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }

@@ -47,21 +47,6 @@ fn ok_stdout(nova: &Nova, args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8(out.stdout)?)
 }
 
-/// `nova log --format jsonl` with `args`: every line parses into a call and serialises back to
-/// the same line.
-fn log_rows(nova: &Nova, args: &[&str]) -> anyhow::Result<Vec<CallRow>> {
-    let mut all = vec!["log", "--format", "jsonl"];
-    all.extend_from_slice(args);
-    let text = ok_stdout(nova, &all)?;
-    text.lines()
-        .map(|line| {
-            let row: CallRow = serde_json::from_str(line)?;
-            anyhow::ensure!(serde_json::to_string(&row)? == line, "does not round-trip: {line}");
-            Ok(row)
-        })
-        .collect()
-}
-
 fn store_count(nova: &Nova, sql: &str) -> anyhow::Result<i64> {
     let conn =
         rusqlite::Connection::open_with_flags(nova.store_path(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
@@ -187,43 +172,43 @@ async fn support_sees_what_happened_and_nothing_secret_leaves() -> anyhow::Resul
     let out = tempfile::tempdir()?;
 
     // Every call, oldest first, as JSON lines that round-trip.
-    let all = log_rows(&nova, &["-n", "0"])?;
+    let all = nova.log_rows(&["-n", "0"])?;
     // Every recorded call, and the one whose hub died before it could be recorded.
     assert_eq!(all.len() as i64, calls_in_store(&nova)?);
     assert_eq!(all.iter().filter(|r| r.seq.is_none()).count(), 1, "{all:?}");
     assert!(all.windows(2).all(|w| w[0].at_ms <= w[1].at_ms), "oldest first");
 
     // Each filter.
-    let typed = log_rows(&nova, &["-n", "0", "--tool", "type_selector"])?;
+    let typed = nova.log_rows(&["-n", "0", "--tool", "type_selector"])?;
     assert_eq!(
         typed.len() as i64,
         store_count(&nova, "SELECT COUNT(*) FROM observations WHERE tool = 'nova.type_selector'")?
     );
     assert!(typed.len() >= 5 && typed.iter().all(|r| r.tool == "nova.type_selector"));
-    let bob = log_rows(&nova, &["-n", "0", "--agent", "bob"])?;
+    let bob = nova.log_rows(&["-n", "0", "--agent", "bob"])?;
     assert!(!bob.is_empty() && bob.iter().all(|r| r.agent == "bob" && r.outcome == "blocked"), "{bob:?}");
     let tab = alice.tab.clone().expect("alice has a tab");
-    let on_tab = log_rows(&nova, &["-n", "0", "--tab", &tab])?;
+    let on_tab = nova.log_rows(&["-n", "0", "--tab", &tab])?;
     assert!(on_tab.len() > 10 && on_tab.iter().all(|r| r.tab.as_deref() == Some(tab.as_str())));
     let session = all.iter().find(|r| r.agent == "alice").map(|r| r.mcp_session.clone()).expect("session");
-    let in_session = log_rows(&nova, &["-n", "0", "--session", &session[..8]])?;
+    let in_session = nova.log_rows(&["-n", "0", "--session", &session[..8]])?;
     assert!(!in_session.is_empty() && in_session.iter().all(|r| r.mcp_session == session));
-    let failed = log_rows(&nova, &["-n", "0", "--outcome", "verified_fail"])?;
+    let failed = nova.log_rows(&["-n", "0", "--outcome", "verified_fail"])?;
     assert!(failed.len() == 1 && failed[0].tool == "nova.click_selector", "{failed:?}");
-    let doubt = log_rows(&nova, &["-n", "0", "--outcome", "in_doubt"])?;
+    let doubt = nova.log_rows(&["-n", "0", "--outcome", "in_doubt"])?;
     assert_eq!(doubt.len(), 2, "the indeterminate send and the one the crash interrupted: {doubt:?}");
-    let gated = log_rows(&nova, &["-n", "0", "--gate", "setup.bootstrap_required"])?;
+    let gated = nova.log_rows(&["-n", "0", "--gate", "setup.bootstrap_required"])?;
     assert!(!gated.is_empty() && gated.iter().all(|r| r.gate.as_deref() == Some("setup.bootstrap_required")));
-    assert_eq!(log_rows(&nova, &["-n", "0", "--since", "1h"])?.len(), all.len());
-    assert!(log_rows(&nova, &["--since", "2099-01-01"])?.is_empty());
+    assert_eq!(nova.log_rows(&["-n", "0", "--since", "1h"])?.len(), all.len());
+    assert!(nova.log_rows(&["--since", "2099-01-01"])?.is_empty());
     let middle = &all[all.len() / 2];
-    let until = log_rows(&nova, &["-n", "0", "--until", &middle.at_ms.to_string()])?;
+    let until = nova.log_rows(&["-n", "0", "--until", &middle.at_ms.to_string()])?;
     assert!(!until.is_empty() && until.iter().all(|r| r.at_ms < middle.at_ms));
-    let since = log_rows(&nova, &["-n", "0", "--since", &middle.at])?;
+    let since = nova.log_rows(&["-n", "0", "--since", &middle.at])?;
     assert!(since.iter().all(|r| r.at_ms >= middle.at_ms) && since.len() + until.len() == all.len());
-    let last3 = log_rows(&nova, &["-n", "3"])?;
+    let last3 = nova.log_rows(&["-n", "3"])?;
     assert_eq!(last3, all[all.len() - 3..].to_vec());
-    let both = log_rows(&nova, &["-n", "0", "--outcome", "blocked", "--outcome", "verified_fail"])?;
+    let both = nova.log_rows(&["-n", "0", "--outcome", "blocked", "--outcome", "verified_fail"])?;
     assert_eq!(both.len(), bob.len() + 1);
 
     // The table: a header, one line per call, the short ids `log show` takes.
