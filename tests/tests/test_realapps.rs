@@ -25,7 +25,8 @@ type After<'a> = &'a mut dyn FnMut(&Step) -> anyhow::Result<()>;
 
 /// Runs `journey` with a compliant agent at default gates, checking that the evidence store
 /// names where each guarded step landed, as the reply does, that a verified sign-in is what
-/// operational knowledge holds (and one stopped at a one-time code is not), and that `expected`
+/// operational knowledge holds (and one stopped at a one-time code is not), that a form in
+/// doubt because its page then asked to sign in says so in `nova log`, and that `expected`
 /// steps were judged;
 /// then visits `pages` and checks that what Nova reads of each loses no text a person sees, and
 /// that none of the journey's `secrets` (passwords typed) is anywhere in Nova's data directory.
@@ -46,6 +47,17 @@ async fn drive(
         if step.kind == "sign_in_right" {
             let held = nova.ok_facts("core.login_state")?;
             anyhow::ensure!(held == [(json!("logged_in"), "system".into())], "signed in, OK holds {held:?}");
+        }
+        if step.kind == "submit_signed_out" {
+            // Support staff see why it is in doubt (docs/support.md).
+            let id = step.reply["guardedCommit"]["transitionId"].as_str().unwrap_or_default();
+            let rows = nova.log_rows(&["--tool", step.tool])?;
+            let row = rows.iter().find(|r| r.transition_id.as_deref() == Some(id));
+            let (outcome, reason) = row.map(|r| (r.outcome.as_str(), r.reason.as_deref())).unzip();
+            anyhow::ensure!(
+                (outcome, reason.flatten()) == (Some("in_doubt"), Some("sign_in_asked")),
+                "signed out: nova log reads {row:?}"
+            );
         }
         if step.kind == "sign_in_code_asked" {
             let held = nova.ok_facts("core.login_state")?;
@@ -84,6 +96,9 @@ async fn django_admin_sign_in_forms_a_duplicate_a_confirmed_delete_and_its_picke
         "sign_in_right",
         "submit_invalid",
         "submit_valid",
+        "submit_signed_out",
+        "sign_in_again",
+        "submit_again",
         "submit_duplicate",
         "delete_ask",
         "delete_confirm",

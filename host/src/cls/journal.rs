@@ -54,11 +54,14 @@ pub struct Verdict {
     pub failed_assertions: Value,
 }
 
-/// What can weaken a verdict after it is written (docs/cls.md, "Result").
+/// What weakens or explains a verdict, kept after it is written (docs/cls.md, "Caveats").
 pub mod caveat {
     /// A form posted back to its own address and no success message shows: the new page alone
     /// verified it (`verifyState: likely`).
     pub const POST_BACK_UNCONFIRMED: &str = "post_back_unconfirmed";
+    /// A form sent from a signed-in page came back asking to sign in: in doubt (the session
+    /// ended before the server took it, or the form signs out).
+    pub const SIGN_IN_ASKED: &str = "sign_in_asked";
 }
 
 /// The journal: its own connection, durable writes.
@@ -143,7 +146,8 @@ impl Journal {
         })
     }
 
-    /// Records what weakens the verdict already written (column `caveat`, one of [`caveat`]).
+    /// Records what weakens or explains the verdict already written (column `caveat`, one of
+    /// [`caveat`]).
     pub fn caveat(&self, transition_id: &str, code: &str) -> rusqlite::Result<()> {
         self.with(|c| {
             c.execute(

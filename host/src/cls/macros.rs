@@ -232,6 +232,48 @@ pub fn identifier_contract(
     contract
 }
 
+/// The built contract of a form sent on navigation epoch `epoch` (docs/cls.md, "Guarded macros
+/// and adapters"). It succeeded when a new page came or the success message (`mark`) shows; it
+/// failed when the page shows an error note or banner or marks a field invalid. Sent from a
+/// signed-in page (`signed_in`), a page that then asks to sign in leaves it unclear.
+pub fn submit_contract(epoch: u32, mark: Option<&str>, signed_in: bool) -> TransitionContract {
+    let success = [fact("page.navEpoch", Operator::Gt, Some(json!(epoch)))]
+        .into_iter()
+        .chain(mark.map(|m| shows(m, true)))
+        .collect();
+    let mut contract = outcome_contract(
+        ActionKind::SubmitForm,
+        success,
+        vec![
+            fact("form.validationErrors", Operator::Gt, Some(json!(0))),
+            fact("form.errorNote", Operator::Exists, None),
+            fact("chat.errorBanner", Operator::Exists, None),
+        ],
+    );
+    if signed_in {
+        contract.postconditions.ambiguous = sign_in_asked(mark);
+    }
+    contract
+}
+
+/// A form sent from a signed-in page came back asking to sign in: `core.login_state` reads
+/// `logged_out` (a password field shows and no sign-out control does), and no success message
+/// (`mark`) shows. The session ended before the form reached the server, which then saved
+/// nothing, or the form itself signs out: the new page proves neither.
+fn sign_in_asked(mark: Option<&str>) -> AssertionSet {
+    AssertionSet {
+        all: vec![signed(false)],
+        forbidden: mark.map(|m| shows(m, true)).into_iter().collect(),
+        ..Default::default()
+    }
+}
+
+/// `core.login_state` is `logged_in` (`is`), or `logged_out`.
+fn signed(is: bool) -> Assertion {
+    let state = if is { "logged_in" } else { "logged_out" };
+    fact("core.login_state", Operator::Eq, Some(json!(state)))
+}
+
 /// The built contract for sending a chat message.
 pub fn send_message_contract() -> TransitionContract {
     outcome_contract(
@@ -823,19 +865,8 @@ impl Macros<'_> {
         };
         let ad = self.guard.adapter_for(&tab.url);
         let own_success = names_success(a.transition_contract.as_ref());
-        let mut success = vec![fact("page.navEpoch", Operator::Gt, Some(json!(tab.nav_epoch)))];
-        if let Some(mark) = &ad.form.success {
-            success.push(shows(mark, true));
-        }
-        let built = outcome_contract(
-            ActionKind::SubmitForm,
-            success,
-            vec![
-                fact("form.validationErrors", Operator::Gt, Some(json!(0))),
-                fact("form.errorNote", Operator::Exists, None),
-                fact("chat.errorBanner", Operator::Exists, None),
-            ],
-        );
+        let signed_in = self.holds(&tab.target_id, vec![signed(true)]).await;
+        let built = submit_contract(tab.nav_epoch, ad.form.success.as_deref(), signed_in);
         let contract = refine(built, a.transition_contract);
         contract.validate(true).map_err(|m| CallError::invalid("transitionContract", m))?;
         if a.fields.len() > ORDER_MAX_SELECTORS {
@@ -881,6 +912,7 @@ impl Macros<'_> {
             guarded: true,
         });
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
+        let reply = if signed_in { self.sign_in_asked(reply, &tab.target_id).await } else { reply };
         let reply =
             if own_success { reply } else { self.post_back(reply, &tab, ad.form.success.as_deref()).await };
         Ok(explain_silence(
@@ -892,6 +924,31 @@ impl Macros<'_> {
                 "the saved entry",
             ],
         ))
+    }
+
+    /// A form sent while signed in whose page then asked to sign in ([`sign_in_asked`], the
+    /// built ambiguity): the reply says what that means and what to do, and the journal keeps it
+    /// (`caveat::SIGN_IN_ASKED`) for support staff.
+    async fn sign_in_asked(&self, mut reply: ToolReply, target: &str) -> ToolReply {
+        let r = &reply.structured;
+        if r["reasonCode"] != super::reason::AMBIGUOUS_SIGNAL
+            || !self.holds(target, vec![signed(false)]).await
+        {
+            return reply;
+        }
+        let url = r["urlAfter"].as_str().unwrap_or_default().to_owned();
+        let id = r["guardedCommit"]["transitionId"].as_str().unwrap_or_default();
+        if let Err(e) = self.guard.cls.journal.caveat(id, caveat::SIGN_IN_ASKED) {
+            tracing::error!(error = %e, "journal: cannot record the sign-in caveat");
+        }
+        reply.structured["message"] = json!(format!(
+            "The form was sent from a signed-in page and the page now asks to sign in ({url}): the \
+             session ended before the form reached the server, which then saved nothing, or the \
+             form itself signs out. Nothing shows the form was saved. Do not send it again blindly: \
+             sign in (nova.guarded_login), read the saved entry or the form, and send it again \
+             only if it is not there."
+        ));
+        reply
     }
 
     /// A form that posted back: the verdict rests on a new page alone, at the very address the
@@ -1235,6 +1292,40 @@ mod tests {
             assert_eq!(got, p.want, "{}", p.name);
         }
         contract.validate(true).expect("a valid contract");
+    }
+
+    /// The verdict on a form, by what the page shows after it was sent, and whether it was sent
+    /// from a signed-in page.
+    #[test]
+    fn a_form_whose_page_then_asks_to_sign_in_is_in_doubt_only_when_sent_signed_in() {
+        use nova_shared::cls::{Outcome, classify};
+        let saved = ".alert-success:visible";
+        // (what the page shows: login state, success message, invalid fields, epoch), sent
+        // signed in, the outcome
+        let pages = [
+            ("a new page, still signed in", (Some("logged_in"), false, 0, 4), true, Outcome::Success),
+            ("a new page asking to sign in", (Some("logged_out"), false, 0, 4), true, Outcome::Ambiguous),
+            ("the sign-in page saying it saved", (Some("logged_out"), true, 0, 4), true, Outcome::Success),
+            ("a sign-in page after a sign-up", (Some("logged_out"), false, 0, 4), false, Outcome::Success),
+            ("the form again with an error", (Some("logged_in"), false, 1, 4), true, Outcome::Fail),
+            ("a sign-in page marking a field", (Some("logged_out"), false, 1, 4), true, Outcome::Fail),
+            ("still sending", (Some("logged_in"), false, 0, 3), true, Outcome::Pending),
+        ];
+        for (name, (state, shown, invalid, epoch), signed_in, want) in pages {
+            let contract = submit_contract(3, Some(saved), signed_in);
+            let mut observe = |a: &Assertion| -> nova_shared::cls::Observed {
+                Ok(match a.fact_key.as_str() {
+                    "core.login_state" => state.map_or(Value::Null, |s| json!(s)),
+                    k if k == format!("dom.exists({saved})") => json!(shown),
+                    "form.validationErrors" => json!(invalid),
+                    "page.navEpoch" => json!(epoch),
+                    _ => Value::Null,
+                })
+            };
+            let (got, _) = classify(&contract.postconditions, &mut observe);
+            assert_eq!(got, want, "{name}");
+            contract.validate(true).expect("a valid contract");
+        }
     }
 
     /// The verdict on the first page of an identifier-first sign-in, by what the page shows next.

@@ -121,7 +121,8 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<CallRow> {
     let reason = match outcome {
         // The hub that ran it died before the verdict (the journal's reason says only `timeout`).
         "in_doubt" if state.as_deref() == Some("in_doubt") => Some("hub_died_before_verdict".to_owned()),
-        "in_doubt" => indeterminate.or(reason_code),
+        // What the journal kept of why (a form whose page then asked to sign in), else the watch's.
+        "in_doubt" => caveat.or(indeterminate).or(reason_code),
         // What weakens a verified success (a post-back with no success message).
         "verified_success" => caveat.or(reason_code),
         _ => reason_code.or(error_code).or(dispatch.filter(|d| d != "dispatched")),

@@ -65,6 +65,8 @@ const GROUPS: &str = "from django.contrib.auth.models import Group; \
 /// A running Django admin with its own project directory and database.
 pub struct Django {
     served: super::Served,
+    /// The interpreter it runs with (for `manage.py` commands while it serves).
+    python: PathBuf,
 }
 
 impl Django {
@@ -109,7 +111,18 @@ impl Django {
         }
         let port = super::free_port()?;
         let mut serve = manage(&["runserver", "--noreload", &format!("127.0.0.1:{port}")]);
-        Ok(Self { served: super::Served::spawn(dir, port, &mut serve, "the Django server").await? })
+        let served = super::Served::spawn(dir, port, &mut serve, "the Django server").await?;
+        Ok(Self { served, python: python.to_owned() })
+    }
+
+    /// Ends every session on the server, as its administrator does (each person must sign in
+    /// again), with Django's own session model.
+    pub fn end_sessions(&self) -> anyhow::Result<()> {
+        let script = "from django.contrib.sessions.models import Session; Session.objects.all().delete()";
+        run(Command::new(&self.python)
+            .args(["manage.py", "shell", "-c", script])
+            .current_dir(self.served.path("")))?;
+        Ok(())
     }
 
     /// The URL of `path` on the server.
@@ -129,7 +142,8 @@ impl Django {
 }
 
 /// The admin journey of a compliant agent (who has loaded its bundle): sign-in wrong and right,
-/// a form with a validation error and a valid one, the same record again, a delete refused
+/// a form with a validation error and a valid one, one sent after the session ended
+/// ([`signed_out`]), the same record again, a delete refused
 /// without a contract and confirmed with one, then the autocomplete pickers ([`use_pickers`])
 /// and a bulk delete ([`bulk_delete`]). Every verdict, `urlAfter` and the database after
 /// each step are checked here; `after` sees each guarded step too (the store, timings).
@@ -169,6 +183,8 @@ pub async fn journey(
         app.url("/admin/auth/group/"),
         (groups, 1),
     )?;
+
+    signed_out(app, a, &mut judge).await?;
 
     a.visit(&add).await?;
     let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
@@ -213,6 +229,49 @@ pub async fn journey(
         (groups, 0),
     )?;
     use_pickers(app, a, &mut judge).await
+}
+
+/// A form sent after the session ended: Django sends the browser to its sign-in page and saves
+/// nothing, so the verdict is in doubt, not a success (the new page proves nothing); the agent
+/// signs in again, lands back on the form (`next`), and sends it again, saved.
+async fn signed_out<F: FnMut(&Step) -> anyhow::Result<()>>(
+    app: &Django,
+    a: &mut Agent,
+    judge: &mut Judge<'_, F>,
+) -> anyhow::Result<()> {
+    const SUBMIT: &str = "nova.guarded_submit_form";
+    const LOGIN: &str = "nova.guarded_login";
+    let authors = "SELECT COUNT(*) FROM auth_group WHERE name = 'Authors'";
+    let add = app.url("/admin/auth/group/add/");
+    let send = json!({"fields": {"#id_name": "Authors"}, "submitSelector": "input[name=\"_save\"]"});
+    a.visit(&add).await?;
+    app.end_sessions()?;
+    let r = a.call(SUBMIT, send.clone()).await?;
+    let reason = &r.0["reasonCode"];
+    anyhow::ensure!(reason == "guarded_commit.ambiguous_signal", "signed out: reasonCode {reason}: {}", r.0);
+    let said = r.0["message"].as_str().unwrap_or_default();
+    anyhow::ensure!(said.contains("asks to sign in"), "signed out: the message should say why: {said}");
+    let login = app.url("/admin/login/?next=/admin/auth/group/add/");
+    judge.step(("submit_signed_out", SUBMIT, a.calls_of(SUBMIT)), r, "indeterminate", login, (authors, 0))?;
+    a.step("nova.perceive", json!({})).await?;
+    let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
+    let sessions = "SELECT COUNT(*) FROM django_session";
+    judge.step(
+        ("sign_in_again", LOGIN, a.calls_of(LOGIN)),
+        r,
+        "verified_success",
+        add.clone(),
+        (sessions, 1),
+    )?;
+    a.step("nova.perceive", json!({})).await?;
+    let r = a.call(SUBMIT, send).await?;
+    judge.step(
+        ("submit_again", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        app.url("/admin/auth/group/"),
+        (authors, 1),
+    )
 }
 
 /// The autocomplete pickers (Select2), read and operated as a person does, each pick seen as
