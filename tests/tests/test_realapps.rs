@@ -53,9 +53,9 @@ async fn drive(
             let id = step.reply["guardedCommit"]["transitionId"].as_str().unwrap_or_default();
             let rows = nova.log_rows(&["--tool", step.tool])?;
             let row = rows.iter().find(|r| r.transition_id.as_deref() == Some(id));
-            let (outcome, reason) = row.map(|r| (r.outcome.as_str(), r.reason.as_deref())).unzip();
+            let seen = row.map(|r| (r.outcome.as_str(), r.reason.as_deref()));
             anyhow::ensure!(
-                (outcome, reason.flatten()) == (Some("in_doubt"), Some("sign_in_asked")),
+                seen == Some(("in_doubt", Some("sign_in_asked"))),
                 "signed out: nova log reads {row:?}"
             );
         }

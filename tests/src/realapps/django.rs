@@ -62,6 +62,16 @@ pub const STARTPROJECT: &[&str] = &["-m", "django", "startproject", "demo", "."]
 const GROUPS: &str = "from django.contrib.auth.models import Group; \
                       [Group.objects.create(name=n) for n in ('Reviewers', 'Translators')]";
 
+/// Counts the server's sessions: one per person signed in.
+const SESSIONS: &str = "SELECT COUNT(*) FROM django_session";
+
+/// `python manage.py args` in the project at `project`.
+fn manage(python: &Path, project: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(python);
+    c.arg("manage.py").args(args).current_dir(project);
+    c
+}
+
 /// A running Django admin with its own project directory and database.
 pub struct Django {
     served: super::Served,
@@ -89,11 +99,7 @@ impl Django {
     ) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
         let project = dir.path();
-        let manage = |args: &[&str]| {
-            let mut c = Command::new(python);
-            c.arg("manage.py").args(args).current_dir(project);
-            c
-        };
+        let manage = |args: &[&str]| manage(python, project, args);
         run(Command::new(python).args(make).current_dir(project))?;
         adjust(project)?;
         run(&mut manage(&["migrate", "--noinput"]))?;
@@ -119,9 +125,7 @@ impl Django {
     /// again), with Django's own session model.
     pub fn end_sessions(&self) -> anyhow::Result<()> {
         let script = "from django.contrib.sessions.models import Session; Session.objects.all().delete()";
-        run(Command::new(&self.python)
-            .args(["manage.py", "shell", "-c", script])
-            .current_dir(self.served.path("")))?;
+        run(&mut manage(&self.python, &self.served.path(""), &["shell", "-c", script]))?;
         Ok(())
     }
 
@@ -152,7 +156,6 @@ pub async fn journey(
     a: &mut Agent,
     after: impl FnMut(&Step) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let sessions = "SELECT COUNT(*) FROM django_session";
     let groups = "SELECT COUNT(*) FROM auth_group WHERE name = 'Editors'";
     let mut judge = Judge { after, log: &|| app.log(), count: &|sql| app.count(sql) };
     const SUBMIT: &str = "nova.guarded_submit_form";
@@ -160,7 +163,7 @@ pub async fn journey(
     let login = app.url("/admin/login/?next=/admin/");
     a.visit(&login).await?;
     let landings = (login.clone(), app.url("/admin/"));
-    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (sessions, (0, 1))).await?;
+    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (SESSIONS, (0, 1))).await?;
 
     let add = app.url("/admin/auth/group/add/");
     let save = json!("input[name=\"_save\"]");
@@ -255,13 +258,12 @@ async fn signed_out<F: FnMut(&Step) -> anyhow::Result<()>>(
     judge.step(("submit_signed_out", SUBMIT, a.calls_of(SUBMIT)), r, "indeterminate", login, (authors, 0))?;
     a.step("nova.perceive", json!({})).await?;
     let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
-    let sessions = "SELECT COUNT(*) FROM django_session";
     judge.step(
         ("sign_in_again", LOGIN, a.calls_of(LOGIN)),
         r,
         "verified_success",
         add.clone(),
-        (sessions, 1),
+        (SESSIONS, 1),
     )?;
     a.step("nova.perceive", json!({})).await?;
     let r = a.call(SUBMIT, send).await?;
