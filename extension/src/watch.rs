@@ -70,6 +70,17 @@ fn dom_fact(key: &FactKey) -> Observed {
             _ => Value::Null,
         });
     };
+    // A password field's value never leaves the page: filled or empty is all it says.
+    if dom::tag(&el) == "input" && dom::input_type(&el) == "password" {
+        let masked = |v: String| json!(if v.is_empty() { "" } else { facts::PASSWORD_FILLED });
+        if key.path == "value" {
+            let typed = js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string());
+            return Ok(typed.map_or(Value::Null, masked));
+        }
+        if attr.as_deref().is_some_and(|n| n.eq_ignore_ascii_case("value")) {
+            return Ok(el.get_attribute("value").map_or(Value::Null, masked));
+        }
+    }
     Ok(match key.path.as_str() {
         "exists" => json!(true),
         "visible" => json!(dom::is_visible(&el)),
@@ -107,7 +118,8 @@ struct State {
     started: f64,
     success_since: Option<f64>,
     success_seen: bool,
-    ambiguous_seen: bool,
+    /// What made the outcome ambiguous when it last was (the ambiguous assertions that held).
+    ambiguous_seen: Option<Vec<cls::AssertionResult>>,
     /// The failure signal already held before the dispatch: it is not evidence until it has
     /// cleared once (a stale error banner, last attempt's validation messages).
     stale_fail: bool,
@@ -154,8 +166,17 @@ fn witnesses(success: &cls::AssertionSet) -> Vec<web_sys::Element> {
     found
 }
 
+/// What proves a success now: the success assertions that hold (`heldAssertions`).
+fn proof(s: &State) -> Vec<cls::AssertionResult> {
+    let _looking = shadows::Looking::at(s.roots.clone());
+    let epoch = s.nav_epoch;
+    cls::held(&s.spec.postconditions.success, &mut |a| read_fact(a, epoch))
+}
+
 fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
     let mut s = state.borrow_mut();
+    let held_assertions =
+        if outcome == Outcome::Success && s.resolve.is_some() { proof(&s) } else { Vec::new() };
     let Some(resolve) = s.resolve.take() else {
         return;
     };
@@ -170,6 +191,7 @@ fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
     let result = WatchResult {
         outcome,
         failed_assertions: failed,
+        held_assertions,
         elapsed_ms: (now() - s.started).max(0.0) as u32,
         navigated: false,
         success_seen: s.success_seen,
@@ -241,7 +263,7 @@ fn evaluate(state: &Shared) {
             let mut s = state.borrow_mut();
             s.success_since = None;
             match other {
-                Outcome::Ambiguous => s.ambiguous_seen = true,
+                Outcome::Ambiguous => s.ambiguous_seen = Some(details),
                 Outcome::EvalError => s.last_errors = details,
                 _ => s.last_errors.clear(),
             }
@@ -338,7 +360,7 @@ pub fn watch(
         started: now(),
         success_since: None,
         success_seen: false,
-        ambiguous_seen: false,
+        ambiguous_seen: None,
         stale_fail: false,
         stale_success: false,
         stale_witnesses: Vec::new(),
@@ -434,21 +456,19 @@ pub fn watch(
             } else {
                 Vec::new()
             };
-            (s.ambiguous_seen, s.last_errors.clone(), evidence)
+            (s.ambiguous_seen.clone(), s.last_errors.clone(), evidence)
         };
         // A failure signal still showing when the window closes is the outcome, even if it
         // was already there before the dispatch.
-        let outcome = if !evidence.is_empty() {
+        if !evidence.is_empty() {
             finish(&st, Outcome::Fail, evidence);
-            return;
-        } else if ambiguous {
-            Outcome::Ambiguous
+        } else if let Some(why) = ambiguous {
+            finish(&st, Outcome::Ambiguous, why);
         } else if !errors.is_empty() {
-            Outcome::EvalError
+            finish(&st, Outcome::EvalError, errors);
         } else {
-            Outcome::Pending
-        };
-        finish(&st, outcome, errors);
+            finish(&st, Outcome::Pending, Vec::new());
+        }
     });
     let _ = dom::window()
         .map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(end.unchecked_ref(), window as i32));

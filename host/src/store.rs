@@ -27,6 +27,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
     ("0016_lcj_rollups", include_str!("../migrations/0016_lcj_rollups.sql")),
     ("0017_support", include_str!("../migrations/0017_support.sql")),
     ("0018_transition_caveat", include_str!("../migrations/0018_transition_caveat.sql")),
+    ("0019_transition_proof", include_str!("../migrations/0019_transition_proof.sql")),
 ];
 
 /// The schema version this build writes.
@@ -85,7 +86,8 @@ pub fn open_existing(path: &Path) -> anyhow::Result<Connection> {
 }
 
 /// Columns a migration added to a table that already had rows, with the version that added them.
-const ADDED_COLUMNS: &[(u32, &str, &str)] = &[(18, "transitions", "caveat")];
+const ADDED_COLUMNS: &[(u32, &str, &str)] =
+    &[(18, "transitions", "caveat"), (19, "transitions", "held_assertions")];
 
 /// A store an older Nova wrote, read by the support commands before a hub migrated it: each table
 /// that lacks a column [`ADDED_COLUMNS`] names is shadowed by a temporary view (this connection
@@ -187,19 +189,20 @@ mod tests {
         drop(conn);
         let old = open_existing(&path).expect("open");
         assert_eq!(schema_version(&old).expect("v"), before, "the file stays as it was");
-        let read: (String, Option<String>) = old
-            .query_row("SELECT t.transition_id, t.caveat FROM transitions t", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
+        let read: (String, Option<String>, Option<String>) = old
+            .query_row("SELECT t.transition_id, t.caveat, t.held_assertions FROM transitions t", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
-            .expect("the added column reads");
-        assert_eq!(read, ("t".to_owned(), None));
+            .expect("the added columns read");
+        assert_eq!(read, ("t".to_owned(), None, None));
         drop(old);
         let current = open(&path).expect("migrate");
         drop(current);
         let now = open_existing(&path).expect("open");
-        let caveat: Option<String> =
-            now.query_row("SELECT caveat FROM transitions", [], |r| r.get(0)).expect("the column itself");
-        assert_eq!(caveat, None);
+        let added: (Option<String>, Option<String>) = now
+            .query_row("SELECT caveat, held_assertions FROM transitions", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("the columns themselves");
+        assert_eq!(added, (None, None));
     }
 
     #[test]

@@ -507,6 +507,13 @@ pub fn holds(set: &AssertionSet, observe: &mut dyn FnMut(&Assertion) -> Observed
     !set.is_empty() && evaluate(set, observe).0 == Verdict::Satisfied
 }
 
+/// The assertions behind a set that holds, as observed now: each of `all` and the `any` that
+/// hold (a success's proof, `heldAssertions[]`; what made a result ambiguous). The set's own
+/// `forbidden` are absences and are left out.
+pub fn held(set: &AssertionSet, observe: &mut dyn FnMut(&Assertion) -> Observed) -> Vec<AssertionResult> {
+    set.all.iter().chain(&set.any).map(|a| check(a, &observe(a))).filter(|r| r.passed).collect()
+}
+
 /// The forbidden assertions that hold now (the evidence of a failure).
 pub fn forbidden_evidence(
     post: &Postconditions,
@@ -548,7 +555,7 @@ pub fn classify(
         }
     }
     if !post.ambiguous.is_empty() && evaluate(&post.ambiguous, observe).0 == Verdict::Satisfied {
-        return (Outcome::Ambiguous, Vec::new());
+        return (Outcome::Ambiguous, held(&post.ambiguous, observe));
     }
     if !post.success.is_empty() {
         let (v, bad) = evaluate(&post.success, observe);
@@ -740,6 +747,32 @@ mod tests {
         assert_eq!(classify(&post, &mut obs(true, true)).0, Outcome::Fail);
         assert_eq!(classify(&post, &mut obs(false, false)).0, Outcome::Pending);
         assert_eq!(classify(&post, &mut |_| Err("x".into())).0, Outcome::EvalError);
+    }
+
+    #[test]
+    fn what_held_names_each_all_and_the_any_that_held_and_an_ambiguity_says_which() {
+        let set = AssertionSet {
+            all: vec![a("page.navEpoch", Operator::Gt, Some(json!(1)))],
+            any: vec![
+                a("dom.visible(.saved)", Operator::Eq, Some(json!(true))),
+                a("dom.visible(.queued)", Operator::Eq, Some(json!(true))),
+            ],
+            forbidden: vec![a("dom.visible(.error)", Operator::Eq, Some(json!(true)))],
+        };
+        let mut page = |x: &Assertion| -> Observed {
+            Ok(match x.fact_key.as_str() {
+                "page.navEpoch" => json!(2),
+                "dom.visible(.saved)" => json!(true),
+                _ => json!(false),
+            })
+        };
+        let proof = held(&set, &mut page);
+        let keys: Vec<&str> = proof.iter().map(|r| r.fact_key.as_str()).collect();
+        assert_eq!(keys, ["page.navEpoch", "dom.visible(.saved)"]);
+        assert_eq!((proof[0].observed.clone(), proof[1].passed), (json!(2), true));
+        let post = Postconditions { ambiguous: set, ..Default::default() };
+        let (outcome, why) = classify(&post, &mut page);
+        assert_eq!((outcome, why), (Outcome::Ambiguous, proof));
     }
 
     #[test]

@@ -15,6 +15,10 @@ pub const PAGE_FACTS: &[&str] = &["url", "origin", "title", "readyState", "navEp
 /// `dom.*` facts (a selector argument; `attr` takes `SEL|NAME`).
 pub const DOM_FACTS: &[&str] = &["exists", "visible", "count", "text", "value", "attr", "checked", "enabled"];
 
+/// What `dom.value` (and `dom.attr(SEL|value)`) of a filled password field reads: the secret
+/// never leaves the page, in a reply, an assertion result or the journal. Empty reads `""`.
+pub const PASSWORD_FILLED: &str = "[password]";
+
 /// `chat.*` facts (collected through the chat adapter).
 pub const CHAT_FACTS: &[&str] = &[
     "composer",

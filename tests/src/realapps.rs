@@ -372,6 +372,12 @@ pub fn failed_observed<'a>(reply: &'a serde_json::Value, fact: &str) -> &'a serd
     failed.into_iter().find(|f| f["factKey"] == fact).map_or(&serde_json::Value::Null, |f| &f["observed"])
 }
 
+/// The facts a success was proven by (`guardedCommit.heldAssertions`), empty when none.
+pub fn proven_by(reply: &serde_json::Value) -> Vec<&str> {
+    let held = reply["guardedCommit"]["heldAssertions"].as_array().into_iter().flatten();
+    held.filter(|h| h["passed"] == true).filter_map(|h| h["factKey"].as_str()).collect()
+}
+
 /// Fails unless the answer `(r, failed)` to a state-changing click is the refusal of one sent
 /// without a transition contract, before anything was dispatched: `what` names the click
 /// ("a delete", "a save") in the failure.

@@ -40,14 +40,57 @@ async fn a_send_that_works_is_verified_and_journaled() -> anyhow::Result<()> {
     assert_eq!(g["outcomeVerdict"], "satisfied");
     assert_eq!(r["verifyState"], "verified");
     assert!(g["durationMs"].as_i64().unwrap_or(-1) >= 300, "success had to hold for stabilityMs: {g}");
+    // What proved it: the success assertion, as read when the verdict was reached.
+    let proof = json!([{"factKey": "dom.exists(.msg.assistant)", "op": "eq", "expected": true,
+        "observed": true, "passed": true, "error": null}]);
+    assert_eq!(g["heldAssertions"], proof, "{g}");
     let id = g["transitionId"].as_str().unwrap_or_default();
     let conn = rusqlite::Connection::open(nova.store_path())?;
-    let (state, verdict): (String, String) = conn.query_row(
-        "SELECT state, verification_status FROM transitions WHERE transition_id = ?1",
+    let (state, verdict, held): (String, String, String) = conn.query_row(
+        "SELECT state, verification_status, held_assertions FROM transitions WHERE transition_id = ?1",
         [id],
-        |row| Ok((row.get(0)?, row.get(1)?)),
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
     )?;
     assert_eq!((state.as_str(), verdict.as_str()), ("completed", "verified_success"));
+    assert_eq!(serde_json::from_str::<Value>(&held)?, proof, "the journal keeps the proof");
+    Ok(())
+}
+
+/// A password field's value reads as filled or empty, never as itself: in a precondition that
+/// blocks, in the proof of a success, and so in the journal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_password_fields_value_never_leaves_the_page() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("secret.html")})).await?;
+    let fact = |key: &str, expected: &str| json!({"factKey": key, "operator": "eq", "expected": expected});
+    let click = |contract: Value| {
+        c.call("nova.click_selector", json!({"selector": "#noop", "transitionContract": contract}))
+    };
+    let guessed = json!({"actionKind": "custom", "stabilityMs": 50,
+        "preconditions": {"all": [fact("dom.value(#pw)", "a guess")]},
+        "postconditions": {"success": {"all": [fact("dom.attr(#noop|data-n)", "1")]}}});
+    let blocked = click(guessed).await?.structured_content.unwrap_or_default();
+    assert_eq!(blocked["guardedCommit"]["preconditionVerdict"], "failed", "{blocked}");
+    assert_eq!(blocked["guardedCommit"]["failedAssertions"][0]["observed"], "[password]", "{blocked}");
+    let filled = json!({"actionKind": "custom", "stabilityMs": 50,
+    "postconditions": {"success": {"all": [
+        fact("dom.attr(#noop|data-n)", "1"), fact("dom.value(#pw)", "[password]"),
+        fact("dom.attr(#pw|value)", "[password]"), fact("dom.value(#pw2)", ""),
+    ]}}});
+    let done = click(filled).await?.structured_content.unwrap_or_default();
+    let g = &done["guardedCommit"];
+    assert_eq!(g["verificationStatus"], "verified_success", "{done}");
+    let observed: Vec<&Value> =
+        g["heldAssertions"].as_array().into_iter().flatten().map(|a| &a["observed"]).collect();
+    assert_eq!(observed, [&json!("1"), &json!("[password]"), &json!("[password]"), &json!("")], "{g}");
+    let conn = rusqlite::Connection::open(nova.store_path())?;
+    let leaked: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM transitions WHERE failed_assertions LIKE '%s3cret%' OR held_assertions LIKE '%s3cret%'",
+        [],
+        |row| row.get(0),
+    )?;
+    assert_eq!(leaked, 0, "the password reached the journal");
     Ok(())
 }
 

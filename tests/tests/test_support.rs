@@ -91,6 +91,17 @@ async fn make_history(nova: &Nova) -> anyhow::Result<Agent> {
     )
     .await?;
 
+    // A send the page answers: verified_success, proven by the answer.
+    a.visit(&nova.url("chat.html?mode=works")).await?;
+    a.step("nova.type_selector", json!({"selector": "#composer", "text": "hello"})).await?;
+    let (r, _) = a
+        .call(
+            "nova.click_selector",
+            json!({"selector": "#send", "transitionContract": send_contract(5000, 300)}),
+        )
+        .await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+
     // A send the page answers with an error banner: verified_fail.
     let query: Vec<String> = URL_SECRETS.iter().map(|(k, v)| format!("{k}={v}")).collect();
     a.visit(&nova.url(&format!("chat.html?mode=error&{}", query.join("&")))).await?;
@@ -256,6 +267,15 @@ async fn support_sees_what_happened_and_nothing_secret_leaves() -> anyhow::Resul
     assert_eq!(t["failedAssertions"][0]["factKey"], "dom.visible(.error-banner)", "{t}");
     assert_eq!(t["contract"]["actionKind"], "send_message");
     assert!(fail["arguments"]["selector"] == "#send" && fail["evidence"]["grade"] == "verified", "{fail}");
+    // A verified success and what proved it.
+    let succeeded =
+        nova.log_rows(&["-n", "0", "--outcome", "verified_success", "--tool", "nova.click_selector"])?;
+    let proof = &show(&succeeded[0].call_id)?["transition"]["heldAssertions"];
+    assert_eq!(
+        (succeeded.len(), proof[0]["factKey"].clone(), proof[0]["observed"].clone()),
+        (1, json!("dom.exists(.msg.assistant)"), json!(true)),
+        "{proof}"
+    );
     // The transition the crash interrupted.
     let records: Vec<Value> = doubt.iter().map(|r| show(&r.call_id)).collect::<anyhow::Result<_>>()?;
     let states: Vec<&Value> = records.iter().map(|r| &r["transition"]["state"]).collect();
@@ -337,6 +357,13 @@ async fn support_sees_what_happened_and_nothing_secret_leaves() -> anyhow::Resul
         "{seen}"
     );
     assert_eq!((seen["shots"].clone(), seen["resources"].clone()), (json!(1), json!(0)), "{seen}");
+    let transitions = page.eval("document.querySelector('#transitions-body').textContent").await?;
+    assert!(
+        transitions
+            .as_str()
+            .is_some_and(|t| t.contains("proven by dom.exists(.msg.assistant) eq true (read true)")),
+        "what proved the success, in the report: {transitions}"
+    );
     let tasks = page.eval("document.querySelector('#tasks-body').textContent").await?;
     let tasks = tasks.as_str().unwrap_or_default();
     assert!(

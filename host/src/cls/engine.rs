@@ -46,6 +46,8 @@ struct Report {
     precondition: Option<Verdict>,
     outcome: Option<Verdict>,
     failed: Vec<AssertionResult>,
+    /// What proved a success (`heldAssertions[]`).
+    held: Vec<AssertionResult>,
     started: i64,
     action: Option<ActionReport>,
     message: Option<String>,
@@ -108,6 +110,9 @@ impl Report {
                 "durationMs": completed - self.started,
             },
         });
+        if !self.held.is_empty() {
+            structured["guardedCommit"]["heldAssertions"] = json!(self.held);
+        }
         if let Some(a) = &self.action {
             for (k, v) in [
                 ("element", json!(a.element)),
@@ -203,6 +208,7 @@ impl Guard<'_> {
             precondition: None,
             outcome: None,
             failed: Vec::new(),
+            held: Vec::new(),
             started,
             action: None,
             message: None,
@@ -419,6 +425,7 @@ impl Guard<'_> {
             Ok(w) => {
                 report.success_seen = w.success_seen;
                 report.failed = w.failed_assertions;
+                report.held = w.held_assertions;
                 report.landed = w.url;
                 match w.outcome {
                     Outcome::Success => (End::Success, None),
@@ -481,6 +488,7 @@ impl Guard<'_> {
             retry_advice: Some(r.retry.as_str().to_owned()),
             outcome_verdict: r.outcome.map(|v| verdict_str(v).to_owned()),
             failed_assertions: serde_json::to_value(&r.failed).unwrap_or_default(),
+            held_assertions: serde_json::to_value(&r.held).unwrap_or_default(),
         };
         if let Err(e) = self.cls.journal.complete(&r.transition_id, state, &v) {
             tracing::error!(error = %e, transition = %r.transition_id, "journal: cannot record the verdict");

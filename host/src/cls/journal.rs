@@ -52,6 +52,8 @@ pub struct Verdict {
     pub outcome_verdict: Option<String>,
     /// `failedAssertions` as JSON.
     pub failed_assertions: Value,
+    /// `heldAssertions` as JSON: what proved a success.
+    pub held_assertions: Value,
 }
 
 /// What weakens or explains a verdict, kept after it is written (docs/cls.md, "Caveats").
@@ -128,7 +130,8 @@ impl Journal {
             c.execute(
                 "UPDATE transitions SET state = ?2, dispatch_status = COALESCE(?3, dispatch_status),
                    verification_status = ?4, indeterminate_reason = ?5, retry_advice = ?6,
-                   outcome_verdict = ?7, failed_assertions = ?8, completed_at_ms = ?9
+                   outcome_verdict = ?7, failed_assertions = ?8, completed_at_ms = ?9,
+                   held_assertions = ?10
                  WHERE transition_id = ?1",
                 params![
                     transition_id,
@@ -139,7 +142,8 @@ impl Journal {
                     v.retry_advice,
                     v.outcome_verdict,
                     v.failed_assertions.to_string(),
-                    now_ms()
+                    now_ms(),
+                    v.held_assertions.to_string()
                 ],
             )
             .map(|_| ())

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use nova_shared::cls::{ActionKind, Assertion, AssertionSet, Operator, TransitionContract};
+use nova_shared::cls::{ActionKind, Assertion, AssertionResult, AssertionSet, Operator, TransitionContract};
 use nova_shared::page::PageModel;
 use nova_shared::protocol::{
     CheckParams, CheckResult, ClickParams, ORDER_MAX_SELECTORS, OrderParams, OrderResult, PageAction,
@@ -175,6 +175,29 @@ pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch
     post.ambiguous = AssertionSet { any: second_factor.into_iter().collect(), ..Default::default() };
     post.forbidden = asked_again(password, epoch, signed_in.into_iter().collect());
     contract
+}
+
+/// Where a guarded reply names the assertions its verdict rests on.
+#[derive(Clone, Copy)]
+enum Bucket {
+    /// `guardedCommit.heldAssertions`: what proved a success.
+    Held,
+    /// `guardedCommit.failedAssertions`: what failed it or left it ambiguous.
+    Failed,
+}
+
+/// Whether `a` held as `reply`'s verdict was reached: it is in the reply's `bucket`, passed.
+/// Read from the verdict itself, so the page is not asked again (and cannot have changed since).
+fn held(reply: &ToolReply, bucket: Bucket, a: &Assertion) -> bool {
+    let list = match bucket {
+        Bucket::Held => "heldAssertions",
+        Bucket::Failed => "failedAssertions",
+    };
+    let results = reply.structured["guardedCommit"][list].as_array().map_or(&[][..], Vec::as_slice);
+    results
+        .iter()
+        .filter_map(|r| serde_json::from_value::<AssertionResult>(r.clone()).ok())
+        .any(|r| r.passed && r.fact_key == a.fact_key && r.op == a.operator && r.expected == a.expected)
 }
 
 /// `dom.exists(selector)` is `is`.
@@ -703,7 +726,7 @@ impl Macros<'_> {
             guarded: true,
         });
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
-        let reply = self.explain_code(&tab.target_id, &ad.login, reply).await;
+        let reply = Self::explain_code(&ad.login, reply);
         if reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
             let landed = reply.structured["urlAfter"].as_str().unwrap_or(&tab.url);
             // The sign-in happened whatever OK manages to file: its verdict stands.
@@ -776,7 +799,7 @@ impl Macros<'_> {
             "urlAfter": reply.structured["urlAfter"],
         });
         if reply.structured["guardedCommit"]["verificationStatus"] != "verified_success" {
-            let mut reply = self.explain_code(&tab.target_id, &ad.login, reply).await;
+            let mut reply = Self::explain_code(&ad.login, reply);
             let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
             reply.structured["message"] = json!(format!(
                 "This sign-in asks for the user name first; the password was not typed: the page \
@@ -831,15 +854,10 @@ impl Macros<'_> {
 
     /// A sign-in that now asks for a one-time code (`login.secondFactor`) says so in `message`
     /// and names the field.
-    async fn explain_code(
-        &self,
-        target: &str,
-        marks: &nova_shared::adapter::Login,
-        mut reply: ToolReply,
-    ) -> ToolReply {
+    fn explain_code(marks: &nova_shared::adapter::Login, mut reply: ToolReply) -> ToolReply {
         if let Some(code) = &marks.second_factor
             && reply.structured["reasonCode"] == super::reason::AMBIGUOUS_SIGNAL
-            && self.shows(target, code).await
+            && held(&reply, Bucket::Failed, &shows(code, true))
         {
             let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
             reply.structured["message"] = json!(format!(
@@ -912,9 +930,8 @@ impl Macros<'_> {
             guarded: true,
         });
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
-        let reply = if signed_in { self.sign_in_asked(reply, &tab.target_id).await } else { reply };
-        let reply =
-            if own_success { reply } else { self.post_back(reply, &tab, ad.form.success.as_deref()).await };
+        let reply = if signed_in { self.sign_in_asked(reply) } else { reply };
+        let reply = if own_success { reply } else { self.post_back(reply, &tab, ad.form.success.as_deref()) };
         Ok(explain_silence(
             reply,
             own_success,
@@ -929,10 +946,9 @@ impl Macros<'_> {
     /// A form sent while signed in whose page then asked to sign in ([`sign_in_asked`], the
     /// built ambiguity): the reply says what that means and what to do, and the journal keeps it
     /// (`caveat::SIGN_IN_ASKED`) for support staff.
-    async fn sign_in_asked(&self, mut reply: ToolReply, target: &str) -> ToolReply {
+    fn sign_in_asked(&self, mut reply: ToolReply) -> ToolReply {
         let r = &reply.structured;
-        if r["reasonCode"] != super::reason::AMBIGUOUS_SIGNAL
-            || !self.holds(target, vec![signed(false)]).await
+        if r["reasonCode"] != super::reason::AMBIGUOUS_SIGNAL || !held(&reply, Bucket::Failed, &signed(false))
         {
             return reply;
         }
@@ -956,7 +972,7 @@ impl Macros<'_> {
     /// an edit and after refusing input with an error Nova does not recognise, so the success is
     /// `likely`, not `verified`, the reply says what to read and the journal keeps the caveat.
     /// `mark` is the success message's selector.
-    async fn post_back(&self, mut reply: ToolReply, before: &TabInfo, mark: Option<&str>) -> ToolReply {
+    fn post_back(&self, mut reply: ToolReply, before: &TabInfo, mark: Option<&str>) -> ToolReply {
         let r = &reply.structured;
         let url = r["urlAfter"].as_str().unwrap_or_default().to_owned();
         let navigated =
@@ -964,9 +980,7 @@ impl Macros<'_> {
         if r["verifyState"] != "verified" || !navigated || url.is_empty() || url != r["urlBefore"] {
             return reply;
         }
-        if let Some(mark) = mark
-            && self.holds(&before.target_id, vec![shows(mark, true)]).await
-        {
+        if mark.is_some_and(|m| held(&reply, Bucket::Held, &shows(m, true))) {
             return reply;
         }
         let said = r["message"].as_str().map(|m| format!("{m} ")).unwrap_or_default();

@@ -123,7 +123,7 @@ pub(crate) fn transition(conn: &Connection, id: &str) -> rusqlite::Result<Value>
         "SELECT transition_id, tool, state, dispatch_status, verification_status, indeterminate_reason, \
                 retry_advice, precondition_verdict, outcome_verdict, failed_assertions, contract_json, \
                 retry_policy, started_at_ms, dispatched_at_ms, completed_at_ms, url_before, target_id, agent_id, \
-                caveat \
+                caveat, held_assertions \
          FROM transitions WHERE transition_id = ?1",
         params![id],
         |r| {
@@ -142,6 +142,7 @@ pub(crate) fn transition(conn: &Connection, id: &str) -> rusqlite::Result<Value>
                 "completedAt": r.get::<_, Option<i64>>(14)?.map(crate::time::iso),
                 "urlBefore": r.get::<_, Option<String>>(15)?, "tab": r.get::<_, String>(16)?,
                 "agent": r.get::<_, String>(17)?, "caveat": r.get::<_, Option<String>>(18)?,
+                "heldAssertions": parse(r.get(19)?),
             }))
         },
     )

@@ -85,7 +85,7 @@ fn rows(
 
 const TRANSITIONS: &str = "SELECT transition_id, call_id, tool, agent_id, target_id, url_before, state, dispatch_status, \
      verification_status, indeterminate_reason, retry_advice, failed_assertions, contract_json, started_at_ms, \
-     completed_at_ms, caveat FROM transitions WHERE started_at_ms >= ?1 AND started_at_ms < ?2 \
+     completed_at_ms, caveat, held_assertions FROM transitions WHERE started_at_ms >= ?1 AND started_at_ms < ?2 \
      ORDER BY (state = 'in_doubt' OR verification_status = 'indeterminate') DESC, started_at_ms DESC LIMIT 2000";
 
 fn transition(r: &Row<'_>) -> rusqlite::Result<Value> {
@@ -99,7 +99,7 @@ fn transition(r: &Row<'_>) -> rusqlite::Result<Value> {
         "indeterminateReason": r.get::<_, Option<String>>(9)?, "retryAdvice": r.get::<_, Option<String>>(10)?,
         "failedAssertions": parse(r.get(11)?), "contract": parse(r.get(12)?),
         "at": crate::time::iso(r.get(13)?), "completedAt": r.get::<_, Option<i64>>(14)?.map(crate::time::iso),
-        "caveat": r.get::<_, Option<String>>(15)?,
+        "caveat": r.get::<_, Option<String>>(15)?, "heldAssertions": parse(r.get(16)?),
     }))
 }
 

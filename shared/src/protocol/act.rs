@@ -163,8 +163,11 @@ pub struct WatchParams {
 pub struct WatchResult {
     /// The final classification.
     pub outcome: crate::cls::Outcome,
-    /// Assertions behind a failure or an evaluation error.
+    /// Assertions behind a failure, an ambiguity or an evaluation error.
     pub failed_assertions: Vec<crate::cls::AssertionResult>,
+    /// What proved a success: the success assertions that held as it was reached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_assertions: Vec<crate::cls::AssertionResult>,
     /// Time from arming to the verdict, ms.
     pub elapsed_ms: u32,
     /// Whether the verdict was reached on a new document after the action navigated.

@@ -9,7 +9,9 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::{Judge, Step, line_of, read_until, ref_of, refused_without_contract, run};
+use super::{
+    Judge, Step, failed_observed, line_of, proven_by, read_until, ref_of, refused_without_contract, run,
+};
 use crate::agent::Agent;
 
 /// The Django release installed (5.2 is the long-term support line).
@@ -179,6 +181,13 @@ pub async fn journey(
     a.step("nova.perceive", json!({})).await?;
     let fields = json!({"#id_name": "Editors"});
     let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
+    // Proven by Django's own word ("was added successfully"), not by the new page alone.
+    let proof = proven_by(&r.0);
+    anyhow::ensure!(
+        proof.iter().any(|k| k.starts_with("dom.exists(") && k.contains(".messagelist .success")),
+        "submit_valid: proven by the success message: {proof:?}: {}",
+        r.0
+    );
     judge.step(
         ("submit_valid", SUBMIT, a.calls_of(SUBMIT)),
         r,
@@ -254,6 +263,8 @@ async fn signed_out<F: FnMut(&Step) -> anyhow::Result<()>>(
     anyhow::ensure!(reason == "guarded_commit.ambiguous_signal", "signed out: reasonCode {reason}: {}", r.0);
     let said = r.0["message"].as_str().unwrap_or_default();
     anyhow::ensure!(said.contains("asks to sign in"), "signed out: the message should say why: {said}");
+    let state = failed_observed(&r.0, "core.login_state");
+    anyhow::ensure!(state == "logged_out", "signed out: the doubt rests on the sign-in page: {}", r.0);
     let login = app.url("/admin/login/?next=/admin/auth/group/add/");
     judge.step(("submit_signed_out", SUBMIT, a.calls_of(SUBMIT)), r, "indeterminate", login, (authors, 0))?;
     a.step("nova.perceive", json!({})).await?;

@@ -115,6 +115,12 @@ pub async fn journey(
     a.step("nova.perceive", json!({})).await?;
     let r = a.call(LOGIN, json!({"username": ADMIN_USER, "password": ADMIN_PASSWORD})).await?;
     anyhow::ensure!(r.0["reasonCode"] == "guarded_commit.ambiguous_signal", "the code is asked for: {}", r.0);
+    let said = r.0["message"].as_str().unwrap_or_default();
+    anyhow::ensure!(
+        said.contains("asks for a second factor") && r.0["field"].is_string(),
+        "the reply names the code field: {}",
+        r.0
+    );
     judge.step(
         ("sign_in_code_asked", LOGIN, a.calls_of(LOGIN)),
         r,
