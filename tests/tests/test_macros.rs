@@ -227,7 +227,26 @@ async fn an_identifier_first_sign_in_asks_the_account_then_types_the_password_on
         assert!(r["message"].as_str().is_some_and(|m| m.contains("another account")), "{copy}: {r}");
         let page = c.structured("nova.perceive", json!({})).await?;
         assert!(!page["elements"].to_string().contains("password filled"), "{}", page["elements"]);
+        // The refusal names the page's own way back to choosing the account.
+        let switch = r["switchAccount"].as_str().unwrap_or_default();
+        let line = page["elements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|l| l.starts_with(&format!("{switch} ")));
+        assert!(line.is_some_and(|l| l.contains("\"Not you?\"")), "{copy}: {switch}: {r}");
+        assert!(
+            r["message"].as_str().is_some_and(|m| m.contains(&format!("\"Not you?\" ({switch})"))),
+            "{copy}: {r}"
+        );
     }
+    // Pressing it leads back to the page that asks for the account, where the sign-in works.
+    let r = c.call("nova.guarded_login", ada("correct-horse")).await?.structured_content.unwrap_or_default();
+    c.structured("nova.click_selector", json!({"selector": r["switchAccount"]})).await?;
+    let r = c.structured("nova.guarded_login", ada("correct-horse")).await?;
+    assert_eq!(landed(&r), ("verified_success", "account.html"), "{r}");
+    assert_eq!(r["userNameStep"]["verificationStatus"], "verified_success", "{r}");
     // The account's own password page with such a copy: the password is typed, not the copy.
     let own = nova.url("login-pw.html?identifier=ada%40example.org&copy=1");
     c.structured("nova.navigate", json!({"url": own})).await?;

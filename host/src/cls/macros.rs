@@ -378,6 +378,15 @@ fn find_ref(page: &PageModel, pred: impl Fn(&str) -> bool) -> Option<String> {
         .and_then(|l| l.split(' ').next().map(str::to_owned))
 }
 
+/// Whether `page` shows the account `username` signs in to (in its visible text or a visible
+/// field's value, case aside): the password page of an identifier-first sign-in.
+fn shows_account(page: &PageModel, username: &str) -> bool {
+    let wanted = username.trim().to_lowercase();
+    !wanted.is_empty()
+        && (page.text.to_lowercase().contains(&wanted)
+            || page.elements.iter().any(|l| l.to_lowercase().contains(&format!("value=\"{wanted}"))))
+}
+
 /// Whether an element line (`e12 button "Send message"`) has the role `role` and a name with a
 /// word starting with one of `words`. Only the name counts: not a nameless control's hints
 /// (`e15 button testid="submit-button"`) nor what a field holds.
@@ -549,6 +558,22 @@ const LOGIN_WORDS: &[&str] = &["sign in", "log in", "login", "continue", "next",
 /// (Google's and Microsoft's "Next", Okta's and Auth0's "Continue"): a page with a text box and
 /// a button named otherwise (a newsletter's "Subscribe", a search) is not a sign-in.
 const NEXT_WORDS: &[&str] = &["next", "continue", "sign in", "log in", "login", "sign on"];
+
+/// What the control that goes back to choosing the account on an identifier-first sign-in's
+/// password page is named like (Canaille's "Switch account", Google's "Use another account",
+/// "Not you?").
+const SWITCH_WORDS: &[&str] = &[
+    "not you",
+    "switch account",
+    "switch user",
+    "use another account",
+    "use a different account",
+    "sign in with another account",
+    "sign in with a different account",
+    "sign in as someone else",
+    "change account",
+    "change user",
+];
 
 /// What a form's submit button is named like, when the page does not say which it is.
 const SUBMIT_WORDS: &[&str] = &["submit", "send", "save", "subscribe", "continue"];
@@ -816,30 +841,9 @@ impl Macros<'_> {
     /// On a page that asks for a password with no user-name field to type in: a refusal unless
     /// the page shows the account `username` signs in to (the password page of an
     /// identifier-first sign-in), so that a password never goes to another account's sign-in.
+    /// The refusal names the page's own way back to choosing the account ("Switch account",
+    /// "Not you?") when it has one, in `message` and as `switchAccount` (its ref).
     async fn other_account(&self, target: &str, user: &str, username: &str) -> Option<ToolReply> {
-        match self.shows_account(target, username).await {
-            Ok(true) => None,
-            Ok(false) => Some(Self::untyped(
-                nova_shared::reason::ELEMENT_NOT_FOUND,
-                user,
-                format!(
-                    "this page asks for a password but shows neither a user-name field to type in \
-                     (`{user}`) nor the user name given: it may be another account's sign-in; \
-                     nothing was typed. Open the sign-in page, or name the user-name field \
-                     (usernameSelector)"
-                ),
-            )),
-            Err(e) => Some(undispatched(&e)),
-        }
-    }
-
-    /// Whether the page shows the account `username` signs in to (in its visible text or a
-    /// visible field's value, case aside): the password page of an identifier-first sign-in.
-    async fn shows_account(&self, target: &str, username: &str) -> Result<bool, BridgeError> {
-        let wanted = username.trim().to_lowercase();
-        if wanted.is_empty() {
-            return Ok(false);
-        }
         let params = PerceiveParams {
             target: target.to_owned(),
             frame_id: None,
@@ -847,9 +851,41 @@ impl Macros<'_> {
             max_text_chars: 20_000,
             adapter: None,
         };
-        let page: PageModel = self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await?;
-        Ok(page.text.to_lowercase().contains(&wanted)
-            || page.elements.iter().any(|l| l.to_lowercase().contains(&format!("value=\"{wanted}"))))
+        let page: PageModel = match self.bridge.call(method::PERCEIVE, params, DEFAULT_TIMEOUT).await {
+            Ok(page) => page,
+            Err(e) => return Some(undispatched(&e)),
+        };
+        if shows_account(&page, username) {
+            return None;
+        }
+        let switch = page.elements.iter().find(|l| {
+            !l.ends_with(" disabled")
+                && ["link", "button"].iter().any(|role| named_like(l, role, SWITCH_WORDS))
+        });
+        let way = switch.and_then(|l| Some((l.split(' ').next()?, l.split('"').nth(1)?)));
+        let next = match way {
+            Some((r, name)) => format!(
+                "To sign in as `{username}`, press the page's \"{name}\" ({r}) with nova.click_selector, \
+                 which goes back to the page that asks for the account, then call nova.guarded_login \
+                 again there"
+            ),
+            None => "Open the sign-in page that asks for the account and call nova.guarded_login there, \
+                     or name the user-name field (usernameSelector)"
+                .to_owned(),
+        };
+        let mut refused = Self::untyped(
+            nova_shared::reason::ELEMENT_NOT_FOUND,
+            user,
+            format!(
+                "this page asks for a password but shows neither a user-name field to type in \
+                 (`{user}`) nor the user name given: it may be another account's sign-in; nothing \
+                 was typed. {next}."
+            ),
+        );
+        if let Some((r, _)) = way {
+            refused.structured["switchAccount"] = json!(r);
+        }
+        Some(refused)
     }
 
     /// A sign-in that now asks for a one-time code (`login.secondFactor`) says so in `message`
