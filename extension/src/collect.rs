@@ -184,7 +184,8 @@ fn theme() -> Option<&'static str> {
 /// (changing one, creating someone else's account), and a sign-in page never offers to sign out.
 fn core(a: &Adapter, path: &str, password: &OnceCell<bool>) -> Value {
     let signed_in = OnceCell::new();
-    let sign_out_shown = || *signed_in.get_or_init(|| visible(a.login.logged_in.as_deref()));
+    let sign_out_shown =
+        || *signed_in.get_or_init(|| visible(a.login.logged_in.as_deref()) || crate::signout::shown());
     let password_shown = || *password.get_or_init(|| visible(a.login.password.as_deref()));
     match path {
         "login_state" => {

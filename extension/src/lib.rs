@@ -37,7 +37,8 @@
 //!   native dialogs, frameworks, file-chooser clicks, challenge and geo-block texts.
 //! - [`pks`]: applying stored site knowledge: probing a fingerprint, one playbook step held
 //!   inside its surface, checks that the page is free again.
-//! - [`collect`]: `chat.*` and `form.*` facts through adapters, with baselines; [`shadows`]:
+//! - [`collect`]: `chat.*`, `form.*` and `core.*` facts through adapters, with baselines;
+//!   [`signout`]: sign-out controls known by their name, for `core.login_state`; [`shadows`]:
 //!   the open shadow roots they are looked for in too (web-component chats); [`note`]: a
 //!   note's text without its own dismiss control.
 //! - [`watch`]: facts, assertion checks and the event-driven postcondition watch (CLS).
@@ -78,6 +79,7 @@ pub mod selectize;
 pub mod settle;
 pub mod shadows;
 pub mod shown;
+pub mod signout;
 pub mod stacking;
 pub mod submitter;
 pub mod timing;

@@ -139,6 +139,11 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
     let page = c.structured("nova.read_text", json!({"selector": "#welcome"})).await?;
     assert_eq!(page["text"], "Welcome back, Ada");
+    // Proven by the page's "Log out", known by its name (its address says nothing of signing out).
+    let proof = &right["guardedCommit"]["heldAssertions"];
+    let signed_in = json!({"factKey": "core.login_state", "op": "eq", "expected": "logged_in",
+        "observed": "logged_in", "passed": true, "error": null});
+    assert!(proof.as_array().is_some_and(|p| p.contains(&signed_in)), "{proof}");
 
     // A search box and a "Log in" button in the header before a sign-in form whose account field
     // says nothing of users: the user name goes into the form that asks for the password, and that

@@ -53,6 +53,21 @@ fn store_count(nova: &Nova, sql: &str) -> anyhow::Result<i64> {
     Ok(conn.query_row(sql, [], |r| r.get(0))?)
 }
 
+/// Opens the chat fixture at `query`, types `text` and sends it, guarded, watching for
+/// `window_ms`: the reply and whether it is an error.
+async fn chat_send(
+    a: &mut Agent,
+    nova: &Nova,
+    query: &str,
+    text: &str,
+    window_ms: u32,
+) -> anyhow::Result<(Value, bool)> {
+    a.visit(&nova.url(&format!("chat.html?{query}"))).await?;
+    a.step("nova.type_selector", json!({"selector": "#composer", "text": text})).await?;
+    let send = json!({"selector": "#send", "transitionContract": send_contract(window_ms, 300)});
+    a.call("nova.click_selector", send).await
+}
+
 /// A real run that leaves every kind of record support looks for.
 async fn make_history(nova: &Nova) -> anyhow::Result<Agent> {
     let mut a = Agent::new(nova, "alice").await?;
@@ -92,37 +107,17 @@ async fn make_history(nova: &Nova) -> anyhow::Result<Agent> {
     .await?;
 
     // A send the page answers: verified_success, proven by the answer.
-    a.visit(&nova.url("chat.html?mode=works")).await?;
-    a.step("nova.type_selector", json!({"selector": "#composer", "text": "hello"})).await?;
-    let (r, _) = a
-        .call(
-            "nova.click_selector",
-            json!({"selector": "#send", "transitionContract": send_contract(5000, 300)}),
-        )
-        .await?;
+    let (r, _) = chat_send(&mut a, nova, "mode=works", "hello", 5000).await?;
     assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
 
     // A send the page answers with an error banner: verified_fail.
     let query: Vec<String> = URL_SECRETS.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    a.visit(&nova.url(&format!("chat.html?mode=error&{}", query.join("&")))).await?;
-    a.step("nova.type_selector", json!({"selector": "#composer", "text": "hello"})).await?;
-    let (r, is_error) = a
-        .call(
-            "nova.click_selector",
-            json!({"selector": "#send", "transitionContract": send_contract(5000, 300)}),
-        )
-        .await?;
+    let (r, is_error) =
+        chat_send(&mut a, nova, &format!("mode=error&{}", query.join("&")), "hello", 5000).await?;
     assert!(is_error && r["guardedCommit"]["verificationStatus"] == "verified_fail", "{r}");
 
     // A send nothing answers: indeterminate.
-    a.visit(&nova.url("chat.html?mode=silent")).await?;
-    a.step("nova.type_selector", json!({"selector": "#composer", "text": "anyone?"})).await?;
-    let (r, _) = a
-        .call(
-            "nova.click_selector",
-            json!({"selector": "#send", "transitionContract": send_contract(1200, 300)}),
-        )
-        .await?;
+    let (r, _) = chat_send(&mut a, nova, "mode=silent", "anyone?", 1200).await?;
     assert_eq!(r["guardedCommit"]["verificationStatus"], "indeterminate", "{r}");
 
     // An agent that skips the bundle is blocked.

@@ -164,7 +164,9 @@ fn outcome_contract(
 /// sign-in is not finished).
 pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch: u32) -> TransitionContract {
     let second_factor = marks.second_factor.as_deref().map(|code| shows(code, true));
-    let signed_in = marks.logged_in.as_deref().map(|mark| shows(mark, true));
+    // A sign-out control: the adapter's, or one named like it (`core.login_state`).
+    let signed_in: Vec<Assertion> =
+        marks.logged_in.as_deref().map(|mark| shows(mark, true)).into_iter().chain([signed(true)]).collect();
     let mut contract = outcome_contract(ActionKind::SubmitForm, Vec::new(), Vec::new());
     let post = &mut contract.postconditions;
     post.success = AssertionSet {
@@ -173,7 +175,7 @@ pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch
         ..Default::default()
     };
     post.ambiguous = AssertionSet { any: second_factor.into_iter().collect(), ..Default::default() };
-    post.forbidden = asked_again(password, epoch, signed_in.into_iter().collect());
+    post.forbidden = asked_again(password, epoch, signed_in);
     contract
 }
 
