@@ -124,6 +124,31 @@ fn visible(sel: Option<&str>) -> bool {
     sel.is_some_and(|s| alternatives(s).into_iter().any(|one| shadows::first(&shown(one)).is_some()))
 }
 
+/// Whether anything `sel` matches is in the document, showing or not (each alternative without
+/// its `:visible`).
+fn present(sel: Option<&str>) -> bool {
+    sel.is_some_and(|s| {
+        alternatives(s)
+            .into_iter()
+            .any(|one| shadows::first(one.trim().trim_end_matches(":visible")).is_some())
+    })
+}
+
+/// `page.signOut`: `shown` when a sign-out control shows (the adapter's `login.loggedIn`, or
+/// one named like it), `hidden` when one is in the document but does not show (in a closed
+/// account menu), else `none`.
+pub fn sign_out() -> &'static str {
+    let a = adapter();
+    let marks = a.login.logged_in.as_deref();
+    if visible(marks) || crate::signout::shown() {
+        "shown"
+    } else if present(marks) || crate::signout::present() {
+        "hidden"
+    } else {
+        "none"
+    }
+}
+
 fn texts_of(sel: Option<&str>) -> Vec<String> {
     let Some(sel) = sel else { return Vec::new() };
     shadows::all(sel)

@@ -44,6 +44,7 @@ fn page_fact(key: &FactKey, nav_epoch: u32) -> Observed {
         "title" => json!(doc.title()),
         "readyState" => json!(doc.ready_state()),
         "navEpoch" => json!(nav_epoch),
+        "signOut" => json!(crate::collect::sign_out()),
         other => return Err(format!("unknown page fact `{other}`")),
     })
 }

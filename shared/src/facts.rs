@@ -1,7 +1,7 @@
 //! Fact keys: `namespace.path`, optionally with one argument in parentheses.
 //!
 //! Page-level and DOM facts every page has (docs/cls.md, "Contract"):
-//! `page.url`, `page.origin`, `page.title`, `page.readyState`, `page.navEpoch`,
+//! `page.url`, `page.origin`, `page.title`, `page.readyState`, `page.navEpoch`, `page.signOut`,
 //! `dom.exists(SEL)`, `dom.visible(SEL)`, `dom.count(SEL)`, `dom.text(SEL)`, `dom.value(SEL)`,
 //! `dom.attr(SEL|NAME)`, `dom.checked(SEL)`, `dom.enabled(SEL)`. Collector namespaces
 //! (`form`, `chat`, `overlay`, `core`) share the key space.
@@ -10,7 +10,9 @@
 pub const NAMESPACES: &[&str] = &["page", "dom", "form", "chat", "overlay", "core"];
 
 /// `page.*` facts (no argument).
-pub const PAGE_FACTS: &[&str] = &["url", "origin", "title", "readyState", "navEpoch"];
+/// `signOut` is whether the page offers to sign out: `shown`, `hidden` (in the document, in a
+/// closed account menu say) or `none`.
+pub const PAGE_FACTS: &[&str] = &["url", "origin", "title", "readyState", "navEpoch", "signOut"];
 
 /// `dom.*` facts (a selector argument; `attr` takes `SEL|NAME`).
 pub const DOM_FACTS: &[&str] = &["exists", "visible", "count", "text", "value", "attr", "checked", "enabled"];

@@ -292,6 +292,12 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
         self.step(("sign_in_wrong", LOGIN, a.calls_of(LOGIN)), r, "verified_fail", stays, (sql, counts.0))?;
         a.step("nova.perceive", json!({})).await?;
         let r = a.call(LOGIN, json!({"username": user, "password": password})).await?;
+        // Every application here offers to sign out once signed in (in a menu at least): proven, not likely.
+        anyhow::ensure!(
+            r.0["verifyState"] == "verified",
+            "sign_in_right: verified, not only likely: {}",
+            r.0
+        );
         self.step(("sign_in_right", LOGIN, a.calls_of(LOGIN)), r, "verified_success", lands, (sql, counts.1))
     }
 }
@@ -357,6 +363,15 @@ pub fn line_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String>
         Some(l) => Ok(l.to_owned()),
         None => bail!("no element line holds `{wanted}`: {lines:?}"),
     }
+}
+
+/// The element line of a page read (`nova.perceive`) for the element whose ref is `r`.
+pub fn line_with_ref<'a>(read: &'a serde_json::Value, r: &str) -> Option<&'a str> {
+    let lines = read["elements"].as_array().map(Vec::as_slice).unwrap_or_default();
+    lines
+        .iter()
+        .filter_map(|l| l.as_str())
+        .find(|l| l.strip_prefix(r).is_some_and(|rest| rest.starts_with(' ')))
 }
 
 /// The page type a read (`nova.perceive`) gives in its hints (`core.page.type`), `null` when it

@@ -94,6 +94,32 @@ async fn a_password_fields_value_never_leaves_the_page() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `page.signOut` says whether the page offers to sign out: a "Log out" link that shows, a
+/// "Sign out" in a closed menu, none on a sign-in page or a page asking to approve a sign-in.
+#[tokio::test(flavor = "multi_thread")]
+async fn page_sign_out_says_how_the_page_offers_to_sign_out() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    for (page, offers) in [
+        ("account.html", "shown"),
+        ("menu-account.html", "hidden"),
+        ("login.html", "none"),
+        ("approve.html", "none"),
+    ] {
+        c.structured("nova.navigate", json!({"url": nova.url(page)})).await?;
+        // A precondition that never holds is refused before anything is pressed, naming what it read.
+        let never = json!({"actionKind": "custom",
+            "preconditions": {"all": [{"factKey": "page.signOut", "operator": "eq", "expected": "never"}]},
+            "postconditions": {"success": {"all": [{"factKey": "dom.exists(main)", "operator": "eq", "expected": true}]}}});
+        let r =
+            c.call("nova.click_selector", json!({"selector": "main", "transitionContract": never})).await?;
+        let r = r.structured_content.unwrap_or_default();
+        assert_eq!(r["guardedCommit"]["preconditionVerdict"], "failed", "{page}: {r}");
+        assert_eq!(r["guardedCommit"]["failedAssertions"][0]["observed"], offers, "{page}: {r}");
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_error_banner_is_a_verified_failure() -> anyhow::Result<()> {
     let nova = Nova::start().await?;

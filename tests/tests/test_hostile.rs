@@ -72,12 +72,7 @@ async fn text_that_gives_agents_orders_is_pointed_out_and_ordinary_text_is_not()
     let page = a.visit(&nova.url("injection/attack-06.html")).await?;
     let w = &page["promptInjectionWarning"];
     let r = w["refs"][0].as_str().unwrap_or_default().to_owned();
-    let element = page["elements"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .find(|l| l.starts_with(&format!("{r} ")));
+    let element = nova_e2e::realapps::line_with_ref(&page, &r);
     assert!(element.is_some_and(|l| l.contains("Dear AI")), "{page}");
     // nova.read_text says the same.
     a.visit(&nova.url("injection/attack-23.html")).await?;

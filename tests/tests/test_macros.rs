@@ -1,6 +1,6 @@
 //! Guarded macros driven by the generic adapters against the chat fixture in its modes.
 
-use nova_e2e::realapps::failed_observed;
+use nova_e2e::realapps::{failed_observed, line_with_ref};
 use nova_e2e::{Client, Nova};
 use serde_json::{Value, json};
 
@@ -173,6 +173,37 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     Ok(())
 }
 
+/// A password the site takes before asking to approve the sign-in on a phone: the password field
+/// is gone, and nothing shows a signed-in page. The sign-in is likely, not verified: the agent is
+/// told to read the page, support staff see the caveat, and OK files the sign-in as likely.
+/// A page whose sign-out sits in a closed menu stays verified (test_ok).
+#[tokio::test]
+async fn a_sign_in_waiting_for_approval_elsewhere_is_only_likely() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("login.html?to=approve.html")})).await?;
+    let r =
+        c.structured("nova.guarded_login", json!({"username": "ada", "password": "correct-horse"})).await?;
+    assert_eq!(
+        (r["guardedCommit"]["verificationStatus"].clone(), r["verifyState"].clone()),
+        (json!("verified_success"), json!("likely")),
+        "{r}"
+    );
+    let said = r["message"].as_str().unwrap_or_default();
+    assert!(said.contains("approved on another device") && said.contains("approve.html"), "{said}");
+    let call = logged(&nova, "guarded_login", &r["guardedCommit"]["transitionId"])?;
+    assert_eq!(call["reason"], "sign_in_unconfirmed", "{call}");
+    let filed = rusqlite::Connection::open(nova.store_path())?.query_row(
+        "SELECT certainty_level FROM ok_facts WHERE fact_key = 'core.login_state' AND valid_to IS NULL",
+        [],
+        |row| row.get::<_, String>(0),
+    )?;
+    assert_eq!(filed, "likely");
+    let page = c.structured("nova.read_text", json!({"selector": "#approve"})).await?;
+    assert_eq!(page["text"], "Approve sign-in request");
+    Ok(())
+}
+
 /// `guarded_login`'s verification status and where the call ended.
 fn landed(r: &Value) -> (&str, &str) {
     let status = r["guardedCommit"]["verificationStatus"].as_str().unwrap_or_default();
@@ -234,12 +265,7 @@ async fn an_identifier_first_sign_in_asks_the_account_then_types_the_password_on
         assert!(!page["elements"].to_string().contains("password filled"), "{}", page["elements"]);
         // The refusal names the page's own way back to choosing the account.
         let switch = r["switchAccount"].as_str().unwrap_or_default();
-        let line = page["elements"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .find(|l| l.starts_with(&format!("{switch} ")));
+        let line = line_with_ref(&page, switch);
         assert!(line.is_some_and(|l| l.contains("\"Not you?\"")), "{copy}: {switch}: {r}");
         assert!(
             r["message"].as_str().is_some_and(|m| m.contains(&format!("\"Not you?\" ({switch})"))),
@@ -674,13 +700,13 @@ async fn a_form_posted_back_to_its_own_address_is_verified_only_by_a_success_mes
     assert_eq!(page["text"], "Saved Ada.");
 
     // Support staff reading the store see the caveat the agent was told, on that call alone.
-    let refused_call = logged(&nova, &refused["guardedCommit"]["transitionId"])?;
+    let refused_call = logged(&nova, "guarded_submit_form", &refused["guardedCommit"]["transitionId"])?;
     assert_eq!(
         (refused_call["outcome"].clone(), refused_call["reason"].clone()),
         (json!("verified_success"), json!("post_back_unconfirmed")),
         "{refused_call}"
     );
-    let saved_call = logged(&nova, &saved["guardedCommit"]["transitionId"])?;
+    let saved_call = logged(&nova, "guarded_submit_form", &saved["guardedCommit"]["transitionId"])?;
     assert_eq!(
         (saved_call["outcome"].clone(), saved_call["reason"].clone()),
         (json!("verified_success"), Value::Null)
@@ -721,12 +747,12 @@ async fn a_form_posted_back_to_its_own_address_is_verified_only_by_a_success_mes
     Ok(())
 }
 
-/// The call `nova log` lists for the guarded transition `transition` (the row is written as the
+/// The call of `tool` `nova log` lists for the guarded transition `transition` (the row is written as the
 /// call ends, so it is waited for).
-fn logged(nova: &Nova, transition: &Value) -> anyhow::Result<Value> {
+fn logged(nova: &Nova, tool: &str, transition: &Value) -> anyhow::Result<Value> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let rows = nova.log_rows(&["--tool", "guarded_submit_form"])?;
+        let rows = nova.log_rows(&["--tool", tool])?;
         if let Some(row) = rows.iter().find(|r| r.transition_id.as_deref() == transition.as_str()) {
             return Ok(serde_json::to_value(row)?);
         }

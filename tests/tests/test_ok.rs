@@ -413,6 +413,8 @@ async fn a_verified_sign_in_is_known_where_the_page_hides_its_sign_out() -> anyh
 
     let right = a.step("nova.guarded_login", json!({"username": "ada", "password": "correct-horse"})).await?;
     assert_eq!(right["guardedCommit"]["verificationStatus"], "verified_success", "{right}");
+    // Verified, not only likely: the closed menu's "Sign out" is in the document.
+    assert_eq!(right["verifyState"], "verified", "{right}");
     // The page it lands on keeps its sign-out in a closed menu: no read of it says signed in, and
     // none says signed out; the verified sign-in does.
     let page = a.step("nova.perceive", json!({})).await?;

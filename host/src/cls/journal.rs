@@ -64,6 +64,10 @@ pub mod caveat {
     /// A form sent from a signed-in page came back asking to sign in: in doubt (the session
     /// ended before the server took it, or the form signs out).
     pub const SIGN_IN_ASKED: &str = "sign_in_asked";
+    /// A sign-in whose password field went away on a page with no sign-out control, shown or
+    /// hidden: the password was taken, the sign-in may still wait for an approval elsewhere
+    /// (`verifyState: likely`).
+    pub const SIGN_IN_UNCONFIRMED: &str = "sign_in_unconfirmed";
 }
 
 /// The journal: its own connection, durable writes.

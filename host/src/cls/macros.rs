@@ -372,12 +372,14 @@ fn with_first_step(mut reply: ToolReply, step: Option<Value>) -> ToolReply {
     reply
 }
 
+/// The first element line of an enabled element matching `pred`.
+fn find_line(page: &PageModel, pred: impl Fn(&str) -> bool) -> Option<&str> {
+    page.elements.iter().map(String::as_str).find(|l| pred(l) && !l.ends_with(" disabled"))
+}
+
 /// The ref of the first element line matching `pred` (`e12 button "Send"` -> `e12`).
 fn find_ref(page: &PageModel, pred: impl Fn(&str) -> bool) -> Option<String> {
-    page.elements
-        .iter()
-        .find(|l| pred(l) && !l.ends_with(" disabled"))
-        .and_then(|l| l.split(' ').next().map(str::to_owned))
+    find_line(page, pred).and_then(|l| l.split(' ').next().map(str::to_owned))
 }
 
 /// Whether `page` shows the account `username` signs in to (in its visible text or a visible
@@ -754,10 +756,17 @@ impl Macros<'_> {
         });
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
         let reply = Self::explain_code(&ad.login, reply);
+        let reply = self.sign_in_unconfirmed(reply, &tab.target_id, &ad.login).await;
         if reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
             let landed = reply.structured["urlAfter"].as_str().unwrap_or(&tab.url);
+            let certainty = if reply.structured["verifyState"] == "verified" {
+                crate::ok::rules::Certainty::Certain
+            } else {
+                crate::ok::rules::Certainty::Likely
+            };
             // The sign-in happened whatever OK manages to file: its verdict stands.
-            if let Err(e) = crate::ok::page::signed_in(self.ok, self.data, &tab.target_id, landed) {
+            if let Err(e) = crate::ok::page::signed_in(self.ok, self.data, &tab.target_id, landed, certainty)
+            {
                 tracing::warn!(error = %e, "operational knowledge not updated");
             }
         }
@@ -860,10 +869,8 @@ impl Macros<'_> {
         if shows_account(&page, username) {
             return None;
         }
-        let switch = page.elements.iter().find(|l| {
-            !l.ends_with(" disabled")
-                && ["link", "button"].iter().any(|role| named_like(l, role, SWITCH_WORDS))
-        });
+        let switch =
+            find_line(&page, |l| ["link", "button"].iter().any(|role| named_like(l, role, SWITCH_WORDS)));
         let way = switch.and_then(|l| Some((l.split(' ').next()?, l.split('"').nth(1)?)));
         let next = match way {
             Some((r, name)) => format!(
@@ -1001,6 +1008,41 @@ impl Macros<'_> {
              form itself signs out. Nothing shows the form was saved. Do not send it again blindly: \
              sign in (nova.guarded_login), read the saved entry or the form, and send it again \
              only if it is not there."
+        ));
+        reply
+    }
+
+    /// A sign-in verified by its password field gone alone, on a page that offers no way to sign
+    /// out, shown or hidden (`page.signOut` is `none`): the password was taken, and the site may
+    /// still be waiting for an approval on another device or another step. The success is
+    /// `likely`, not `verified`, the reply says what to read and the journal keeps the caveat.
+    async fn sign_in_unconfirmed(
+        &self,
+        mut reply: ToolReply,
+        target: &str,
+        marks: &nova_shared::adapter::Login,
+    ) -> ToolReply {
+        let mut signed_in =
+            marks.logged_in.as_deref().map(|m| shows(m, true)).into_iter().chain([signed(true)]);
+        if reply.structured["verifyState"] != "verified"
+            || signed_in.any(|a| held(&reply, Bucket::Held, &a))
+            || self.holds(target, vec![fact("page.signOut", Operator::NotEq, Some(json!("none")))]).await
+        {
+            return reply;
+        }
+        let r = &reply.structured;
+        let url = r["urlAfter"].as_str().unwrap_or_default().to_owned();
+        let id = r["guardedCommit"]["transitionId"].as_str().unwrap_or_default();
+        if let Err(e) = self.guard.cls.journal.caveat(id, caveat::SIGN_IN_UNCONFIRMED) {
+            tracing::error!(error = %e, "journal: cannot record the sign-in caveat");
+        }
+        reply.structured["verifyState"] = json!("likely");
+        reply.structured["message"] = json!(format!(
+            "The password was taken (the page no longer asks for it), but nothing on {url} shows \
+             a signed-in page: no sign-out control, shown or in a menu. The site may be waiting \
+             for the sign-in to be approved on another device, or for another step. Read the \
+             page (nova.perceive) before relying on the sign-in, and do not send the password \
+             again blindly."
         ));
         reply
     }

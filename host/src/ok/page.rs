@@ -39,15 +39,22 @@ pub fn perceived(
 }
 
 /// After a sign-in Nova verified (`nova.guarded_login`'s postconditions held) in `target`, now
-/// at `url`: files `core.login_state = logged_in` as its own certain read. A page whose sign-out
-/// hides in a closed menu shows no sign-in state to a perceive; the verified login is the proof.
-pub fn signed_in(k: &Knowledge, data: &DataDir, target: &str, url: &str) -> Result<(), CallError> {
+/// at `url`: files `core.login_state = logged_in` as its own read, with `certainty` (likely when
+/// nothing on the page showed the signed-in state). A page whose sign-out hides in a closed menu
+/// shows no sign-in state to a perceive; the verified login is the proof.
+pub fn signed_in(
+    k: &Knowledge,
+    data: &DataDir,
+    target: &str,
+    url: &str,
+    certainty: Certainty,
+) -> Result<(), CallError> {
     let place = service::place(data, target, url);
     let (now, window_ms) = (clock::now_ms(), super::window_ms(data));
     let claim = Claim {
         key: "core.login_state".into(),
         value: Value::from("logged_in"),
-        certainty: Certainty::Certain,
+        certainty,
         evidence: Some("nova.guarded_login verified the sign-in".into()),
     };
     let batch =

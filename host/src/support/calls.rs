@@ -55,7 +55,7 @@ pub struct CallRow {
     /// What it came to (one of [`OUTCOMES`]).
     pub outcome: String,
     /// The reason code: the gate's, the verdict's or the error's; for a verified success, what
-    /// weakens it (`post_back_unconfirmed`).
+    /// weakens it (`post_back_unconfirmed`, `sign_in_unconfirmed`).
     pub reason: Option<String>,
     /// The URL it ran on (after, else before).
     pub url: Option<String>,
