@@ -32,6 +32,8 @@
 //!   of its own, and a change refused because someone else changed the ticket first.
 //! - [`ihatemoney`]: I Hate Money (PyPI, Flask), shared expenses with SQLite: forms in a dialog,
 //!   a `<select>`, a delete that asks in its own button.
+//! - [`sqlite_web`]: sqlite-web (PyPI, Flask), a browser for one SQLite database behind a
+//!   password alone: a sign-in page with no user-name field, Bootstrap alerts.
 //! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
 //!   background while it builds.
 
@@ -47,6 +49,7 @@ pub mod jingo;
 pub mod mediawiki;
 pub mod nicegui;
 pub mod shiny;
+pub mod sqlite_web;
 pub mod streamlit;
 pub mod tiddlywiki;
 pub mod trac;
@@ -277,21 +280,26 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
         (self.after)(&Step { kind, tool, nth, reply, landed })
     }
 
-    /// On a sign-in page already shown, signs in as `user` with a wrong password, then with
-    /// `password`: the first must fail and stay at `stays`, the second succeed and land at
-    /// `lands`; `sql` must count `counts.0` after the first and `counts.1` after the second.
+    /// On a sign-in page already shown, signs in as `user` (none where the page asks for a
+    /// password alone) with a wrong password, then with `password`: the first must fail and stay
+    /// at `stays`, the second succeed and land at `lands`; `sql` must count `counts.0` after the
+    /// first and `counts.1` after the second.
     pub async fn sign_in(
         &mut self,
         a: &mut Agent,
-        (user, password): (&str, &str),
+        (user, password): (Option<&str>, &str),
         (stays, lands): (String, String),
         (sql, counts): (&str, (i64, i64)),
     ) -> anyhow::Result<()> {
         const LOGIN: &str = "nova.guarded_login";
-        let r = a.call(LOGIN, json!({"username": user, "password": "not-the-password"})).await?;
+        let args = |password: &str| match user {
+            Some(user) => json!({"username": user, "password": password}),
+            None => json!({"password": password}),
+        };
+        let r = a.call(LOGIN, args("not-the-password")).await?;
         self.step(("sign_in_wrong", LOGIN, a.calls_of(LOGIN)), r, "verified_fail", stays, (sql, counts.0))?;
         a.step("nova.perceive", json!({})).await?;
-        let r = a.call(LOGIN, json!({"username": user, "password": password})).await?;
+        let r = a.call(LOGIN, args(password)).await?;
         // Every application here offers to sign out once signed in (in a menu at least): proven, not likely.
         anyhow::ensure!(
             r.0["verifyState"] == "verified",

@@ -128,6 +128,11 @@ async fn guarded_login_tells_a_wrong_password_from_a_right_one() -> anyhow::Resu
     assert!(!page["elements"].to_string().contains("ada-lovelace-77"), "{}", page["elements"]);
 
     c.structured("nova.navigate", json!({"url": nova.url("login.html")})).await?;
+    // No user name where the page asks for one: refused, naming the argument (a user name is
+    // left out only where the page asks for a password alone, see test_realapps' sqlite-web).
+    let alone = c.call_err("nova.guarded_login", json!({"password": "correct-horse"})).await?;
+    assert_eq!(alone.code.0, -32602);
+    assert!(alone.message.contains("username") && alone.message.contains("nothing was typed"), "{alone:?}");
     let wrong =
         c.call("nova.guarded_login", json!({"username": "ada", "password": "Wr0ng-Secret-zz"})).await?;
     let wrong = wrong.structured_content.unwrap_or_default();

@@ -11,6 +11,7 @@ use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
+use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::trac::{self, Trac};
 use nova_e2e::realapps::two_factor::{self, TwoFactor};
@@ -208,6 +209,27 @@ async fn mediawiki_sign_in_accounts_a_taken_name_and_a_confirmed_delete() -> any
         ("wiki-agent", &[mediawiki::ADMIN_PASSWORD]),
         &steps,
         async |a, after, _| mediawiki::journey(&wiki, a, after).await,
+        &pages,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_web_signs_in_with_a_password_alone_and_refuses_a_duplicate_title() -> anyhow::Result<()> {
+    let app = SqliteWeb::start().await?;
+    let steps = [
+        "sign_in_wrong",
+        "sign_in_right",
+        "submit_valid",
+        "submit_duplicate",
+        "delete_ask",
+        "delete_confirm",
+    ];
+    let pages = ["/", "/book/", "/book/content/", "/book/query/", "/book/insert/"].map(|p| app.url(p));
+    drive(
+        ("sqlite-web-agent", &[sqlite_web::PASSWORD]),
+        &steps,
+        async |a, after, _| sqlite_web::journey(&app, a, after).await,
         &pages,
     )
     .await

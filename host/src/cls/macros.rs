@@ -78,7 +78,8 @@ crate::tool! {
         "nova.guarded_login",
         "Sign in with outcome checks: fills the username and password fields, submits, and verifies \
          the login left the form (or reports the error shown); a sign-in that asks for the password \
-         on a next page is followed there. The password is never stored or logged.",
+         on a next page is followed there, one that asks for a password alone takes no username. \
+         The password is never stored or logged.",
         registry::schema::<LoginArgs>,
         crate::handler!(Macros::guarded_login),
     ))
@@ -520,8 +521,10 @@ crate::tool_args! {
     #[derive(Debug, Clone, Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
     pub struct LoginArgs [tab, agent, refine] {
-        /// User name or email.
-        pub username: String,
+        /// User name or email; left out where the page asks for a password alone (a site or
+        /// server password, no account).
+        #[serde(default)]
+        pub username: Option<String>,
         /// Password: typed into the password field, never returned, stored or logged.
         pub password: String,
         /// Username field, when the heuristics do not find it.
@@ -693,16 +696,24 @@ impl Macros<'_> {
             }
         };
         let (asks_user, asks_password) = (!missing.contains(&user), !missing.contains(&pass));
+        let username = match (a.username.as_deref(), asks_user) {
+            (Some(name), _) => name,
+            (None, true) => {
+                let m = format!("this sign-in asks for a user name (`{user}`): pass it; nothing was typed");
+                return Err(CallError::invalid("username", m));
+            }
+            (None, false) => "",
+        };
         let mut first = None;
         let tab = match (asks_user, asks_password) {
-            (true, true) => match self.fill(&tab.target_id, &user, &a.username).await {
+            (true, true) => match self.fill(&tab.target_id, &user, username).await {
                 Ok(()) => tab,
                 // A user-name field no one can type in (kept off-screen or read-only for the
                 // password manager on the password page of an identifier-first sign-in).
                 Err(reply)
                     if reply.structured["reasonCode"].as_str().is_some_and(|c| c.starts_with("element_")) =>
                 {
-                    match self.other_account(&tab.target_id, &user, &a.username).await {
+                    match self.other_account(&tab.target_id, &user, username).await {
                         None => tab,
                         Some(refused) => return Ok(refused),
                     }
@@ -710,15 +721,17 @@ impl Macros<'_> {
                 Err(reply) => return Ok(reply),
             },
             // Identifier-first: the user name on this page, the password on the next.
-            (true, false) => match self.identify(rec, &tab, &a, &user, &pass).await? {
+            (true, false) => match self.identify(rec, &tab, &a, (&user, username), &pass).await? {
                 Ok((next, step)) => {
                     first = Some(step);
                     next
                 }
                 Err(reply) => return Ok(reply),
             },
+            // A password alone, no account (a site or server password): nothing to check.
+            (false, true) if a.username.is_none() => tab,
             // The password page of such a sign-in: only for the account it shows.
-            (false, true) => match self.other_account(&tab.target_id, &user, &a.username).await {
+            (false, true) => match self.other_account(&tab.target_id, &user, username).await {
                 None => tab,
                 Some(refused) => return Ok(refused),
             },
@@ -777,12 +790,13 @@ impl Macros<'_> {
     /// that takes it on, a guarded transition of its own whose success is the password field
     /// showing. Gives the tab as it then is and the step's summary, or the reply to end the call
     /// with (refused before typing when the page's button is not named like a sign-in's next step).
+    /// `user` is the user-name field, `username` what is typed there.
     async fn identify(
         &self,
         rec: &mut CallRecord,
         tab: &TabInfo,
         a: &LoginArgs,
-        user: &str,
+        (user, username): (&str, &str),
         pass: &str,
     ) -> Result<Result<(TabInfo, Value), ToolReply>, CallError> {
         let ad = self.guard.adapter_for(&tab.url);
@@ -813,7 +827,7 @@ impl Macros<'_> {
                 }
             },
         };
-        if let Err(reply) = self.fill(&tab.target_id, user, &a.username).await {
+        if let Err(reply) = self.fill(&tab.target_id, user, username).await {
             return Ok(Err(reply));
         }
         let mut contract = identifier_contract(user, pass, &ad.login, tab.nav_epoch);
@@ -879,7 +893,8 @@ impl Macros<'_> {
                  again there"
             ),
             None => "Open the sign-in page that asks for the account and call nova.guarded_login there, \
-                     or name the user-name field (usernameSelector)"
+                     or name the user-name field (usernameSelector). A page that asks for a password \
+                     alone, for no account (a site or server password), takes no username: leave it out"
                 .to_owned(),
         };
         let mut refused = Self::untyped(

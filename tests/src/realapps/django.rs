@@ -165,7 +165,7 @@ pub async fn journey(
     let login = app.url("/admin/login/?next=/admin/");
     a.visit(&login).await?;
     let landings = (login.clone(), app.url("/admin/"));
-    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (SESSIONS, (0, 1))).await?;
+    judge.sign_in(a, (Some(ADMIN_USER), ADMIN_PASSWORD), landings, (SESSIONS, (0, 1))).await?;
 
     let add = app.url("/admin/auth/group/add/");
     let save = json!("input[name=\"_save\"]");

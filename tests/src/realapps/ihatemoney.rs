@@ -192,5 +192,5 @@ pub async fn journey(
     let r = a.call(CLICK, json!({"selector": exit, "transitionContract": out})).await?;
     judge.step(("sign_out", CLICK, a.calls_of(CLICK)), r, "verified_success", app.url("/"), (projects, 1))?;
     a.step("nova.perceive", json!({})).await?;
-    judge.sign_in(a, ("trip", PROJECT_CODE), (app.url("/authenticate"), home), (projects, (1, 1))).await
+    judge.sign_in(a, (Some("trip"), PROJECT_CODE), (app.url("/authenticate"), home), (projects, (1, 1))).await
 }

@@ -158,7 +158,7 @@ pub async fn journey(
     a.visit(&login).await?;
     // Signed in, Jingo goes home; the wiki has no home page yet, so it offers to write one.
     let landings = (login.clone(), app.url("/pages/new/Home"));
-    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (editors, (0, 0))).await?;
+    judge.sign_in(a, (Some(ADMIN_USER), ADMIN_PASSWORD), landings, (editors, (0, 0))).await?;
 
     let save = json!("input[type=submit][value=Save]");
     let page = |title: &str, content: &str| json!({"fields": {"#js--pageTitle": title, ".CodeMirror textarea": content}, "submitSelector": save});

@@ -160,7 +160,7 @@ pub async fn journey(
     a.visit(&wiki.page("Special:UserLogin", "")).await?;
     let posted = wiki.article("Special:UserLogin");
     let landings = (posted, wiki.article("Main_Page"));
-    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (agents, (0, 0))).await?;
+    judge.sign_in(a, (Some(ADMIN_USER), ADMIN_PASSWORD), landings, (agents, (0, 0))).await?;
 
     let create = wiki.page("Special:CreateAccount", "");
     let posted = wiki.article("Special:CreateAccount");

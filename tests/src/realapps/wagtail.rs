@@ -68,7 +68,7 @@ pub async fn journey(
     a.visit(&login).await?;
     // Its sign-in form posts to the sign-in page without the page asked for.
     let landings = (app.url("/admin/login/"), app.url("/admin/"));
-    judge.sign_in(a, (ADMIN_USER, ADMIN_PASSWORD), landings, (sessions, (0, 1))).await?;
+    judge.sign_in(a, (Some(ADMIN_USER), ADMIN_PASSWORD), landings, (sessions, (0, 1))).await?;
 
     let add = app.url(&format!("/admin/pages/add/home/homepage/{HOME}/"));
     a.visit(&add).await?;
