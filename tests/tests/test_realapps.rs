@@ -222,6 +222,8 @@ async fn sqlite_web_signs_in_with_a_password_alone_and_refuses_a_duplicate_title
         "sign_in_right",
         "submit_valid",
         "submit_duplicate",
+        "submit_invalid",
+        "submit_valid",
         "delete_ask",
         "delete_confirm",
     ];
