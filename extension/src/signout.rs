@@ -8,7 +8,7 @@ use crate::dom;
 
 /// What a sign-out control says, lowercase, each between bars (the XPath below looks for
 /// `|its text|` in this list, so only the whole text counts: "Log out" but not "Why log out?").
-const NAMES: &str = "|log out|logout|log off|sign out|signout|sign off|";
+const NAMES: &str = "|log out|logout|log-out|log off|logoff|sign out|signout|sign-out|sign off|";
 
 thread_local! {
     /// [`xpath`], built once: it is asked on every `core.login_state` read of a page whose

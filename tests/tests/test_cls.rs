@@ -102,6 +102,8 @@ async fn page_sign_out_says_how_the_page_offers_to_sign_out() -> anyhow::Result<
     let c = nova.client().await?;
     for (page, offers) in [
         ("account.html", "shown"),
+        // Known by its name alone, hyphen and all.
+        ("hyphen-out.html", "shown"),
         ("menu-account.html", "hidden"),
         ("login.html", "none"),
         ("approve.html", "none"),
