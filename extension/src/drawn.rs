@@ -49,17 +49,37 @@ const LOOK_AT: u32 = 10;
 
 /// Whether `doc` shows that it is loading.
 fn loading(doc: &Document) -> bool {
-    if let Ok(list) = doc.query_selector_all(BUSY)
-        && (0..list.length().min(LOOK_AT))
+    shows_one(doc, BUSY) || says_loading(doc)
+}
+
+/// Whether one of the first [`LOOK_AT`] elements `css` matches in `doc` is visible.
+fn shows_one(doc: &Document, css: &str) -> bool {
+    doc.query_selector_all(css).is_ok_and(|list| {
+        (0..list.length().min(LOOK_AT))
             .filter_map(|i| list.item(i))
             .any(|n| dom::as_element(&n).is_some_and(dom::is_visible))
-    {
-        return true;
-    }
+    })
+}
+
+/// Whether `doc` shows a short text starting with "Loading" ([`LOADING`]).
+fn says_loading(doc: &Document) -> bool {
     let Ok(found) = doc.evaluate(LOADING, doc) else { return false };
     (0..LOOK_AT)
         .map_while(|_| found.iterate_next().ok().flatten())
         .any(|text| text.parent_element().is_some_and(|e| dom::is_visible(&e)))
+}
+
+/// Elements that say the page is at work on something, not measuring it: busy regions, progress
+/// bars and `<progress>` elements with no value (a bar with a value is a meter: a quota, a step
+/// of a wizard).
+const AT_WORK: &str =
+    "[aria-busy=\"true\"], [role=\"progressbar\"]:not([aria-valuenow]), progress:not([value])";
+
+/// `page.busy`: whether the page shows that it is at work ([`AT_WORK`], or a short text starting
+/// with "Loading"), such as a single-page application's loading screen while it asks its server
+/// whether a password is right.
+pub fn busy() -> bool {
+    dom::document().is_ok_and(|doc| shows_one(&doc, AT_WORK) || says_loading(&doc))
 }
 
 /// Whether a person sees `el`, with the page scrolled by `scroll`: rendered, with a box (read

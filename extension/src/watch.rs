@@ -45,6 +45,7 @@ fn page_fact(key: &FactKey, nav_epoch: u32) -> Observed {
         "readyState" => json!(doc.ready_state()),
         "navEpoch" => json!(nav_epoch),
         "signOut" => json!(crate::collect::sign_out()),
+        "busy" => json!(crate::drawn::busy()),
         other => return Err(format!("unknown page fact `{other}`")),
     })
 }

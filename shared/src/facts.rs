@@ -2,6 +2,7 @@
 //!
 //! Page-level and DOM facts every page has (docs/cls.md, "Contract"):
 //! `page.url`, `page.origin`, `page.title`, `page.readyState`, `page.navEpoch`, `page.signOut`,
+//! `page.busy`,
 //! `dom.exists(SEL)`, `dom.visible(SEL)`, `dom.count(SEL)`, `dom.text(SEL)`, `dom.value(SEL)`,
 //! `dom.attr(SEL|NAME)`, `dom.checked(SEL)`, `dom.enabled(SEL)`. Collector namespaces
 //! (`form`, `chat`, `overlay`, `core`) share the key space.
@@ -11,8 +12,9 @@ pub const NAMESPACES: &[&str] = &["page", "dom", "form", "chat", "overlay", "cor
 
 /// `page.*` facts (no argument).
 /// `signOut` is whether the page offers to sign out: `shown`, `hidden` (in the document, in a
-/// closed account menu say) or `none`.
-pub const PAGE_FACTS: &[&str] = &["url", "origin", "title", "readyState", "navEpoch", "signOut"];
+/// closed account menu say) or `none`. `busy` is whether the page shows it is at work (a busy
+/// region, a progress bar with no value, a short "Loading" text).
+pub const PAGE_FACTS: &[&str] = &["url", "origin", "title", "readyState", "navEpoch", "signOut", "busy"];
 
 /// `dom.*` facts (a selector argument; `attr` takes `SEL|NAME`).
 pub const DOM_FACTS: &[&str] = &["exists", "visible", "count", "text", "value", "attr", "checked", "enabled"];
@@ -90,6 +92,7 @@ impl FactKey {
     pub fn kind(&self) -> Kind {
         match (self.namespace.as_str(), self.path.as_str()) {
             ("page", "navEpoch") => Kind::Number,
+            ("page", "busy") => Kind::Bool,
             ("page", _) => Kind::Text,
             ("dom", "exists" | "visible" | "checked" | "enabled") => Kind::Bool,
             ("dom", "count") => Kind::Number,

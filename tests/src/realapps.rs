@@ -32,6 +32,9 @@
 //!   of its own, and a change refused because someone else changed the ticket first.
 //! - [`ihatemoney`]: I Hate Money (PyPI, Flask), shared expenses with SQLite: forms in a dialog,
 //!   a `<select>`, a delete that asks in its own button.
+//! - [`radicale`]: Radicale (PyPI), a calendar and contacts server whose collection manager is
+//!   one page that never reloads: a sign-in behind a loading screen, forms that save in the
+//!   background, errors in the form's own line.
 //! - [`sqlite_web`]: sqlite-web (PyPI, Flask), a browser for one SQLite database behind a
 //!   password alone: a sign-in page with no user-name field, Bootstrap alerts.
 //! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
@@ -48,6 +51,7 @@ pub mod installs;
 pub mod jingo;
 pub mod mediawiki;
 pub mod nicegui;
+pub mod radicale;
 pub mod shiny;
 pub mod sqlite_web;
 pub mod streamlit;

@@ -109,17 +109,35 @@ async fn page_sign_out_says_how_the_page_offers_to_sign_out() -> anyhow::Result<
         ("approve.html", "none"),
     ] {
         c.structured("nova.navigate", json!({"url": nova.url(page)})).await?;
-        // A precondition that never holds is refused before anything is pressed, naming what it read.
-        let never = json!({"actionKind": "custom",
-            "preconditions": {"all": [{"factKey": "page.signOut", "operator": "eq", "expected": "never"}]},
-            "postconditions": {"success": {"all": [{"factKey": "dom.exists(main)", "operator": "eq", "expected": true}]}}});
-        let r =
-            c.call("nova.click_selector", json!({"selector": "main", "transitionContract": never})).await?;
-        let r = r.structured_content.unwrap_or_default();
-        assert_eq!(r["guardedCommit"]["preconditionVerdict"], "failed", "{page}: {r}");
-        assert_eq!(r["guardedCommit"]["failedAssertions"][0]["observed"], offers, "{page}: {r}");
+        assert_eq!(page_fact(&c, "page.signOut", json!("never")).await?, offers, "{page}");
     }
     Ok(())
+}
+
+/// `page.busy` is true while the page shows it is at work (a loading screen, a progress bar with
+/// no value, a busy region), false on a page that only measures something (a bar with a value).
+#[tokio::test(flavor = "multi_thread")]
+async fn page_busy_says_whether_the_page_is_at_work() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    for (show, busy) in [("loading", true), ("spinner", true), ("busy", true), ("meter", false), ("", false)]
+    {
+        c.structured("nova.navigate", json!({"url": nova.url(&format!("busy.html?show={show}"))})).await?;
+        assert_eq!(page_fact(&c, "page.busy", json!(!busy)).await?, busy, "{show}");
+    }
+    Ok(())
+}
+
+/// What the page reads for `key`: a precondition that it equals `other`, a value it should not
+/// have, is refused before anything is pressed, naming what it read.
+async fn page_fact(c: &Client, key: &str, other: Value) -> anyhow::Result<Value> {
+    let never = json!({"actionKind": "custom",
+        "preconditions": {"all": [{"factKey": key, "operator": "eq", "expected": other}]},
+        "postconditions": {"success": {"all": [{"factKey": "dom.exists(main)", "operator": "eq", "expected": true}]}}});
+    let r = c.call("nova.click_selector", json!({"selector": "main", "transitionContract": never})).await?;
+    let r = r.structured_content.unwrap_or_default();
+    anyhow::ensure!(r["guardedCommit"]["preconditionVerdict"] == "failed", "{key}: {r}");
+    Ok(r["guardedCommit"]["failedAssertions"][0]["observed"].clone())
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -11,6 +11,7 @@ use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
+use nova_e2e::realapps::radicale::{self, Radicale};
 use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
 use nova_e2e::realapps::trac::{self, Trac};
@@ -18,7 +19,7 @@ use nova_e2e::realapps::two_factor::{self, TwoFactor};
 use nova_e2e::realapps::wagtail::{self, Wagtail};
 use nova_e2e::realapps::{chainlit, chat, deep_chat, gradio, nicegui, shiny, streamlit};
 use nova_e2e::ui::Ui;
-use nova_e2e::{Nova, sight};
+use nova_e2e::{BrowserKind, Nova, sight};
 use serde_json::json;
 
 /// Type of the step hook a journey calls.
@@ -209,6 +210,20 @@ async fn mediawiki_sign_in_accounts_a_taken_name_and_a_confirmed_delete() -> any
         ("wiki-agent", &[mediawiki::ADMIN_PASSWORD]),
         &steps,
         async |a, after, _| mediawiki::journey(&wiki, a, after).await,
+        &pages,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn radicale_signs_in_and_creates_an_address_book_on_a_page_that_never_reloads() -> anyhow::Result<()> {
+    let app = Radicale::start().await?;
+    let steps = ["sign_in_wrong", "sign_in_right", "submit_valid", "submit_duplicate"];
+    let pages = [app.home()];
+    drive(
+        ("radicale-agent", &[radicale::PASSWORD]),
+        &steps,
+        async |a, after, _| radicale::journey(&app, (a, BrowserKind::from_env()), after).await,
         &pages,
     )
     .await

@@ -160,9 +160,11 @@ fn outcome_contract(
 /// macros and adapters"). It failed when the password field is still asked for and the page
 /// says so: it was re-rendered or replaced (a new document), shows an error note, or marks a
 /// field invalid, and no sign-out control is shown. It succeeded when a sign-out control shows,
-/// or the password field is gone, with no error note, no invalid field and no field asking for a
-/// second factor: a one-time code asked for leaves it unclear (the password was taken, the
-/// sign-in is not finished).
+/// or the password field is gone, with no error note, no invalid field, no field asking for a
+/// second factor and the page not at work (`page.busy`: a single-page application may hide its
+/// form and show its signed-in frame while it still asks its server about the password): a
+/// one-time code asked for leaves it unclear (the password was taken, the sign-in is not
+/// finished).
 pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch: u32) -> TransitionContract {
     let second_factor = marks.second_factor.as_deref().map(|code| shows(code, true));
     // A sign-out control: the adapter's, or one named like it (`core.login_state`).
@@ -172,7 +174,7 @@ pub fn login_contract(password: &str, marks: &nova_shared::adapter::Login, epoch
     let post = &mut contract.postconditions;
     post.success = AssertionSet {
         any: signed_in.iter().cloned().chain([shows(password, false)]).collect(),
-        forbidden: page_says_no().into_iter().chain(second_factor.clone()).collect(),
+        forbidden: page_says_no().into_iter().chain(second_factor.clone()).chain([at_work()]).collect(),
         ..Default::default()
     };
     post.ambiguous = AssertionSet { any: second_factor.into_iter().collect(), ..Default::default() };
@@ -206,6 +208,11 @@ fn held(reply: &ToolReply, bucket: Bucket, a: &Assertion) -> bool {
 /// `dom.exists(selector)` is `is`.
 fn shows(selector: &str, is: bool) -> Assertion {
     fact(&format!("dom.exists({selector})"), Operator::Eq, Some(json!(is)))
+}
+
+/// The page shows it is at work (`page.busy`): a loading screen, a spinner.
+fn at_work() -> Assertion {
+    fact("page.busy", Operator::Eq, Some(json!(true)))
 }
 
 /// The page says the input was not taken: an error note, or a field marked invalid.
@@ -770,6 +777,7 @@ impl Macros<'_> {
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
         let reply = Self::explain_code(&ad.login, reply);
         let reply = self.sign_in_unconfirmed(reply, &tab.target_id, &ad.login).await;
+        let reply = self.unanswered(reply, &tab.target_id).await;
         if reply.structured["guardedCommit"]["verificationStatus"] == "verified_success" {
             let landed = reply.structured["urlAfter"].as_str().unwrap_or(&tab.url);
             let certainty = if reply.structured["verifyState"] == "verified" {
@@ -1058,6 +1066,26 @@ impl Macros<'_> {
              for the sign-in to be approved on another device, or for another step. Read the \
              page (nova.perceive) before relying on the sign-in, and do not send the password \
              again blindly."
+        ));
+        reply
+    }
+
+    /// A sign-in that ended with nothing proven (`no_signal_yet`) while the page still shows it
+    /// is at work (`page.busy`: Radicale's loading screen): the site has not answered the
+    /// password, or the browser asks for it in a dialog of its own (an HTTP sign-in the page's
+    /// script started). The message says so, and not to send the password again blindly.
+    async fn unanswered(&self, mut reply: ToolReply, target: &str) -> ToolReply {
+        if reply.structured["reasonCode"] != super::reason::NO_SIGNAL_YET
+            || !self.holds(target, vec![at_work()]).await
+        {
+            return reply;
+        }
+        let said = reply.structured["message"].as_str().unwrap_or_default().to_owned();
+        reply.structured["message"] = json!(format!(
+            "{said} The page still shows it is at work (a loading screen or spinner): the site has \
+             not answered the sign-in, or the browser asks for the password in a dialog of its \
+             own, which the person answers. Read the page again (nova.perceive) before signing in \
+             again."
         ));
         reply
     }
