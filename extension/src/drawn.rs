@@ -36,6 +36,12 @@ const SHOWS: &str =
 
 /// Elements that say the page is busy.
 const BUSY: &str = "[aria-busy=\"true\"], [role=\"progressbar\"]";
+/// Elements that say the page is at work on something, not measuring it: busy regions, progress
+/// bars and `<progress>` elements with no value (a bar with a value is a meter: a quota, a step
+/// of a wizard).
+const AT_WORK: &str =
+    "[aria-busy=\"true\"], [role=\"progressbar\"]:not([aria-valuenow]), progress:not([value])";
+
 /// Short texts that say the page is loading, outside scripts and styles.
 const LOADING: &str = "//body//text()[starts-with(normalize-space(.), 'Loading')]\
     [string-length(normalize-space(.)) <= 24][not(ancestor::script or ancestor::style or ancestor::template)]";
@@ -68,12 +74,6 @@ fn says_loading(doc: &Document) -> bool {
         .map_while(|_| found.iterate_next().ok().flatten())
         .any(|text| text.parent_element().is_some_and(|e| dom::is_visible(&e)))
 }
-
-/// Elements that say the page is at work on something, not measuring it: busy regions, progress
-/// bars and `<progress>` elements with no value (a bar with a value is a meter: a quota, a step
-/// of a wizard).
-const AT_WORK: &str =
-    "[aria-busy=\"true\"], [role=\"progressbar\"]:not([aria-valuenow]), progress:not([value])";
 
 /// `page.busy`: whether the page shows that it is at work ([`AT_WORK`], or a short text starting
 /// with "Loading"), such as a single-page application's loading screen while it asks its server
