@@ -303,14 +303,27 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
         let r = a.call(LOGIN, args("not-the-password")).await?;
         self.step(("sign_in_wrong", LOGIN, a.calls_of(LOGIN)), r, "verified_fail", stays, (sql, counts.0))?;
         a.step("nova.perceive", json!({})).await?;
-        let r = a.call(LOGIN, args(password)).await?;
+        self.sign_in_right(a, args(password), lands, (sql, counts.1)).await
+    }
+
+    /// The right sign-in (`args` for `nova.guarded_login`): a success that lands on `lands`
+    /// and is proven, not only likely, with `sql` at `count`.
+    pub async fn sign_in_right(
+        &mut self,
+        a: &mut Agent,
+        args: serde_json::Value,
+        lands: String,
+        (sql, count): (&str, i64),
+    ) -> anyhow::Result<()> {
+        const LOGIN: &str = "nova.guarded_login";
+        let r = a.call(LOGIN, args).await?;
         // Every application here offers to sign out once signed in (in a menu at least): proven, not likely.
         anyhow::ensure!(
             r.0["verifyState"] == "verified",
             "sign_in_right: verified, not only likely: {}",
             r.0
         );
-        self.step(("sign_in_right", LOGIN, a.calls_of(LOGIN)), r, "verified_success", lands, (sql, counts.1))
+        self.step(("sign_in_right", LOGIN, a.calls_of(LOGIN)), r, "verified_success", lands, (sql, count))
     }
 }
 

@@ -123,14 +123,7 @@ pub async fn journey(
     // A new visit drops the unanswered request; the right password is proven once the server
     // answered (the collections show, the loading screen is gone).
     a.visit(&home).await?;
-    let r = a.call(LOGIN, json!({"username": USER, "password": PASSWORD})).await?;
-    judge.step(
-        ("sign_in_right", LOGIN, a.calls_of(LOGIN)),
-        r,
-        "verified_success",
-        home.clone(),
-        (books, 0),
-    )?;
+    judge.sign_in_right(a, json!({"username": USER, "password": PASSWORD}), home.clone(), (books, 0)).await?;
 
     // Creating saves in the background and shows the list again: no new page, no message, so
     // the agent names what shows once it is saved, a collection in the list (hidden while the
