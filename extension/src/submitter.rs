@@ -12,32 +12,48 @@ use crate::dom::{self, Failure};
 /// The ref of the default button of `field`'s form, if the field names something that has one.
 pub fn submitter(p: &SubmitterParams) -> Result<SubmitterResult, Failure> {
     let Ok(field) = dom::resolve(&p.field) else {
-        return Ok(SubmitterResult { submitter: None, name: None });
+        return Ok(SubmitterResult { submitter: None, name: None, in_form: false });
     };
-    let button = match form_of(&field) {
-        Some(form) => default_button(&form),
-        None => named_near(&field, &p.words),
+    let form = form_of(&field);
+    // A form with no submit button of its own is sent by a button its page draws beside it (a
+    // dialog's footer), which may stay disabled until the form is filled.
+    let button = match &form {
+        Some(form) => default_button(form).or_else(|| named_near(&field, &p.words, Disabled::Taken)),
+        None => named_near(&field, &p.words, Disabled::Skipped),
     };
     Ok(SubmitterResult {
         name: button.as_ref().map(|el| dom::collapse(&dom::name(el))),
         submitter: button.map(|el| format!("e{}", dom::ref_for(&el))),
+        in_form: form.is_some(),
     })
+}
+
+/// Whether [`named_near`] takes a disabled button.
+#[derive(Clone, Copy, PartialEq)]
+enum Disabled {
+    /// A button its page enables once the form is filled still counts.
+    Taken,
+    /// Only a button a person can press now counts.
+    Skipped,
 }
 
 /// Most ancestors climbed from a field in no form looking for its button.
 const MAX_CLIMB: usize = 12;
 
-/// For a field in no form (a page that submits with script): a visible button named with one
-/// of `words` inside the field's nearest ancestor that holds one (the first after the field, else
-/// the first), so the card around a sign-in's fields wins over a header's "Log in".
-fn named_near(field: &Element, words: &[String]) -> Option<Element> {
+/// For a field in no form (a page that submits with script), or in a form with no button: a
+/// visible button named with one of `words` inside the field's nearest ancestor that holds one
+/// (the first after the field, else the first), so the card around a sign-in's fields wins over
+/// a header's "Log in", and a dialog's footer over another form's button.
+fn named_near(field: &Element, words: &[String], disabled: Disabled) -> Option<Element> {
     if words.is_empty() {
         return None;
     }
     let words: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
     let named = |el: &Element| {
         let name = dom::name(el).to_lowercase();
-        words.iter().any(|w| name.contains(w.as_str())) && dom::is_visible(el) && !dom::is_disabled(el)
+        words.iter().any(|w| name.contains(w.as_str()))
+            && dom::is_visible(el)
+            && (disabled == Disabled::Taken || !dom::is_disabled(el))
     };
     let mut at = field.parent_element();
     for _ in 0..MAX_CLIMB {

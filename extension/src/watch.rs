@@ -126,10 +126,10 @@ struct State {
     /// cleared once (a stale error banner, last attempt's validation messages).
     stale_fail: bool,
     /// Likewise for the success signal, unless an element that was not showing it before
-    /// shows it now ([`witnesses`]).
+    /// shows it now, saying something none of those did ([`witnesses`], [`Witness::news`]).
     stale_success: bool,
     /// The elements that showed the success signal before the dispatch.
-    stale_witnesses: Vec<web_sys::Element>,
+    stale_witnesses: Vec<Witness>,
     /// The action began a navigation away from this document: what shows here until it goes
     /// (a submit attempt marking a field `:user-invalid`, last attempt's errors) is not the
     /// outcome, the new document is. Only the window's end judges here (a navigation that never
@@ -166,6 +166,27 @@ fn witnesses(success: &cls::AssertionSet) -> Vec<web_sys::Element> {
         found.extend(all.into_iter().filter(|e| key.path == "exists" || dom::is_visible(e)));
     }
     found
+}
+
+/// An element that showed the success signal, and what it said.
+struct Witness {
+    element: web_sys::Element,
+    text: String,
+}
+
+impl Witness {
+    fn of(element: web_sys::Element) -> Self {
+        let text = dom::collapse(&element.text_content().unwrap_or_default());
+        Self { element, text }
+    }
+
+    /// Whether this witness is news beside those that showed before the dispatch: another
+    /// element, saying something else. A page drawn again after the action (a single-page
+    /// app's new view) brings new elements that say what the old ones did: MLflow's "Beta" and
+    /// "New" badges carry `role="status"` on every view, and prove nothing.
+    fn news(&self, stale: &[Witness]) -> bool {
+        !stale.iter().any(|s| s.element == self.element || s.text == self.text)
+    }
 }
 
 /// What proves a success now: the success assertions that hold (`heldAssertions`).
@@ -219,7 +240,9 @@ fn evaluate(state: &Shared) {
         s.stale_success &= success_now;
         // A new success message beside last action's (Wagtail's "Image updated." while its
         // "Upload successful" still slides away) is news.
-        if s.stale_success && witnesses(&post.success).iter().any(|w| !s.stale_witnesses.contains(w)) {
+        if s.stale_success
+            && witnesses(&post.success).into_iter().map(Witness::of).any(|w| w.news(&s.stale_witnesses))
+        {
             s.stale_success = false;
         }
         let (mut o, d) = cls::classify(&post, &mut observe);
@@ -415,7 +438,7 @@ pub fn watch(
         s.stale_fail = cls::holds(&post.forbidden, &mut observe);
         s.stale_success = cls::holds(&post.success, &mut observe);
         if s.stale_success {
-            s.stale_witnesses = witnesses(&post.success);
+            s.stale_witnesses = witnesses(&post.success).into_iter().map(Witness::of).collect();
         }
     }
     drop(looking);

@@ -479,14 +479,20 @@ pub struct SubmitterParams {
 pub struct SubmitterResult {
     /// The ref (`e12`) of the form's default button (its first submit button in tree order, the
     /// one Enter in the field presses) when it is visible, else of the first visible submit button
-    /// that sends the same name and value. For a field in no form, the visible button named with
-    /// one of `words` inside the field's nearest ancestor that holds one. Absent when the field
+    /// that sends the same name and value. For a field in no form, or in a form with no submit
+    /// button of its own (a dialog whose "Create" sits in its footer, outside the form), the
+    /// visible button named with one of `words` inside the field's nearest ancestor that holds
+    /// one (in a form's case, one disabled until the form is filled too). Absent when the field
     /// names nothing, or no such button shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submitter: Option<String>,
     /// That button's accessible name, as a person reads it ("Next", "Sign in").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Whether the field belongs to a form: a button found elsewhere on the page would send
+    /// another form, or nothing of this one.
+    #[serde(default)]
+    pub in_form: bool,
 }
 
 /// `page.readText` parameters.

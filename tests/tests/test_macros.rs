@@ -823,3 +823,46 @@ async fn every_form_convention_is_read_from_its_frameworks_own_markup() -> anyho
     assert!(misread.is_empty(), "{} of {} samples misread: {misread:#?}", misread.len(), samples.len());
     Ok(())
 }
+
+/// A dialog's form sent by a button in the dialog's footer (MLflow's "Create"), beside a search
+/// form with a button of its own; badges marked `role="status"` drawn again on the new view.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dialog_form_is_sent_by_its_own_footer_button_and_redrawn_badges_prove_nothing()
+-> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let read = async |selector: &str| -> anyhow::Result<Value> {
+        Ok(c.structured("nova.read_text", json!({"selector": selector})).await?["text"].clone())
+    };
+    // No button near the form is named like one that sends it: refused, naming the way out,
+    // before anything is typed (the search form's button was pressed before).
+    c.structured("nova.navigate", json!({"url": nova.url("dialog-form.html?nobutton")})).await?;
+    let err = c.call_err("nova.guarded_submit_form", json!({"fields": {"#name": "churn"}})).await?;
+    assert_eq!(err.code.0, -32602);
+    assert!(
+        err.message.contains("submitSelector") && err.message.contains("no submit button of its own"),
+        "{}",
+        err.message
+    );
+    assert_eq!(read("#searched").await?, "0", "the search form was not sent");
+    let typed = c.structured("nova.perceive", json!({})).await?;
+    assert!(!typed["elements"].to_string().contains("churn"), "nothing typed: {}", typed["elements"]);
+
+    // The footer's "Create", disabled until the name is typed, sends it. The view drawn again
+    // shows the badges again, new elements saying what the old ones did: no success message
+    // (read verified_success before), so the outcome is unproven until the agent names it.
+    c.structured("nova.navigate", json!({"url": nova.url("dialog-form.html")})).await?;
+    let quiet = json!({"fields": {"#name": "churn"}, "transitionContract": {"stabilityWindowMs": 1500}});
+    let r = c.structured("nova.guarded_submit_form", quiet).await?;
+    assert_eq!(r["element"], "button \"Create\"", "{r}");
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "indeterminate", "{r}");
+    assert_eq!(read("#list").await?, "churn", "sent once");
+    assert_eq!(read("#searched").await?, "0", "the search form was not sent");
+    // Named as the message says, the saved entry proves it.
+    c.structured("nova.navigate", json!({"url": nova.url("dialog-form.html?again")})).await?;
+    let named = json!({"fields": {"#name": "retention"}, "transitionContract": {"postconditions": {"success":
+        {"any": [{"factKey": "dom.exists(#list li)", "operator": "eq", "expected": true}]}}}});
+    let r = c.structured("nova.guarded_submit_form", named).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    Ok(())
+}

@@ -589,8 +589,17 @@ const SWITCH_WORDS: &[&str] = &[
     "change user",
 ];
 
-/// What a form's submit button is named like, when the page does not say which it is.
-const SUBMIT_WORDS: &[&str] = &["submit", "send", "save", "subscribe", "continue"];
+/// What a form's submit button is named like, when the page does not say which it is (MLflow's
+/// dialogs are sent by a "Create" in their footer).
+const SUBMIT_WORDS: &[&str] = &["submit", "send", "save", "subscribe", "continue", "create"];
+
+/// What `page.submitter` found for a field.
+struct Sender {
+    /// The button's ref and accessible name.
+    button: Option<(String, String)>,
+    /// Whether the field belongs to a form (a button elsewhere would send another one).
+    in_form: bool,
+}
 /// Words a button that only previews a form is named with (Trac's and WordPress's "Preview",
 /// MediaWiki's "Show preview"): pressing it sends the form to be shown, not saved.
 const PREVIEW_WORDS: &[&str] = &["preview", "vorschau", "aperçu", "vista previa", "anteprima"];
@@ -763,7 +772,7 @@ impl Macros<'_> {
         }
         let submit = match a.submit_selector.or(ad.login.submit.clone()) {
             Some(s) => s,
-            None => match self.submitter(&tab.target_id, &pass, LOGIN_WORDS).await {
+            None => match self.submitter(&tab.target_id, &pass, LOGIN_WORDS).await.button {
                 Some((button, _)) => button,
                 None => self.submit_control(&tab.target_id, None, LOGIN_WORDS).await,
             },
@@ -815,7 +824,7 @@ impl Macros<'_> {
         let explicit = a.submit_selector.clone().or(ad.login.submit.clone());
         let button = match explicit {
             Some(s) if self.shows(&tab.target_id, &s).await => s,
-            _ => match self.submitter(&tab.target_id, user, NEXT_WORDS).await {
+            _ => match self.submitter(&tab.target_id, user, NEXT_WORDS).await.button {
                 Some((button, name)) if named(&name) => button,
                 found => {
                     let said = found.map_or("no button sends it".to_owned(), |(_, name)| {
@@ -963,18 +972,31 @@ impl Macros<'_> {
         // The button Nova would press when none is named: the form's own, asked before anything
         // is typed so that a refusal leaves the page as it was.
         let nova_picks = a.submit_selector.is_none() && ad.form.submit.is_none();
-        if let (true, Some(first)) = (nova_picks, order.first())
-            && let Some((button, name)) = self.submitter(&tab.target_id, first, SUBMIT_WORDS).await
-            && previews(&name)
-        {
-            // The form's own button only previews it (Trac puts "Preview" before "Create
-            // ticket"): pressed, the page would come back and read as a success with nothing
-            // saved. The agent names the control that sends the form.
-            let m = format!(
-                "the button that sends this form by default is `{button}` \"{name}\", which shows a \
-                 preview and saves nothing: name the control that saves (read the page for its ref)"
-            );
-            return Err(CallError::invalid("submitSelector", m));
+        if let (true, Some(first)) = (nova_picks, order.first()) {
+            let found = self.submitter(&tab.target_id, first, SUBMIT_WORDS).await;
+            if let Some((button, name)) = &found.button
+                && previews(name)
+            {
+                // The form's own button only previews it (Trac puts "Preview" before "Create
+                // ticket"): pressed, the page would come back and read as a success with nothing
+                // saved. The agent names the control that sends the form.
+                let m = format!(
+                    "the button that sends this form by default is `{button}` \"{name}\", which shows \
+                     a preview and saves nothing: name the control that saves (read the page for its ref)"
+                );
+                return Err(CallError::invalid("submitSelector", m));
+            }
+            if found.button.is_none() && found.in_form && a.form_selector.is_none() {
+                // A button found elsewhere on the page would send another form (a search box's),
+                // or nothing of this one.
+                let m = format!(
+                    "`{first}` is in a form with no submit button of its own, and no button named \
+                     like {} shows near it: name the control that sends it in `submitSelector` (read the page for \
+                     its ref)",
+                    SUBMIT_WORDS.join(", ")
+                );
+                return Err(CallError::invalid("submitSelector", m));
+            }
         }
         for selector in &order {
             if let Err(reply) = self.fill(&tab.target_id, selector, &a.fields[selector]).await {
@@ -983,7 +1005,7 @@ impl Macros<'_> {
         }
         let filled_form = match (&a.form_selector, order.first()) {
             (None, Some(first)) if nova_picks => {
-                self.submitter(&tab.target_id, first, SUBMIT_WORDS).await.map(|(b, _)| b)
+                self.submitter(&tab.target_id, first, SUBMIT_WORDS).await.button.map(|(b, _)| b)
             }
             _ => None,
         };
@@ -1184,9 +1206,10 @@ impl Macros<'_> {
             .is_ok_and(|r| r.verdict == nova_shared::cls::Verdict::Satisfied)
     }
 
-    /// The ref of the button that submits the form `field` belongs to (its default button), or,
-    /// for a field in no form, of the nearest button around it named with one of `words`.
-    async fn submitter(&self, target: &str, field: &str, words: &[&str]) -> Option<(String, String)> {
+    /// The button that submits the form `field` belongs to (its default button), or, for a field
+    /// in no form or in a form with no button, the nearest button around it named with one of
+    /// `words`.
+    async fn submitter(&self, target: &str, field: &str, words: &[&str]) -> Sender {
         let params = SubmitterParams {
             target: target.to_owned(),
             frame_id: None,
@@ -1194,7 +1217,8 @@ impl Macros<'_> {
             words: words.iter().map(|w| (*w).to_owned()).collect(),
         };
         let found = self.bridge.call::<SubmitterResult>(method::SUBMITTER, params, DEFAULT_TIMEOUT).await;
-        found.ok().and_then(|r| r.submitter.map(|button| (button, r.name.unwrap_or_default())))
+        let Ok(r) = found else { return Sender { button: None, in_form: false } };
+        Sender { button: r.submitter.map(|button| (button, r.name.unwrap_or_default())), in_form: r.in_form }
     }
 
     /// The submit control when no form's own button is known: a button named with one of `words`
