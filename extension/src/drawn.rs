@@ -82,6 +82,16 @@ pub fn busy() -> bool {
     dom::document().is_ok_and(|doc| shows_one(&doc, AT_WORK) || says_loading(&doc))
 }
 
+/// Whether `el` says the page is at work rather than what it did: it is, holds or sits in an
+/// [`AT_WORK`] element, or its whole text is a short one starting with "Loading" (a spinner
+/// marked `role="status"`, as many design systems draw one while a view loads).
+pub fn at_work(el: &web_sys::Element) -> bool {
+    let text = dom::collapse(&el.text_content().unwrap_or_default());
+    el.closest(AT_WORK).ok().flatten().is_some()
+        || el.query_selector(AT_WORK).ok().flatten().is_some()
+        || (text.starts_with("Loading") && text.chars().count() <= 24)
+}
+
 /// Whether a person sees `el`, with the page scrolled by `scroll`: rendered, with a box (read
 /// once), and not placed away ([`crate::placed`]).
 fn shows(el: &web_sys::Element, scroll: (f64, f64)) -> bool {

@@ -125,11 +125,16 @@ struct State {
     /// The failure signal already held before the dispatch: it is not evidence until it has
     /// cleared once (a stale error banner, last attempt's validation messages).
     stale_fail: bool,
-    /// Likewise for the success signal, unless an element that was not showing it before
-    /// shows it now, saying something none of those did ([`witnesses`], [`Witness::news`]).
+    /// Likewise for the success signal; while it has not cleared, only an element that was not
+    /// showing it before and shows it now, saying something none of those did, is evidence,
+    /// and only while it shows ([`witnesses`], [`Witness::news`]).
     stale_success: bool,
     /// The elements that showed the success signal before the dispatch.
     stale_witnesses: Vec<Witness>,
+    /// Which of the success set's `any` assertions held before the dispatch: one that did not
+    /// and holds now is news (the agent's `page.url contains "/overview"` beside a generic
+    /// success marker that was always there).
+    stale_any: Vec<bool>,
     /// The action began a navigation away from this document: what shows here until it goes
     /// (a submit attempt marking a field `:user-invalid`, last attempt's errors) is not the
     /// outcome, the new document is. Only the window's end judges here (a navigation that never
@@ -172,20 +177,27 @@ fn witnesses(success: &cls::AssertionSet) -> Vec<web_sys::Element> {
 struct Witness {
     element: web_sys::Element,
     text: String,
+    /// It says the page is at work, not what it did ([`crate::drawn::at_work`]).
+    at_work: bool,
 }
 
 impl Witness {
     fn of(element: web_sys::Element) -> Self {
         let text = dom::collapse(&element.text_content().unwrap_or_default());
-        Self { element, text }
+        let at_work = crate::drawn::at_work(&element);
+        Self { element, text, at_work }
     }
 
     /// Whether this witness is news beside those that showed before the dispatch: another
-    /// element, saying something else. A page drawn again after the action (a single-page
-    /// app's new view) brings new elements that say what the old ones did: MLflow's "Beta" and
-    /// "New" badges carry `role="status"` on every view, and prove nothing.
+    /// element, saying something else, in words, and not that the page is at work. A page
+    /// drawn again after the action (a single-page app's new view) brings new elements that say
+    /// what the old ones did: MLflow's "Beta" and "New" badges carry `role="status"` on every
+    /// view, and prove nothing; nor does the spinner it shows, also `role="status"`, while the
+    /// view loads.
     fn news(&self, stale: &[Witness]) -> bool {
-        !stale.iter().any(|s| s.element == self.element || s.text == self.text)
+        !self.at_work
+            && !self.text.is_empty()
+            && !stale.iter().any(|s| s.element == self.element || s.text == self.text)
     }
 }
 
@@ -238,18 +250,22 @@ fn evaluate(state: &Shared) {
         let success_now = cls::holds(&post.success, &mut observe);
         s.stale_fail &= fail_now;
         s.stale_success &= success_now;
-        // A new success message beside last action's (Wagtail's "Image updated." while its
-        // "Upload successful" still slides away) is news.
-        if s.stale_success
-            && witnesses(&post.success).into_iter().map(Witness::of).any(|w| w.news(&s.stale_witnesses))
-        {
-            s.stale_success = false;
-        }
+        // An `any` assertion that did not hold before is news; so is a new success message
+        // beside last action's (Wagtail's "Image updated." while its "Upload successful" still
+        // slides away), for as long as it shows.
+        let fresh = !s.stale_success
+            || post
+                .success
+                .any
+                .iter()
+                .zip(&s.stale_any)
+                .any(|(a, &was)| !was && cls::check(a, &observe(a)).passed)
+            || witnesses(&post.success).into_iter().map(Witness::of).any(|w| w.news(&s.stale_witnesses));
         let (mut o, d) = cls::classify(&post, &mut observe);
         if o == Outcome::Fail && s.stale_fail {
-            o = if success_now && !s.stale_success { Outcome::Success } else { Outcome::Pending };
+            o = if success_now && fresh { Outcome::Success } else { Outcome::Pending };
         }
-        if o == Outcome::Success && s.stale_success {
+        if o == Outcome::Success && !fresh {
             o = Outcome::Pending;
         }
         (o, d, s.spec.hold_ms)
@@ -389,6 +405,7 @@ pub fn watch(
         stale_fail: false,
         stale_success: false,
         stale_witnesses: Vec::new(),
+        stale_any: Vec::new(),
         leaving: false,
         parsing: false,
         last_errors: Vec::new(),
@@ -439,6 +456,7 @@ pub fn watch(
         s.stale_success = cls::holds(&post.success, &mut observe);
         if s.stale_success {
             s.stale_witnesses = witnesses(&post.success).into_iter().map(Witness::of).collect();
+            s.stale_any = post.success.any.iter().map(|a| cls::check(a, &observe(a)).passed).collect();
         }
     }
     drop(looking);

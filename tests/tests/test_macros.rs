@@ -827,7 +827,7 @@ async fn every_form_convention_is_read_from_its_frameworks_own_markup() -> anyho
 /// A dialog's form sent by a button in the dialog's footer (MLflow's "Create"), beside a search
 /// form with a button of its own; badges marked `role="status"` drawn again on the new view.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_dialog_form_is_sent_by_its_own_footer_button_and_redrawn_badges_prove_nothing()
+async fn a_dialog_form_is_sent_by_its_own_footer_button_and_redrawn_badges_or_a_spinner_prove_nothing()
 -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
@@ -858,11 +858,25 @@ async fn a_dialog_form_is_sent_by_its_own_footer_button_and_redrawn_badges_prove
     assert_eq!(r["guardedCommit"]["verificationStatus"], "indeterminate", "{r}");
     assert_eq!(read("#list").await?, "churn", "sent once");
     assert_eq!(read("#searched").await?, "0", "the search form was not sent");
+    // A spinner marked role="status" while the view loads says the page is at work, not what
+    // it did (read verified_success before: new words, held past the success's hold).
+    c.structured("nova.navigate", json!({"url": nova.url("dialog-form.html?loading")})).await?;
+    let quiet = json!({"fields": {"#name": "churn"}, "transitionContract": {"stabilityWindowMs": 2500}});
+    let r = c.structured("nova.guarded_submit_form", quiet).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "indeterminate", "{r}");
+    assert_eq!(read("#list").await?, "churn", "sent once");
     // Named as the message says, the saved entry proves it.
     c.structured("nova.navigate", json!({"url": nova.url("dialog-form.html?again")})).await?;
     let named = json!({"fields": {"#name": "retention"}, "transitionContract": {"postconditions": {"success":
         {"any": [{"factKey": "dom.exists(#list li)", "operator": "eq", "expected": true}]}}}});
     let r = c.structured("nova.guarded_submit_form", named).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    // So does any change named that did not hold before, beside the badges that always did
+    // (read indeterminate before: the badges made the whole success set stale).
+    c.structured("nova.navigate", json!({"url": nova.url("dialog-form.html?counted")})).await?;
+    let counted = json!({"fields": {"#name": "retention"}, "transitionContract": {"postconditions": {"success":
+        {"any": [{"factKey": "dom.count(#list li)", "operator": "eq", "expected": 1}]}}}});
+    let r = c.structured("nova.guarded_submit_form", counted).await?;
     assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
     Ok(())
 }
