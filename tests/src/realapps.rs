@@ -37,6 +37,9 @@
 //!   background, errors in the form's own line.
 //! - [`sqlite_web`]: sqlite-web (PyPI, Flask), a browser for one SQLite database behind a
 //!   password alone: a sign-in page with no user-name field, Bootstrap alerts.
+//! - [`mlflow`]: MLflow (PyPI), a machine-learning tracking server whose React page creates
+//!   from a dialog with its submit button in the footer and shows `role="status"` badges on
+//!   every view.
 //! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
 //!   background while it builds.
 
@@ -50,6 +53,7 @@ pub mod ihatemoney;
 pub mod installs;
 pub mod jingo;
 pub mod mediawiki;
+pub mod mlflow;
 pub mod nicegui;
 pub mod radicale;
 pub mod shiny;

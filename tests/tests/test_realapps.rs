@@ -11,6 +11,7 @@ use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
+use nova_e2e::realapps::mlflow::{self, Mlflow};
 use nova_e2e::realapps::radicale::{self, Radicale};
 use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
@@ -421,4 +422,14 @@ async fn trac_files_a_ticket_after_a_refusal_and_comments_after_a_colleague_chan
     ];
     let pages = ["/newticket", "/ticket/1", "/report/1", "/timeline", "/prefs"].map(|p| app.url(p));
     drive(("trac-agent", &[]), &steps, async |a, after, _| trac::journey(&app, a, after).await, &pages).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mlflow_creates_from_a_dialog_sent_by_its_footer_and_proves_nothing_from_its_badges()
+-> anyhow::Result<()> {
+    let app = Mlflow::start().await?;
+    let steps = ["submit_unproven", "submit_valid", "submit_duplicate"];
+    let pages = [app.url("/#/experiments")];
+    drive(("mlflow-agent", &[]), &steps, async |a, after, _| mlflow::journey(&app, a, after).await, &pages)
+        .await
 }

@@ -1,6 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on the
 //! team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, sqlite-web,
-//! Radicale, Wagtail, Trac, Gradio's chat interface and Streamlit, Chainlit, NiceGUI and Shiny
+//! Radicale, MLflow, Wagtail, Trac, Gradio's chat interface and Streamlit, Chainlit, NiceGUI and Shiny
 //! chats from PyPI, MediaWiki from Debian, Jingo, TiddlyWiki and Deep Chat from npm;
 //! `nova_e2e::realapps`), per kind of step:
 //! the time from dispatch to verdict (`guardedCommit.durationMs`), median and worst over the runs,
@@ -17,6 +17,7 @@ use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
+use nova_e2e::realapps::mlflow::{self, Mlflow};
 use nova_e2e::realapps::radicale::{self, Radicale};
 use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
@@ -87,6 +88,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = Radicale::start().await?;
         let mut a = agent(kind).await?;
         radicale::journey(&app, (&mut a.1, kind), |step| record(&mut samples, "radicale", step)).await?;
+        drop((app, a));
+        let app = Mlflow::start().await?;
+        let mut a = agent(kind).await?;
+        mlflow::journey(&app, &mut a.1, |step| record(&mut samples, "mlflow", step)).await?;
         drop((app, a));
         let app = Trac::start().await?;
         let mut a = agent(kind).await?;
