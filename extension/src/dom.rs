@@ -416,6 +416,12 @@ pub fn collapse(s: &str) -> String {
     nova_shared::invisible::visible(s).0.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// What `el` says: its text, collapsed, else its `aria-label` (an icon's, a spinner's).
+pub fn said(el: &Element) -> String {
+    let text = collapse(&el.text_content().unwrap_or_default());
+    if text.is_empty() { collapse(&el.get_attribute("aria-label").unwrap_or_default()) } else { text }
+}
+
 /// At most `max` characters, with an ellipsis when cut.
 pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

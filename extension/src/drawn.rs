@@ -45,6 +45,8 @@ const AT_WORK: &str =
 /// Short texts that say the page is loading, outside scripts and styles.
 const LOADING: &str = "//body//text()[starts-with(normalize-space(.), 'Loading')]\
     [string-length(normalize-space(.)) <= 24][not(ancestor::script or ancestor::style or ancestor::template)]";
+/// How a short text saying the page is at work starts ([`at_work`]).
+const WORKING: [&str; 6] = ["Loading", "Saving", "Sending", "Submitting", "Processing", "Please wait"];
 /// Texts in the body, outside scripts and styles.
 const TEXTS: &str = "//body//text()[normalize-space(.)]\
     [not(ancestor::script or ancestor::style or ancestor::template or ancestor::noscript)]";
@@ -82,14 +84,15 @@ pub fn busy() -> bool {
     dom::document().is_ok_and(|doc| shows_one(&doc, AT_WORK) || says_loading(&doc))
 }
 
-/// Whether `el` says the page is at work rather than what it did: it is, holds or sits in an
-/// [`AT_WORK`] element, or its whole text is a short one starting with "Loading" (a spinner
-/// marked `role="status"`, as many design systems draw one while a view loads).
+/// Whether `el` says the page is at work rather than what it did: it is or holds an
+/// [`AT_WORK`] element, or its whole text (else its `aria-label`) is a short one saying it is
+/// loading, saving, sending or processing ([`WORKING`]): a spinner marked `role="status"`, as
+/// Bootstrap's and many design systems' are.
 pub fn at_work(el: &web_sys::Element) -> bool {
-    let text = dom::collapse(&el.text_content().unwrap_or_default());
-    el.closest(AT_WORK).ok().flatten().is_some()
+    let said = dom::said(el);
+    el.matches(AT_WORK).unwrap_or(false)
         || el.query_selector(AT_WORK).ok().flatten().is_some()
-        || (text.starts_with("Loading") && text.chars().count() <= 24)
+        || (said.chars().count() <= 24 && WORKING.iter().any(|w| said.starts_with(w)))
 }
 
 /// Whether a person sees `el`, with the page scrolled by `scroll`: rendered, with a box (read

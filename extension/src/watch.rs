@@ -5,6 +5,7 @@
 //! the success hold (`stabilityMs`) and the end of the window. No polling loops.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
@@ -155,22 +156,38 @@ struct State {
 
 type Shared = Rc<RefCell<State>>;
 
-/// The elements showing what the success assertions that ask for an element in this frame
-/// (`dom.exists(SELECTOR) eq true`, `dom.visible(SELECTOR) eq true`) want.
-fn witnesses(success: &cls::AssertionSet) -> Vec<web_sys::Element> {
-    let wanted = |a: &&Assertion| {
-        a.operator == cls::Operator::Eq
-            && a.expected == Some(json!(true))
-            && a.frame_id.as_deref().is_none_or(|f| f == "0")
+/// The elements showing what `a` wants when it asks for an element in this frame
+/// (`dom.exists(SELECTOR) eq true`, `dom.visible(SELECTOR) eq true`); `None` for any other
+/// assertion.
+fn shown_by(a: &Assertion) -> Option<Vec<web_sys::Element>> {
+    let asks = a.operator == cls::Operator::Eq
+        && a.expected == Some(json!(true))
+        && a.frame_id.as_deref().is_none_or(|f| f == "0");
+    let key = facts::parse(&a.fact_key).ok().filter(|k| asks && k.namespace == "dom")?;
+    let visible = match key.path.as_str() {
+        "exists" => false,
+        "visible" => true,
+        _ => return None,
     };
-    let keys =
-        success.all.iter().chain(&success.any).filter(wanted).filter_map(|a| facts::parse(&a.fact_key).ok());
-    let mut found = Vec::new();
-    for key in keys.filter(|k| k.namespace == "dom" && matches!(k.path.as_str(), "exists" | "visible")) {
-        let all = dom::all(key.arg.as_deref().unwrap_or_default()).unwrap_or_default();
-        found.extend(all.into_iter().filter(|e| key.path == "exists" || dom::is_visible(e)));
-    }
-    found
+    let all = dom::all(key.arg.as_deref().unwrap_or_default()).unwrap_or_default();
+    Some(all.into_iter().filter(|e| !visible || dom::is_visible(e)).collect())
+}
+
+/// The elements showing what the success assertions that ask for an element want ([`shown_by`]).
+fn witnesses(success: &cls::AssertionSet) -> Vec<web_sys::Element> {
+    success.all.iter().chain(&success.any).filter_map(shown_by).flatten().collect()
+}
+
+/// Whether the success set holds with the elements that say the page is at work left out
+/// ([`crate::drawn::at_work`]): an assertion asking for an element holds only through one that
+/// says what the action did. Bootstrap's spinner says "Loading..." in a `role="status"` span
+/// while a form saves; read as the success message it is not, a save that then failed was a
+/// success.
+fn holds_beyond_work(success: &cls::AssertionSet, observe: &mut dyn FnMut(&Assertion) -> Observed) -> bool {
+    cls::holds(success, &mut |a| match shown_by(a) {
+        Some(shown) if !shown.is_empty() && shown.iter().all(crate::drawn::at_work) => Ok(json!(false)),
+        _ => observe(a),
+    })
 }
 
 /// An element that showed the success signal, and what it said.
@@ -183,7 +200,7 @@ struct Witness {
 
 impl Witness {
     fn of(element: web_sys::Element) -> Self {
-        let text = dom::collapse(&element.text_content().unwrap_or_default());
+        let text = dom::said(&element);
         let at_work = crate::drawn::at_work(&element);
         Self { element, text, at_work }
     }
@@ -245,7 +262,13 @@ fn evaluate(state: &Shared) {
         let _looking = shadows::Looking::at(s.roots.clone());
         let epoch = s.nav_epoch;
         let post = s.spec.postconditions.clone();
-        let mut observe = |a: &Assertion| read_fact(a, epoch);
+        // Each fact is read once per evaluation: every check below sees the same page.
+        let mut read: HashMap<(String, Option<String>), Observed> = HashMap::new();
+        let mut observe = |a: &Assertion| {
+            read.entry((a.fact_key.clone(), a.frame_id.clone()))
+                .or_insert_with(|| read_fact(a, epoch))
+                .clone()
+        };
         let fail_now = cls::holds(&post.forbidden, &mut observe);
         let success_now = cls::holds(&post.success, &mut observe);
         s.stale_fail &= fail_now;
@@ -265,7 +288,7 @@ fn evaluate(state: &Shared) {
         if o == Outcome::Fail && s.stale_fail {
             o = if success_now && fresh { Outcome::Success } else { Outcome::Pending };
         }
-        if o == Outcome::Success && !fresh {
+        if o == Outcome::Success && (!fresh || !holds_beyond_work(&post.success, &mut observe)) {
             o = Outcome::Pending;
         }
         (o, d, s.spec.hold_ms)

@@ -453,6 +453,30 @@ async fn a_new_success_message_beside_an_older_one_is_the_outcome() -> anyhow::R
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_spinner_saying_the_form_is_saving_is_not_its_success_message() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    // The button shows Bootstrap's spinner, "Loading..." (or "Saving...") marked role="status",
+    // longer than a success must hold, then the page refuses the title: a failure (read
+    // verified_success before, on the spinner).
+    for word in ["Loading", "Saving"] {
+        c.structured("nova.navigate", json!({"url": nova.url(&format!("saving.html?word={word}"))})).await?;
+        let r = c.structured("nova.guarded_submit_form", json!({"fields": {"#title": "Taken"}})).await?;
+        assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_fail", "{word}: {r}");
+        let sent = c.structured("nova.read_text", json!({"selector": "#sent"})).await?;
+        assert_eq!(sent["text"], "1", "sent once");
+    }
+    // Saved, the success message proves it.
+    c.structured("nova.navigate", json!({"url": nova.url("saving.html")})).await?;
+    let r = c.structured("nova.guarded_submit_form", json!({"fields": {"#title": "Roadmap"}})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    // Called once the message shows, not on the spinner before it.
+    let said = c.structured("nova.read_text", json!({"selector": "#alerts"})).await?;
+    assert_eq!(said["text"], "Page saved.", "{r}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_form_waits_for_the_pause_a_field_declares_and_the_check_it_sends() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
     let c = nova.client().await?;
