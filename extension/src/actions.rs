@@ -497,8 +497,14 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     let mut method = if matches!(field, Field::Editable(_)) { "contenteditable" } else { "native_input" };
     // Nothing to insert and nothing to clear (a bare Enter): leave the content alone.
     let keep = p.text.is_empty() && !p.clear;
+    // An editor reading an EditContext (CodeMirror 6 in Chromium) hears neither editing
+    // commands nor the element's text changing: it is typed into through its context.
+    let context = matches!(field, Field::Editable(_)).then(|| crate::edit_context::of(&el)).flatten();
     let inserted = if keep {
         true
+    } else if let Some(ctx) = &context {
+        method = "edit_context";
+        crate::edit_context::type_into(ctx, &p.text, p.clear)
     } else if p.text.is_empty() {
         exec(&el, "delete", "")
     } else {
@@ -515,7 +521,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
                 || (p.text.is_empty() && now.is_empty())
         }
     };
-    if !keep && (!inserted || !landed) {
+    if !keep && context.is_none() && (!inserted || !landed) {
         set_value_fallback(&field, &el, &expected, &p.text);
         method = "value_setter";
     }

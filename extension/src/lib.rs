@@ -26,7 +26,8 @@
 //!   paints in (a box hit tests pass through, text outside the viewport); [`overflow`]: whether
 //!   it lies outside a box around it that hides its overflow; [`shown`]: which of its lines
 //!   such a box lets show.
-//! - [`actions`]: click, type and a `<select>`'s choice with pre-dispatch checks; [`listbox`]:
+//! - [`actions`]: click, type and a `<select>`'s choice with pre-dispatch checks;
+//!   [`edit_context`]: typing into an editor that reads an EditContext; [`listbox`]:
 //!   choosing in a picker (one that is not a `<select>` is opened and its option waited for);
 //!   [`leaving`]: whether an action
 //!   started a navigation away from its document; [`order`]: selectors in document order (a
@@ -62,6 +63,7 @@ pub mod debounce;
 pub mod docrev;
 pub mod dom;
 pub mod drawn;
+pub mod edit_context;
 pub mod hint;
 pub mod leaving;
 pub mod listbox;

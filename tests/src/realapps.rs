@@ -40,6 +40,8 @@
 //! - [`mlflow`]: MLflow (PyPI), a machine-learning tracking server whose React page creates
 //!   from a dialog with its submit button in the footer and shows `role="status"` badges on
 //!   every view.
+//! - [`prefect`]: Prefect (PyPI), a workflow server whose React page (shadcn/ui) creates from a
+//!   dialog saved in the background and confirms only in a Sonner toast that leaves.
 //! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
 //!   background while it builds.
 
@@ -55,6 +57,7 @@ pub mod jingo;
 pub mod mediawiki;
 pub mod mlflow;
 pub mod nicegui;
+pub mod prefect;
 pub mod radicale;
 pub mod shiny;
 pub mod sqlite_web;
@@ -205,6 +208,36 @@ impl Served {
         }
     }
 
+    /// Waits until `path` answers 200 OK, for a server that listens before it is ready (one
+    /// that makes its store after it binds its port): at most two minutes.
+    pub async fn until_ok(&self, path: &str, what: &str) -> anyhow::Result<()> {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let port = self.origin.rsplit(':').next().unwrap_or_default();
+        let ask = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut last = String::from("no answer");
+        loop {
+            if let Ok(mut conn) =
+                tokio::net::TcpStream::connect(self.origin.trim_start_matches("http://")).await
+            {
+                let mut head = [0u8; 12];
+                if conn.write_all(ask.as_bytes()).await.is_ok() && conn.read_exact(&mut head).await.is_ok() {
+                    last = String::from_utf8_lossy(&head).into_owned();
+                    if last.ends_with(" 200") {
+                        return Ok(());
+                    }
+                }
+            }
+            if std::time::Instant::now() > deadline {
+                bail!(
+                    "{what} did not answer 200 on {path} within 120 s (last: {last}); it printed:\n{}",
+                    self.log()
+                );
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    }
+
     /// A path in the application's directory.
     pub fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
@@ -336,6 +369,20 @@ impl<F: FnMut(&Step) -> anyhow::Result<()>> Judge<'_, F> {
 pub fn ref_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> {
     let line = line_of(read, wanted)?;
     Ok(line.split(' ').next().unwrap_or_default().to_owned())
+}
+
+/// Opens a dialog: visits `url`, presses the button whose page-model line holds `button` once
+/// the page's script has drawn it, and reads the page until a line holding `field` shows.
+pub async fn open_dialog(a: &mut Agent, url: &str, button: &str, field: &str) -> anyhow::Result<()> {
+    a.visit(url).await?;
+    let has = |wanted: &str| {
+        let wanted = wanted.to_owned();
+        move |r: &serde_json::Value| line_of(r, &wanted).is_ok()
+    };
+    let read = read_until(a, &format!("the {button}"), has(button)).await?;
+    a.step("nova.click_selector", json!({"selector": ref_of(&read, button)?})).await?;
+    read_until(a, &format!("the {field}"), has(field)).await?;
+    Ok(())
 }
 
 /// The page read once `done` holds of it (at most 5 s): what a click or typing opened may be

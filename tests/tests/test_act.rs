@@ -198,6 +198,33 @@ async fn typing_works_in_plain_controlled_and_contenteditable_fields() -> anyhow
     Ok(())
 }
 
+/// An editor that reads an EditContext (CodeMirror 6 in Chromium: Prefect's JSON fields) hears
+/// neither editing commands nor its element's text changing: what was typed showed on the page
+/// while the editor held nothing, and its form refused it.
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_reaches_an_editor_that_reads_an_edit_context() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("edit-context.html")})).await?;
+    let method =
+        if text_of(&c, "#through").await? == "EditContext" { "edit_context" } else { "contenteditable" };
+
+    let typed =
+        c.structured("nova.type_selector", json!({"selector": "#editor", "text": "{\"retries\": 3"})).await?;
+    assert_eq!(typed["method"], method, "{typed}");
+    assert_eq!(text_of(&c, "#held").await?, "{\"retries\": 3", "the editor holds what was typed");
+    let more = json!({"selector": "#editor", "text": "}", "clear": false});
+    c.structured("nova.type_selector", more).await?;
+    assert_eq!(text_of(&c, "#held").await?, "{\"retries\": 3}", "appended at its end");
+    c.structured("nova.type_selector", json!({"selector": "#editor", "text": "7"})).await?;
+    assert_eq!(text_of(&c, "#held").await?, "7", "cleared first");
+
+    let r = c.structured("nova.guarded_submit_form", json!({"fields": {"#editor": "42"}})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    assert_eq!(text_of(&c, "#alerts").await?, "Saved 42.");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn typing_into_a_select_chooses_the_option_it_names() -> anyhow::Result<()> {
     let nova = Nova::start().await?;

@@ -12,6 +12,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::mlflow::{self, Mlflow};
+use nova_e2e::realapps::prefect::{self, Prefect};
 use nova_e2e::realapps::radicale::{self, Radicale};
 use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
@@ -431,5 +432,15 @@ async fn mlflow_creates_from_a_dialog_sent_by_its_footer_and_proves_nothing_from
     let steps = ["submit_unproven", "submit_valid", "submit_duplicate"];
     let pages = [app.url("/#/experiments")];
     drive(("mlflow-agent", &[]), &steps, async |a, after, _| mlflow::journey(&app, a, after).await, &pages)
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prefect_creates_from_a_dialog_proven_by_its_toast_and_refused_in_the_dialogs_own_line()
+-> anyhow::Result<()> {
+    let app = Prefect::start().await?;
+    let steps = ["submit_valid", "submit_duplicate"];
+    let pages = [app.url("/v2/variables")];
+    drive(("prefect-agent", &[]), &steps, async |a, after, _| prefect::journey(&app, a, after).await, &pages)
         .await
 }

@@ -1,6 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on the
 //! team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, sqlite-web,
-//! Radicale, MLflow, Wagtail, Trac, Gradio's chat interface and Streamlit, Chainlit, NiceGUI and Shiny
+//! Radicale, MLflow, Prefect, Wagtail, Trac, Gradio's chat interface and Streamlit, Chainlit, NiceGUI and Shiny
 //! chats from PyPI, MediaWiki from Debian, Jingo, TiddlyWiki and Deep Chat from npm;
 //! `nova_e2e::realapps`), per kind of step:
 //! the time from dispatch to verdict (`guardedCommit.durationMs`), median and worst over the runs,
@@ -18,6 +18,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::mlflow::{self, Mlflow};
+use nova_e2e::realapps::prefect::{self, Prefect};
 use nova_e2e::realapps::radicale::{self, Radicale};
 use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
 use nova_e2e::realapps::tiddlywiki::{self, TiddlyWiki};
@@ -92,6 +93,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = Mlflow::start().await?;
         let mut a = agent(kind).await?;
         mlflow::journey(&app, &mut a.1, |step| record(&mut samples, "mlflow", step)).await?;
+        drop((app, a));
+        let app = Prefect::start().await?;
+        let mut a = agent(kind).await?;
+        prefect::journey(&app, &mut a.1, |step| record(&mut samples, "prefect", step)).await?;
         drop((app, a));
         let app = Trac::start().await?;
         let mut a = agent(kind).await?;

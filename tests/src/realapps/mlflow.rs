@@ -62,15 +62,10 @@ impl Mlflow {
     }
 }
 
-/// Opens the create dialog on the experiments view (drawn by the page's script, so read until
-/// its button shows) and reads it once its name field shows.
+/// Opens the create dialog on the experiments view.
 async fn open_create(app: &Mlflow, a: &mut Agent) -> anyhow::Result<()> {
-    a.visit(&app.url("/#/experiments")).await?;
-    let has = |wanted: &'static str| move |r: &serde_json::Value| super::line_of(r, wanted).is_ok();
-    let read = super::read_until(a, "the Create button", has("button \"Create\"")).await?;
-    a.step("nova.click_selector", json!({"selector": super::ref_of(&read, "button \"Create\"")?})).await?;
-    super::read_until(a, "the experiment name field", has("textbox \"Experiment Name\"")).await?;
-    Ok(())
+    super::open_dialog(a, &app.url("/#/experiments"), "button \"Create\"", "textbox \"Experiment Name\"")
+        .await
 }
 
 /// The journey of a compliant agent (who has loaded its bundle): an experiment created from the
