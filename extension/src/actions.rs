@@ -11,9 +11,9 @@ use nova_shared::protocol::{ClickParams, TypeParams};
 use nova_shared::reason;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
-    Element, Event, EventInit, HtmlDocument, HtmlElement, HtmlInputElement, HtmlTextAreaElement, InputEvent,
-    InputEventInit, KeyboardEvent, KeyboardEventInit, MouseEvent, MouseEventInit, PointerEvent,
-    PointerEventInit,
+    Document, Element, Event, EventInit, FocusEvent, FocusEventInit, HtmlDocument, HtmlElement,
+    HtmlInputElement, HtmlTextAreaElement, InputEvent, InputEventInit, KeyboardEvent, KeyboardEventInit,
+    MouseEvent, MouseEventInit, PointerEvent, PointerEventInit,
 };
 
 use crate::aware;
@@ -63,6 +63,17 @@ fn actionable_as(el: &Element, typing: bool) -> Result<(f32, f32), Failure> {
     }
     if dom::is_disabled(el) {
         return Err(fail(reason::ELEMENT_DISABLED, format!("{what} is disabled")));
+    }
+    if let Some(bar) = crate::modal::barred(el) {
+        let (how, until) = if bar.matches("dialog").unwrap_or(false) {
+            ("behind the modal", "until it closes")
+        } else {
+            ("inside the inert", "while it is inert")
+        };
+        return Err(fail(
+            reason::ELEMENT_COVERED,
+            format!("{what} is {how} {}: a person cannot reach it {until}", dom::describe(&bar)),
+        ));
     }
     scroll_into_view(el);
     let r = el.get_bounding_client_rect();
@@ -175,21 +186,41 @@ fn focusable_around(el: &Element) -> Option<Element> {
 
 /// Moves the keyboard focus to `el`. A page whose window does not have the focus (a background
 /// window, a headless browser) moves it without announcing it, and editors that wait for the
-/// announcement (CodeMirror 5) would ignore the keys: there `focus` and `focusin` are announced
-/// as the browser does when the person clicks into the window.
+/// announcement (CodeMirror 5) would ignore the keys: there the move is announced as the browser
+/// does when the person clicks into the window: `blur` and `focusout` on the field the focus
+/// leaves (a field that keeps what was typed only once it is left, as Svelte's and many
+/// comboboxes' do, would drop it), then `focus` and `focusin` on `el`.
 fn focus(el: &Element) {
     let Some(h) = dom::as_html(el) else { return };
+    let doc = el.owner_document();
+    let left = doc.as_ref().and_then(Document::active_element).filter(|a| a != el && !is_page(a));
     let _ = h.focus();
-    let unannounced = el.owner_document().is_some_and(|d| !d.has_focus().unwrap_or(true));
-    let focused = el.owner_document().and_then(|d| d.active_element()).is_some_and(|a| a == *el);
+    let unannounced = doc.as_ref().is_some_and(|d| !d.has_focus().unwrap_or(true));
+    let focused = doc.as_ref().and_then(Document::active_element).is_some_and(|a| a == *el);
     if unannounced && focused {
-        for (kind, bubbles) in [("focus", false), ("focusin", true)] {
-            let init = EventInit::new();
-            init.set_bubbles(bubbles);
-            init.set_composed(true);
-            if let Ok(e) = Event::new_with_event_init_dict(kind, &init) {
-                let _ = el.dispatch_event(&e);
-            }
+        if let Some(left) = &left {
+            announce(left, [("blur", false), ("focusout", true)], Some(el));
+        }
+        announce(el, [("focus", false), ("focusin", true)], left.as_ref());
+    }
+}
+
+/// Whether `el` is the page itself (its `<body>` or root), which holds the focus when no field
+/// does and hears nothing when the focus moves on.
+fn is_page(el: &Element) -> bool {
+    matches!(el.tag_name().to_ascii_lowercase().as_str(), "body" | "html")
+}
+
+/// Dispatches focus events of `kinds` (name, bubbles) at `el`, naming `related` the element the
+/// focus comes from or goes to.
+fn announce(el: &Element, kinds: [(&str, bool); 2], related: Option<&Element>) {
+    for (kind, bubbles) in kinds {
+        let init = FocusEventInit::new();
+        init.set_bubbles(bubbles);
+        init.set_composed(true);
+        init.set_related_target(related.map(AsRef::as_ref));
+        if let Ok(e) = FocusEvent::new_with_focus_event_init_dict(kind, &init) {
+            let _ = el.dispatch_event(&e);
         }
     }
 }

@@ -180,7 +180,8 @@ fn element_for_ref(n: u32) -> Option<Element> {
     REFS.with(|r| r.borrow().as_ref().and_then(|refs| refs.elements.get(n.checked_sub(1)? as usize).cloned()))
 }
 
-/// Resolves a selector or ref to its first matching element.
+/// Resolves a selector or ref to its first matching element (behind an open modal dialog, its
+/// first inside the dialog: [`reachable`]).
 pub fn resolve(sel: &str) -> Result<Element, Failure> {
     let parsed = selector::parse(sel).map_err(|e| fail(reason::INVALID_SELECTOR, e.to_string()))?;
     match parsed {
@@ -212,7 +213,7 @@ pub fn resolve(sel: &str) -> Result<Element, Failure> {
                     fail(reason::ELEMENT_NOT_FOUND, format!("nothing matches `{css}`{context}"))
                 })?;
                 if i == last {
-                    return Ok(el);
+                    return Ok(reachable(&root, css, el));
                 }
                 root = inner_root(&el).ok_or_else(|| {
                     fail(
@@ -226,6 +227,14 @@ pub fn resolve(sel: &str) -> Result<Element, Failure> {
             Err(fail(reason::ELEMENT_NOT_FOUND, "empty selector"))
         }
     }
+}
+
+/// `first`, the first match of `css` under `root`, or when a modal dialog is open and `first`
+/// lies behind it, the first match inside the dialog, if one is ([`crate::modal`]).
+fn reachable(root: &Root, css: &str, first: Element) -> Element {
+    let Some(modal) = crate::modal::shutting_out(&first) else { return first };
+    let found = matching(root, css).ok().into_iter().flatten();
+    found.into_iter().find(|e| crate::modal::inside(e, &modal)).unwrap_or(first)
 }
 
 /// `part` without its `:visible` suffix (ours, not CSS; a repeated one counts once), when it has

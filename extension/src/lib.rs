@@ -31,7 +31,8 @@
 //!   choosing in a picker (one that is not a `<select>` is opened and its option waited for);
 //!   [`leaving`]: whether an action
 //!   started a navigation away from its document; [`order`]: selectors in document order (a
-//!   form's fields filled top to bottom); [`submitter`]: the button that submits a field's form.
+//!   form's fields filled top to bottom); [`submitter`]: the button that submits a field's form;
+//!   [`modal`]: the modal dialog a person is confined to (a selector means its match there).
 //! - [`tools`]: the page side of route, file upload and blocker dismissal; [`scan`]: a
 //!   registered coverage scan of a frame.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
@@ -67,6 +68,7 @@ pub mod edit_context;
 pub mod hint;
 pub mod leaving;
 pub mod listbox;
+pub mod modal;
 pub mod note;
 pub mod order;
 pub mod overflow;

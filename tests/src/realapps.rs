@@ -42,6 +42,9 @@
 //!   every view.
 //! - [`prefect`]: Prefect (PyPI), a workflow server whose React page (shadcn/ui) creates from a
 //!   dialog saved in the background and confirms only in a Sonner toast that leaves.
+//! - [`fava`]: Fava (PyPI), Beancount's web interface over a plain-text ledger: an entry added
+//!   from a modal dialog whose fields keep what was typed once left, confirmed or refused only
+//!   in notifications that leave.
 //! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
 //!   background while it builds.
 
@@ -50,6 +53,7 @@ pub mod chainlit;
 pub mod chat;
 pub mod deep_chat;
 pub mod django;
+pub mod fava;
 pub mod gradio;
 pub mod ihatemoney;
 pub mod installs;
@@ -212,14 +216,12 @@ impl Served {
     /// that makes its store after it binds its port): at most two minutes.
     pub async fn until_ok(&self, path: &str, what: &str) -> anyhow::Result<()> {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let port = self.origin.rsplit(':').next().unwrap_or_default();
-        let ask = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        let address = self.origin.trim_start_matches("http://");
+        let ask = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         let mut last = String::from("no answer");
         loop {
-            if let Ok(mut conn) =
-                tokio::net::TcpStream::connect(self.origin.trim_start_matches("http://")).await
-            {
+            if let Ok(mut conn) = tokio::net::TcpStream::connect(address).await {
                 let mut head = [0u8; 12];
                 if conn.write_all(ask.as_bytes()).await.is_ok() && conn.read_exact(&mut head).await.is_ok() {
                     last = String::from_utf8_lossy(&head).into_owned();
@@ -375,13 +377,9 @@ pub fn ref_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> 
 /// the page's script has drawn it, and reads the page until a line holding `field` shows.
 pub async fn open_dialog(a: &mut Agent, url: &str, button: &str, field: &str) -> anyhow::Result<()> {
     a.visit(url).await?;
-    let has = |wanted: &str| {
-        let wanted = wanted.to_owned();
-        move |r: &serde_json::Value| line_of(r, &wanted).is_ok()
-    };
-    let read = read_until(a, &format!("the {button}"), has(button)).await?;
+    let read = read_until(a, &format!("the {button}"), |r| line_of(r, button).is_ok()).await?;
     a.step("nova.click_selector", json!({"selector": ref_of(&read, button)?})).await?;
-    read_until(a, &format!("the {field}"), has(field)).await?;
+    read_until(a, &format!("the {field}"), |r| line_of(r, field).is_ok()).await?;
     Ok(())
 }
 

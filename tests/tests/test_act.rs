@@ -225,6 +225,31 @@ async fn typing_reaches_an_editor_that_reads_an_edit_context() -> anyhow::Result
     Ok(())
 }
 
+/// A form in a modal dialog whose fields keep what was typed only once they are left (Fava's
+/// Svelte comboboxes): in a window without the focus (headless), moving the focus on announced
+/// nothing to the field left, and the entry was saved without them. A selector that also
+/// matches the page's own field behind the dialog means the dialog's: the page behind is inert,
+/// and Nova typed into it (a person cannot); it is refused when only that field matches.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_modal_form_gets_what_was_typed_into_fields_that_keep_it_once_left() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("modal-entry.html")})).await?;
+    let fields =
+        json!({"input[placeholder=\"Payee\"]": "Bakery", "input[placeholder=\"Narration\"]": "Bread"});
+    // Only the page's filter matches: refused, as a person cannot reach it.
+    let behind = c.call("nova.type_selector", json!({"selector": "#filter", "text": "Bakery"})).await?;
+    let behind = behind.structured_content.unwrap_or_default();
+    assert_eq!(behind["reasonCode"], "element_covered", "{behind}");
+    assert!(behind["message"].as_str().is_some_and(|m| m.contains("behind the modal dialog")), "{behind}");
+
+    let r = c.structured("nova.guarded_submit_form", json!({"fields": fields})).await?;
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+    assert_eq!(text_of(&c, "#stored").await?, "Bakery: Bread", "what the fields kept");
+    assert_eq!(text_of(&c, "#filtered").await?, "nobody", "the filter behind the dialog is untouched");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn typing_into_a_select_chooses_the_option_it_names() -> anyhow::Result<()> {
     let nova = Nova::start().await?;

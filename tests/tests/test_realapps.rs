@@ -8,6 +8,7 @@ use nova_e2e::agent::Agent;
 use nova_e2e::realapps::Step;
 use nova_e2e::realapps::canaille::{self, Canaille};
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::fava::{self, Fava};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
@@ -443,4 +444,13 @@ async fn prefect_creates_from_a_dialog_proven_by_its_toast_and_refused_in_the_di
     let pages = [app.url("/v2/variables")];
     drive(("prefect-agent", &[]), &steps, async |a, after, _| prefect::journey(&app, a, after).await, &pages)
         .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fava_adds_an_entry_from_a_modal_dialog_proven_by_its_notification_and_refused_in_another()
+-> anyhow::Result<()> {
+    let app = Fava::start().await?;
+    let steps = ["submit_valid", "submit_refused"];
+    let pages = [app.url("/household/journal/")];
+    drive(("fava-agent", &[]), &steps, async |a, after, _| fava::journey(&app, a, after).await, &pages).await
 }

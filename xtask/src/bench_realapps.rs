@@ -1,6 +1,6 @@
 //! `cargo xtask bench --only realapps`: how long a verdict takes on real applications nobody on the
 //! team wrote (the Django admin, django-two-factor-auth, Canaille, I Hate Money, sqlite-web,
-//! Radicale, MLflow, Prefect, Wagtail, Trac, Gradio's chat interface and Streamlit, Chainlit, NiceGUI and Shiny
+//! Radicale, MLflow, Prefect, Fava, Wagtail, Trac, Gradio's chat interface and Streamlit, Chainlit, NiceGUI and Shiny
 //! chats from PyPI, MediaWiki from Debian, Jingo, TiddlyWiki and Deep Chat from npm;
 //! `nova_e2e::realapps`), per kind of step:
 //! the time from dispatch to verdict (`guardedCommit.durationMs`), median and worst over the runs,
@@ -14,6 +14,7 @@ use nova_e2e::realapps::Step;
 use nova_e2e::realapps::canaille::{self, Canaille};
 use nova_e2e::realapps::chat::Picker;
 use nova_e2e::realapps::django::{self, Django};
+use nova_e2e::realapps::fava::{self, Fava};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
@@ -97,6 +98,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = Prefect::start().await?;
         let mut a = agent(kind).await?;
         prefect::journey(&app, &mut a.1, |step| record(&mut samples, "prefect", step)).await?;
+        drop((app, a));
+        let app = Fava::start().await?;
+        let mut a = agent(kind).await?;
+        fava::journey(&app, &mut a.1, |step| record(&mut samples, "fava", step)).await?;
         drop((app, a));
         let app = Trac::start().await?;
         let mut a = agent(kind).await?;

@@ -80,7 +80,8 @@ pub async fn journey(
     const SUBMIT: &str = "nova.guarded_submit_form";
     let mut judge = Judge { after, log: &|| app.log(), count: &|sql| app.count(sql) };
     let named = |name: &str| format!("SELECT COUNT(*) FROM variable WHERE name = '{name}'");
-    // The value is JSON, typed into the dialog's code editor (CodeMirror, a contenteditable).
+    // The value is JSON, typed into the dialog's code editor (CodeMirror 6: through its
+    // EditContext in Chromium).
     let create = json!({"fields": {"input[name=\"name\"]": "retries", ".cm-content": "3"}});
     // The page writes its list's paging into the address.
     let variables = app.url("/v2/variables?offset=0&sort=CREATED_DESC&limit=10");
