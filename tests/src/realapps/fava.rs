@@ -2,9 +2,8 @@
 //! text file. Its page is one Svelte application; a transaction is added in a native modal
 //! `<dialog>` whose form is saved in the background and confirmed only in a notification that
 //! leaves after five seconds ("Stored 1 entries."); an amount the server cannot read is refused
-//! in a notification of its own ("Saving failed: ..."), and an account the ledger does not know
-//! is refused by the browser before anything is sent (the field's custom validity). Nothing of
-//! the application is ours: the tests only drive its page and read its ledger file.
+//! in a notification of its own ("Saving failed: ..."). Nothing of the application is ours: the
+//! tests only drive its page and read its ledger file.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -16,6 +15,9 @@ use crate::agent::Agent;
 
 /// The Fava release installed.
 pub const VERSION: &str = "1.30.16";
+
+/// The ledger file Fava serves, in its data directory.
+const LEDGER_FILE: &str = "main.beancount";
 
 /// The ledger Fava serves: its title names the path of every view (`/household/...`).
 const LEDGER: &str = r#"option "title" "Household"
@@ -45,7 +47,7 @@ impl Fava {
     pub async fn start() -> anyhow::Result<Self> {
         let python = ensure_installed()?;
         let dir = tempfile::tempdir()?;
-        std::fs::write(dir.path().join("main.beancount"), LEDGER)?;
+        std::fs::write(dir.path().join(LEDGER_FILE), LEDGER)?;
         let port = super::free_port()?;
         let mut serve = Command::new(&python);
         // Its `fava` script names the interpreter of the directory it was installed in first.
@@ -57,7 +59,7 @@ impl Fava {
                 "127.0.0.1",
                 "--port",
                 &port.to_string(),
-                "main.beancount",
+                LEDGER_FILE,
             ])
             .current_dir(dir.path());
         let served = super::Served::spawn(dir, port, &mut serve, "Fava").await?;
@@ -71,7 +73,7 @@ impl Fava {
 
     /// How many lines of the ledger file hold `text`.
     pub fn count(&self, text: &str) -> anyhow::Result<i64> {
-        let ledger = std::fs::read_to_string(self.served.path("main.beancount"))?;
+        let ledger = std::fs::read_to_string(self.served.path(LEDGER_FILE))?;
         Ok(ledger.lines().filter(|l| l.contains(text)).count() as i64)
     }
 
@@ -88,8 +90,8 @@ async fn open_add(app: &Fava, a: &mut Agent) -> anyhow::Result<()> {
 
 /// The fields of an entry: its payee and narration (kept by the page only once each is left),
 /// and two postings, the second appearing once the first is filled. The selectors are as a
-/// compliant agent writes them from a read of the page: the payee's also matches nothing behind
-/// the dialog, the accounts' would match the header's account filter without `dialog`.
+/// compliant agent writes them from a read of the page: the postings' are told apart by their
+/// rows (`[role=group]`), which only the dialog has.
 fn entry(narration: &str, amount: &str) -> serde_json::Value {
     json!({"fields": {
         "input[placeholder=\"Payee\"]": "Bakery",
