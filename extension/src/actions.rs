@@ -12,8 +12,8 @@ use nova_shared::reason;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
     Document, Element, Event, EventInit, FocusEvent, FocusEventInit, HtmlDocument, HtmlElement,
-    HtmlInputElement, HtmlTextAreaElement, InputEvent, InputEventInit, KeyboardEvent, KeyboardEventInit,
-    MouseEvent, MouseEventInit, PointerEvent, PointerEventInit,
+    HtmlInputElement, HtmlTextAreaElement, InputEvent, InputEventInit, MouseEvent, MouseEventInit,
+    PointerEvent, PointerEventInit,
 };
 
 use crate::aware;
@@ -226,7 +226,7 @@ fn announce(el: &Element, kinds: [(&str, bool); 2], related: Option<&Element>) {
 }
 
 /// Words that make a control a commit point: acting on it sends, submits, logs in, pays,
-/// deletes or confirms something.
+/// deletes, confirms or deploys something.
 const COMMIT_WORDS: &[&str] = &[
     "send",
     "submit",
@@ -244,6 +244,7 @@ const COMMIT_WORDS: &[&str] = &[
     "confirm",
     "post",
     "publish",
+    "deploy",
 ];
 
 /// Why clicking `el` is a commit point, if it is: submit buttons, and controls named like a send,
@@ -376,20 +377,6 @@ fn fire_input(el: &Element, data: &str) {
     if let Ok(e) = InputEvent::new_with_event_init_dict("input", &init) {
         let _ = el.dispatch_event(&e);
     }
-}
-
-fn key(el: &Element, kind: &str) -> bool {
-    let init = KeyboardEventInit::new();
-    init.set_bubbles(true);
-    init.set_cancelable(true);
-    init.set_composed(true);
-    init.set_key("Enter");
-    init.set_code("Enter");
-    init.set_key_code(13);
-    init.set_which(13);
-    KeyboardEvent::new_with_keyboard_event_init_dict(kind, &init)
-        .map(|e| el.dispatch_event(&e).unwrap_or(true))
-        .unwrap_or(true)
 }
 
 fn select_end_of(el: &Element) {
@@ -556,6 +543,9 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         set_value_fallback(&field, &el, &expected, &p.text);
         method = "value_setter";
     }
+    if !keep {
+        crate::keys::released(&el, &p.text);
+    }
     if !keep && !matches!(field, Field::Editable(_)) {
         fire(&el, "change");
     }
@@ -565,8 +555,8 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     // What the field kept, before Enter may submit and clear it.
     let stored = value_of(&field).chars().count();
     if p.press_enter {
-        let proceed = key(&el, "keydown");
-        key(&el, "keypress");
+        let proceed = crate::keys::enter(&el, "keydown");
+        crate::keys::enter(&el, "keypress");
         if proceed {
             match &field {
                 Field::Input(i) => {
@@ -586,7 +576,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
                 }
             }
         }
-        key(&el, "keyup");
+        crate::keys::enter(&el, "keyup");
     }
     let after = value_of(&field);
     let mut warnings = Vec::new();

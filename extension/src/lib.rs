@@ -27,7 +27,8 @@
 //!   it lies outside a box around it that hides its overflow; [`shown`]: which of its lines
 //!   such a box lets show.
 //! - [`actions`]: click, type and a `<select>`'s choice with pre-dispatch checks;
-//!   [`edit_context`]: typing into an editor that reads an EditContext; [`listbox`]:
+//!   [`edit_context`]: typing into an editor that reads an EditContext; [`keys`]: the key
+//!   events typing announces (the last key released, Enter pressed); [`listbox`]:
 //!   choosing in a picker (one that is not a `<select>` is opened and its option waited for);
 //!   [`leaving`]: whether an action
 //!   started a navigation away from its document; [`order`]: selectors in document order (a
@@ -66,6 +67,7 @@ pub mod dom;
 pub mod drawn;
 pub mod edit_context;
 pub mod hint;
+pub mod keys;
 pub mod leaving;
 pub mod listbox;
 pub mod modal;

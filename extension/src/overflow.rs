@@ -10,8 +10,14 @@
 //! from the text up to the box may be placed by a box further out, and escapes it. A box on
 //! the way that scrolls brings what it holds into view: past it, its own box is compared (the
 //! shell of a web application hides its overflow around a pane that scrolls).
+//!
+//! The root element's `overflow` is the viewport's, and so is the body's when the root's is
+//! `visible` (CSS Overflow 3, "overflow viewport propagation"): such an element cuts nothing of
+//! what it holds ([`propagated`]). Node-RED's editor hides the overflow of a body of no height
+//! around an application placed over the whole viewport.
 
-use web_sys::CssStyleDeclaration;
+use wasm_bindgen::JsCast;
+use web_sys::{CssStyleDeclaration, Element};
 
 use crate::covered::Rect;
 
@@ -73,6 +79,21 @@ pub fn outside(r: Rect, window: [Option<(f64, f64)>; 2]) -> bool {
         span.is_some_and(|(from, to)| start + length <= from || start >= to)
     };
     beyond(window[0], r.left, r.width) || beyond(window[1], r.top, r.height)
+}
+
+/// Whether `el`'s `overflow` is the viewport's rather than its own: the root element's, and
+/// the body's while the root's is `visible` on both axes. It then cuts nothing of what `el`
+/// holds (the viewport is scrolled, or kept from scrolling, instead).
+pub fn propagated(el: &Element) -> bool {
+    let Some(doc) = el.owner_document() else { return false };
+    let Some(root) = doc.document_element() else { return false };
+    if &root == el {
+        return true;
+    }
+    let body = doc.body().is_some_and(|b| b.unchecked_ref::<Element>() == el)
+        && el.parent_element().as_ref() == Some(&root)
+        && crate::dom::tag(el) == "body";
+    body && parse(&crate::dom::computed(&root, "overflow").unwrap_or_default()) == [Axis::Open; 2]
 }
 
 /// Whether `overflow` applies to a box with this computed `display`: block, flex and grid

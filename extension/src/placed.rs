@@ -73,9 +73,11 @@ fn off_the_page(start: f64, size: f64) -> bool {
     start < 0.0 && start + size <= 0.0
 }
 
-/// Whether a box hides what overflows it (`overflow` other than visible, or a `clip`).
+/// Whether a box hides what overflows it (`overflow` other than visible, unless it is the
+/// viewport's ([`crate::overflow::propagated`]), or a `clip`).
 fn clips(el: &Element) -> bool {
     let overflow = crate::overflow::parse(&crate::dom::computed(el, "overflow").unwrap_or_default());
     let clip = crate::dom::computed(el, "clip").unwrap_or_default();
-    overflow.iter().any(|a| a.clips()) || (!clip.is_empty() && clip != "auto")
+    (overflow.iter().any(|a| a.clips()) && !crate::overflow::propagated(el))
+        || (!clip.is_empty() && clip != "auto")
 }

@@ -38,7 +38,6 @@ use wasm_bindgen::prelude::*;
 use web_sys::{CssStyleDeclaration, Element};
 
 use crate::covered::{self, Rect};
-use crate::dom;
 use crate::overflow::{self, Axis};
 use crate::stacking::{self, Cover};
 
@@ -725,15 +724,13 @@ impl Layers {
     }
 
     /// Whether the layer at `i`, which hides its overflow, cuts what the innermost element
-    /// holds: a box `overflow` applies to, not `<body>` or `<html>`, whose overflow is the
-    /// viewport's, in the same document, and with nothing on the way from the element up to it
-    /// positioned `absolute` or `fixed`.
+    /// holds: a box `overflow` applies to, whose overflow is its own and not the viewport's
+    /// ([`overflow::propagated`]), in the same document, and with nothing on the way from the
+    /// element up to it positioned `absolute` or `fixed`.
     fn cuts(&mut self, i: usize) -> bool {
         let top = self.stack.len() - 1;
         let (around, el) = (self.stack[i].el.clone(), self.stack[top].el.clone());
-        if matches!(dom::tag(&around).as_str(), "body" | "html")
-            || around.owner_document() != el.owner_document()
-        {
+        if around.owner_document() != el.owner_document() || overflow::propagated(&around) {
             return false;
         }
         // `overflow` applies to block, flex and grid containers: not an inline or a table row.

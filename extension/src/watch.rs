@@ -127,8 +127,9 @@ struct State {
     /// cleared once (a stale error banner, last attempt's validation messages).
     stale_fail: bool,
     /// Likewise for the success signal; while it has not cleared, only an element that was not
-    /// showing it before and shows it now, saying something none of those did, is evidence,
-    /// and only while it shows ([`witnesses`], [`Witness::news`]).
+    /// showing it before and shows it now, saying something none of those did (or what one
+    /// still showing beside it says), is evidence, and only while it shows ([`witnesses`],
+    /// [`Witness::news`]).
     stale_success: bool,
     /// The elements that showed the success signal before the dispatch.
     stale_witnesses: Vec<Witness>,
@@ -205,16 +206,22 @@ impl Witness {
         Self { element, text, at_work }
     }
 
-    /// Whether this witness is news beside those that showed before the dispatch: another
-    /// element, saying something else, in words, and not that the page is at work. A page
-    /// drawn again after the action (a single-page app's new view) brings new elements that say
-    /// what the old ones did: MLflow's "Beta" and "New" badges carry `role="status"` on every
-    /// view, and prove nothing; nor does the spinner it shows, also `role="status"`, while the
-    /// view loads.
-    fn news(&self, stale: &[Witness]) -> bool {
+    /// Whether this witness is news beside those that showed before the dispatch (`stale`),
+    /// among those showing now (`now`): another element, in words, not saying the page is at
+    /// work, and saying something else, or the same as one of those while that one still
+    /// shows. A page drawn again after the action (a single-page app's new view) replaces its
+    /// elements with new ones that say what the old ones did: MLflow's "Beta" and "New" badges
+    /// carry `role="status"` on every view, and prove nothing; nor does the spinner it shows,
+    /// also `role="status"`, while the view loads. A page that stacks its messages adds a new
+    /// one beside the old: Node-RED's "Successfully deployed" shows for five seconds, and a
+    /// deploy in that time adds another.
+    fn news(&self, stale: &[Witness], now: &[Witness]) -> bool {
+        let still_shows = |s: &Witness| now.iter().any(|n| n.element == s.element);
+        let mut echoes = stale.iter().filter(|s| s.text == self.text).peekable();
         !self.at_work
             && !self.text.is_empty()
-            && !stale.iter().any(|s| s.element == self.element || s.text == self.text)
+            && !stale.iter().any(|s| s.element == self.element)
+            && (echoes.peek().is_none() || echoes.any(still_shows))
     }
 }
 
@@ -283,7 +290,10 @@ fn evaluate(state: &Shared) {
                 .iter()
                 .zip(&s.stale_any)
                 .any(|(a, &was)| !was && cls::check(a, &observe(a)).passed)
-            || witnesses(&post.success).into_iter().map(Witness::of).any(|w| w.news(&s.stale_witnesses));
+            || {
+                let now: Vec<Witness> = witnesses(&post.success).into_iter().map(Witness::of).collect();
+                now.iter().any(|w| w.news(&s.stale_witnesses, &now))
+            };
         let (mut o, d) = cls::classify(&post, &mut observe);
         if o == Outcome::Fail && s.stale_fail {
             o = if success_now && fresh { Outcome::Success } else { Outcome::Pending };

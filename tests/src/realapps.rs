@@ -45,6 +45,9 @@
 //! - [`fava`]: Fava (PyPI), Beancount's web interface over a plain-text ledger: an entry added
 //!   from a modal dialog whose fields keep what was typed once left, confirmed or refused only
 //!   in notifications that leave.
+//! - [`node_red`]: Node-RED (npm), a flow editor whose changes take effect once deployed: a
+//!   deploy confirmed only in a notification, and one refused because a colleague deployed
+//!   first, sent again once merged.
 //! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
 //!   background while it builds.
 
@@ -61,6 +64,7 @@ pub mod jingo;
 pub mod mediawiki;
 pub mod mlflow;
 pub mod nicegui;
+pub mod node_red;
 pub mod prefect;
 pub mod radicale;
 pub mod shiny;
@@ -377,10 +381,29 @@ pub fn ref_of(read: &serde_json::Value, wanted: &str) -> anyhow::Result<String> 
 /// the page's script has drawn it, and reads the page until a line holding `field` shows.
 pub async fn open_dialog(a: &mut Agent, url: &str, button: &str, field: &str) -> anyhow::Result<()> {
     a.visit(url).await?;
-    let read = read_until(a, &format!("the {button}"), |r| line_of(r, button).is_ok()).await?;
-    a.step("nova.click_selector", json!({"selector": ref_of(&read, button)?})).await?;
+    press(a, button).await?;
     read_until(a, &format!("the {field}"), |r| line_of(r, field).is_ok()).await?;
     Ok(())
+}
+
+/// Reads the page until an element line holding `wanted` shows (the page's script may draw it
+/// a moment later), and clicks that element by its ref. A click refused because something
+/// covers it is tried again after reading the page, four times at most, waiting twice as long
+/// each time: a person waits out a cover that goes away (Node-RED fades out the shade of a
+/// dialog just closed). Any other refusal fails at once.
+pub async fn press(a: &mut Agent, wanted: &str) -> anyhow::Result<()> {
+    let mut pause = std::time::Duration::from_millis(250);
+    for _ in 0..4 {
+        let read = read_until(a, &format!("the {wanted}"), |r| line_of(r, wanted).is_ok()).await?;
+        let (r, failed) = a.call("nova.click_selector", json!({"selector": ref_of(&read, wanted)?})).await?;
+        if !failed {
+            return Ok(());
+        }
+        anyhow::ensure!(r["reasonCode"] == "element_covered", "pressing {wanted}: {r}");
+        tokio::time::sleep(pause).await;
+        pause *= 2;
+    }
+    bail!("{wanted} stayed covered for four seconds")
 }
 
 /// The page read once `done` holds of it (at most 5 s): what a click or typing opened may be

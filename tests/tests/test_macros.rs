@@ -430,7 +430,8 @@ async fn a_form_is_sent_once_the_page_has_answered_the_typing() -> anyhow::Resul
 }
 
 /// A page that saves in the background and keeps the success note of what was done before:
-/// a new success message is the outcome, the note that was already there is not.
+/// a new success message is the outcome, the note that was already there is not; a new one
+/// saying what the older one still showing beside it says is the outcome too.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_success_message_beside_an_older_one_is_the_outcome() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -441,6 +442,15 @@ async fn a_new_success_message_beside_an_older_one_is_the_outcome() -> anyhow::R
     assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
     let said = c.structured("nova.read_text", json!({"selector": "#messages"})).await?;
     assert_eq!(said["text"], "Image \"Storefront\" updated.");
+    // Updated again, the page adds the same message beside the first, which still shows.
+    c.structured("nova.navigate", json!({"url": nova.url("saved-again.html?same")})).await?;
+    for n in 1..=2 {
+        let r = c.structured("nova.guarded_submit_form", update.clone()).await?;
+        assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "update {n}: {r}");
+        let shown = c.structured("nova.read_text", json!({"selector": "#messages"})).await?;
+        let said = shown["text"].as_str().unwrap_or_default();
+        assert_eq!(said.matches("Image updated.").count(), n, "{shown}");
+    }
     // Sent, and nothing new shows: the older note proves nothing.
     c.structured("nova.navigate", json!({"url": nova.url("saved-again.html?quiet")})).await?;
     let mut quiet = update;

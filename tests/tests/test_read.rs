@@ -769,7 +769,8 @@ async fn a_box_past_the_cut_still_covers_the_text_before_it() -> anyhow::Result<
 }
 
 /// An application whose root holds only a layer placed over the viewport (`position: fixed`):
-/// the root, the body and the document have no height. Everything in the layer is read and
+/// the root, the body and the document have no height, and the body hides its overflow (the
+/// viewport takes it: it cuts nothing). Everything in the layer is read and
 /// listed; boxes placed wholly before the page's start are not.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_application_in_a_positioned_layer_over_a_root_of_no_height_is_read() -> anyhow::Result<()> {

@@ -13,6 +13,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::mlflow::{self, Mlflow};
+use nova_e2e::realapps::node_red::{self, NodeRed};
 use nova_e2e::realapps::prefect::{self, Prefect};
 use nova_e2e::realapps::radicale::{self, Radicale};
 use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
@@ -453,4 +454,19 @@ async fn fava_adds_an_entry_from_a_modal_dialog_proven_by_its_notification_and_r
     let steps = ["submit_valid", "submit_refused"];
     let pages = [app.url("/household/journal/")];
     drive(("fava-agent", &[]), &steps, async |a, after, _| fava::journey(&app, a, after).await, &pages).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_red_deploys_a_flow_proven_by_its_notification_refused_after_a_colleague_s_then_merged()
+-> anyhow::Result<()> {
+    let app = NodeRed::start().await?;
+    let steps = ["submit_valid", "submit_refused", "submit_merged"];
+    let pages = [app.home()];
+    drive(
+        ("node-red-agent", &[]),
+        &steps,
+        async |a, after, _| node_red::journey(&app, a, after).await,
+        &pages,
+    )
+    .await
 }

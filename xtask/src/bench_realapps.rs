@@ -19,6 +19,7 @@ use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::mlflow::{self, Mlflow};
+use nova_e2e::realapps::node_red::{self, NodeRed};
 use nova_e2e::realapps::prefect::{self, Prefect};
 use nova_e2e::realapps::radicale::{self, Radicale};
 use nova_e2e::realapps::sqlite_web::{self, SqliteWeb};
@@ -102,6 +103,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = Fava::start().await?;
         let mut a = agent(kind).await?;
         fava::journey(&app, &mut a.1, |step| record(&mut samples, "fava", step)).await?;
+        drop((app, a));
+        let app = NodeRed::start().await?;
+        let mut a = agent(kind).await?;
+        node_red::journey(&app, &mut a.1, |step| record(&mut samples, "node_red", step)).await?;
         drop((app, a));
         let app = Trac::start().await?;
         let mut a = agent(kind).await?;

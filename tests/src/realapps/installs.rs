@@ -6,14 +6,14 @@ use std::path::PathBuf;
 
 use super::{
     canaille, chainlit, deep_chat, django, fava, gradio, ihatemoney, jingo, mediawiki, mlflow, nicegui,
-    prefect, radicale, shiny, sqlite_web, streamlit, tiddlywiki, trac, two_factor, wagtail,
+    node_red, prefect, radicale, shiny, sqlite_web, streamlit, tiddlywiki, trac, two_factor, wagtail,
 };
 
 /// Installs every application that is not installed yet, one after another, in the order the
 /// tests first start them; the first failure stops it (each installer names its application in
 /// what it prints and in its error).
 pub fn ensure_all_installed() -> anyhow::Result<()> {
-    let installs: [fn() -> anyhow::Result<PathBuf>; 20] = [
+    let installs: [fn() -> anyhow::Result<PathBuf>; 21] = [
         canaille::ensure_installed,
         chainlit::ensure_installed,
         deep_chat::ensure_installed,
@@ -34,6 +34,7 @@ pub fn ensure_all_installed() -> anyhow::Result<()> {
         mlflow::ensure_installed,
         prefect::ensure_installed,
         fava::ensure_installed,
+        node_red::ensure_installed,
     ];
     for install in installs {
         install()?;
