@@ -694,7 +694,10 @@ fn words_beside(el: &Element, after: bool) -> Option<String> {
 /// this menu)` for the ear; `skipped` is then set). Not innerText: that would lay out, and
 /// screen-reader-only labels (drawn in a clipped pixel, part of the accessible name) must be
 /// kept. An element holding only text costs one call, as `textContent` does; each element
-/// inside is asked whether it is hidden, an HTML one its display.
+/// inside is asked whether it is hidden, an HTML one its display. An element laid out apart
+/// from the text beside it ([`apart`]) is read apart, as the browsers' accessible names read
+/// it: Node-RED's menu item shows "Import" and its shortcut "ctrl-i" at either end of a flex
+/// box, "Import ctrl-i", not "Importctrl-i".
 fn content_text(el: &Element, hidden_too: bool, skipped: &mut bool) -> String {
     if el.child_element_count() == 0 {
         return el.text_content().unwrap_or_default();
@@ -713,16 +716,30 @@ fn content_text(el: &Element, hidden_too: bool, skipped: &mut bool) -> String {
                 // An icon's `<title>` names it, shown or not: SVG keeps its whole text.
                 if child.namespace_uri().as_deref() != Some(HTML_NS) {
                     text.push_str(&child.text_content().unwrap_or_default());
-                } else if !matches!(tag(child).as_str(), "select" | "textarea")
-                    && computed(child, "display").as_deref() != Some("none")
-                {
-                    text.push_str(&content_text(child, hidden_too, skipped));
+                } else if !matches!(tag(child).as_str(), "select" | "textarea") {
+                    let display = computed(child, "display").unwrap_or_default();
+                    if display != "none" {
+                        let gap = if apart(&display) { " " } else { "" };
+                        text.push_str(gap);
+                        text.push_str(&content_text(child, hidden_too, skipped));
+                        text.push_str(gap);
+                    }
                 }
             }
             _ => {}
         }
     }
     text
+}
+
+/// Whether a box with this computed `display` is laid out apart from the text beside it: a
+/// block, a list item, a table's parts, a flex or grid container, and an item of one (whose
+/// `display` computes to `block`); not an inline box of any kind, nor `contents` (no box).
+fn apart(display: &str) -> bool {
+    !(display.is_empty()
+        || display.starts_with("inline")
+        || display.starts_with("ruby")
+        || display == "contents")
 }
 
 /// `button "Send"`: how an element is named in reports.

@@ -870,7 +870,7 @@ async fn words_drawn_as_icons_are_not_read_as_words() -> anyhow::Result<()> {
 /// current one), while a label for screen readers only, drawn in a clipped pixel, and an
 /// icon's title stay in the name; an icon named only by its tooltip names its link; a select
 /// inside its label is named by the label's words, not its options. A link with an empty
-/// address says it leads to the page itself.
+/// address says it leads to the page itself. Words laid out apart (flex items) are read apart.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
     let shown = element_lines("shown-names.html").await?;
@@ -884,6 +884,7 @@ async fn a_name_holds_only_the_labels_a_control_shows() -> anyhow::Result<()> {
         r#"button "Help (2 new items in this menu)""#,
         r#"button "New entry""#,
         r#"button "send""#,
+        r##"link "Import ctrl-i" -> #import"##,
         r#"combobox "Action:" value="---------" options=[---------|Delete selected groups]"#,
     ];
     assert_eq!(shown, expected);
