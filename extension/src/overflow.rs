@@ -90,9 +90,9 @@ pub fn propagated(el: &Element) -> bool {
     if &root == el {
         return true;
     }
-    let body = doc.body().is_some_and(|b| b.unchecked_ref::<Element>() == el)
-        && el.parent_element().as_ref() == Some(&root)
-        && crate::dom::tag(el) == "body";
+    // `document.body` is the root's first `<body>` (or `<frameset>`) child.
+    let body =
+        doc.body().is_some_and(|b| b.unchecked_ref::<Element>() == el) && crate::dom::tag(el) == "body";
     body && parse(&crate::dom::computed(&root, "overflow").unwrap_or_default()) == [Axis::Open; 2]
 }
 

@@ -215,8 +215,8 @@ impl Witness {
     /// also `role="status"`, while the view loads. A page that stacks its messages adds a new
     /// one beside the old: Node-RED's "Successfully deployed" shows for five seconds, and a
     /// deploy in that time adds another.
-    fn news(&self, stale: &[Witness], now: &[Witness]) -> bool {
-        let still_shows = |s: &Witness| now.iter().any(|n| n.element == s.element);
+    fn news(&self, stale: &[Witness], now: &[web_sys::Element]) -> bool {
+        let still_shows = |s: &Witness| now.contains(&s.element);
         let mut echoes = stale.iter().filter(|s| s.text == self.text).peekable();
         !self.at_work
             && !self.text.is_empty()
@@ -291,8 +291,8 @@ fn evaluate(state: &Shared) {
                 .zip(&s.stale_any)
                 .any(|(a, &was)| !was && cls::check(a, &observe(a)).passed)
             || {
-                let now: Vec<Witness> = witnesses(&post.success).into_iter().map(Witness::of).collect();
-                now.iter().any(|w| w.news(&s.stale_witnesses, &now))
+                let now = witnesses(&post.success);
+                now.iter().any(|e| Witness::of(e.clone()).news(&s.stale_witnesses, &now))
             };
         let (mut o, d) = cls::classify(&post, &mut observe);
         if o == Outcome::Fail && s.stale_fail {
