@@ -110,8 +110,9 @@ fn actionable_as(el: &Element, typing: bool) -> Result<(f32, f32), Failure> {
 const REACH_POINTS: [(f64, f64); 8] =
     [(0.5, 0.2), (0.5, 0.8), (0.2, 0.5), (0.8, 0.5), (0.2, 0.2), (0.8, 0.2), (0.2, 0.8), (0.8, 0.8)];
 
-fn mouse_init(x: f32, y: f32, buttons: u16) -> MouseEventInit {
+fn mouse_init(x: f32, y: f32, buttons: u16, detail: i32) -> MouseEventInit {
     let init = MouseEventInit::new();
+    init.set_detail(detail);
     init.set_bubbles(true);
     init.set_cancelable(true);
     init.set_composed(true);
@@ -143,26 +144,39 @@ fn pointer(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
 
 /// What a person's mouse sends pressing `el` at (`x`, `y`): it comes over the element and moves
 /// onto it (menus and list boxes tell a press from a pointer that has not moved by these), goes
-/// down (the focus moves unless the page cancels the mousedown), up, and clicks. Answers
-/// whether the click was not cancelled.
+/// down (the focus moves unless the page cancels the mousedown), up, and clicks, each mouse
+/// event counting one press in its `detail`. Answers whether the click was not cancelled.
 pub(crate) fn press(el: &Element, x: f32, y: f32) -> bool {
     pointer(el, "pointerover", x, y, 0);
-    mouse(el, "mouseover", x, y, 0);
+    mouse(el, "mouseover", x, y, 0, 0);
     pointer(el, "pointermove", x, y, 0);
-    mouse(el, "mousemove", x, y, 0);
+    mouse(el, "mousemove", x, y, 0, 0);
+    down_up(el, x, y, 1)
+}
+
+/// The second press of a double-click, where the first was, the pointer not moved: down, up
+/// and click counting two presses, then `dblclick`.
+fn press_again(el: &Element, x: f32, y: f32) {
+    down_up(el, x, y, 2);
+    mouse(el, "dblclick", x, y, 0, 2);
+}
+
+/// A press and release of the main button counted `presses` in a row: the focus moves on the
+/// mousedown unless the page cancels it. Answers whether the click was not cancelled.
+fn down_up(el: &Element, x: f32, y: f32, presses: i32) -> bool {
     pointer(el, "pointerdown", x, y, 1);
-    if mouse(el, "mousedown", x, y, 1)
+    if mouse(el, "mousedown", x, y, 1, presses)
         && let Some(target) = focusable_around(el)
     {
         focus(&target);
     }
     pointer(el, "pointerup", x, y, 0);
-    mouse(el, "mouseup", x, y, 0);
-    mouse(el, "click", x, y, 0)
+    mouse(el, "mouseup", x, y, 0, presses);
+    mouse(el, "click", x, y, 0, presses)
 }
 
-fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16) -> bool {
-    MouseEvent::new_with_mouse_event_init_dict(kind, &mouse_init(x, y, buttons))
+fn mouse(el: &Element, kind: &str, x: f32, y: f32, buttons: u16, detail: i32) -> bool {
+    MouseEvent::new_with_mouse_event_init_dict(kind, &mouse_init(x, y, buttons, detail))
         .map(|e| el.dispatch_event(&e).unwrap_or(true))
         .unwrap_or(true)
 }
@@ -285,8 +299,18 @@ fn refuse_unguarded(el: &Element, guarded: bool, why: Option<String>) -> Result<
     }
 }
 
-/// `page.click`.
-pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
+/// Where a click lands: the element asked for, what is pressed and where.
+struct Aim {
+    el: Element,
+    pressed: Element,
+    x: f32,
+    y: f32,
+    file_risk: Option<aware::FileRisk>,
+}
+
+/// The checks before a click: the element is found, is no file input, is no commit point
+/// pressed unguarded (nor twice), and can be pressed.
+fn aim(p: &ClickParams) -> Result<Aim, Failure> {
     let el = dom::resolve(&p.selector)?;
     // Before visibility: file inputs are usually hidden behind a styled label, and the agent
     // needs the way to nova.file_upload, not `element_not_visible`.
@@ -297,7 +321,19 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
             nova_shared::page::file_input_click_message(&dom::describe(&el), &risk.reason, &risk.hint),
         ));
     }
-    refuse_unguarded(&el, p.guarded, commit_point(&el))?;
+    let commit = commit_point(&el);
+    if p.double_click
+        && let Some(why) = &commit
+    {
+        return Err(fail(
+            reason::DOUBLE_CLICK_COMMIT,
+            format!(
+                "{why}: doubleClick would press it twice and could commit twice; click it once (with a transitionContract); nothing was dispatched to {}",
+                dom::describe(&el)
+            ),
+        ));
+    }
+    refuse_unguarded(&el, p.guarded, commit)?;
     // A control not seen itself is pressed where its label shows, on what lies there.
     let label = crate::proxied::label_in_place(&el);
     let (x, y) = actionable(label.as_ref().unwrap_or(&el))?;
@@ -306,13 +342,49 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
             dom::Root::of(&l).and_then(|r| r.element_from_point(x, y)).filter(|h| l.contains(Some(h)))
         })
         .unwrap_or_else(|| el.clone());
+    Ok(Aim { el, pressed, x, y, file_risk })
+}
+
+/// The first press of a double-click ([`ClickParams::double_click`]), after every check of a
+/// click; [`click`] presses again [`nova_shared::protocol::DOUBLE_CLICK_GAP_MS`] later.
+pub fn first_press(p: &ClickParams) -> Result<(), Failure> {
+    let a = aim(p)?;
+    press(&a.pressed, a.x, a.y);
+    Ok(())
+}
+
+/// `page.click`. With `double_click`, the second press of a double-click whose first
+/// [`first_press`] made: it is aimed again (the first may have moved or redrawn the element),
+/// and when it cannot be, the report says the first press alone was sent.
+pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
+    let a = match aim(p) {
+        Ok(a) => a,
+        Err((_, why)) if p.double_click => {
+            return Ok(ActionReport {
+                action_dispatched: true,
+                url_before: dom::href(),
+                url_after: dom::href(),
+                element: p.selector.clone(),
+                method: "click".into(),
+                warnings: vec![format!("only the first press of the double-click was sent: {why}")],
+                ..Default::default()
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let Aim { el, pressed, x, y, file_risk } = a;
     let element = dom::describe(&el);
     let url_before = dom::href();
     // Read before dispatch: the click may navigate or remove the element.
     let autofill = aware::autofill_popup(&el);
     let dialog = aware::native_dialog_risk(&el, true);
     let leaving = Leaving::listen();
-    let not_cancelled = press(&pressed, x, y);
+    let not_cancelled = if p.double_click {
+        press_again(&pressed, x, y);
+        true
+    } else {
+        press(&pressed, x, y)
+    };
     leaving.clicked(&el, not_cancelled);
     let url_after = dom::href();
     let navigation_started = leaving.destination(&url_after);
@@ -325,7 +397,7 @@ pub fn click(p: &ClickParams) -> Result<ActionReport, Failure> {
         element,
         readback: None,
         sensitive: false,
-        method: "click".into(),
+        method: if p.double_click { "dblclick" } else { "click" }.into(),
         warnings: Vec::new(),
         autofill_popup_warning,
         autofill_field_role,

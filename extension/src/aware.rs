@@ -28,7 +28,7 @@ mod query;
 
 pub use autofill::{autofill_fields, autofill_popup};
 pub use dialogs::{native_dialog_risk, native_dialogs};
-pub use files::file_input_risk;
+pub use files::{FileRisk, file_input_risk};
 pub use frameworks::frameworks;
 pub use overlay::identity_overlays;
 pub use page_text::{challenge_text, geo_blocked_text};

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use nova_shared::protocol::{
-    ActParams, CheckParams, PageAction, PerceiveParams, RevParams, RevResult, WatchParams, method,
+    ActParams, CheckParams, ClickParams, DOUBLE_CLICK_GAP_MS, PageAction, PerceiveParams, RevParams,
+    RevResult, WatchParams, method,
 };
 use nova_shared::reason;
 use serde::Serialize;
@@ -50,6 +51,12 @@ fn act(msg: &JsValue) -> JsValue {
         Ok(p) => p,
         Err(e) => return actions::envelope(Err(e)),
     };
+    if let PageAction::Click(c) = &p.action
+        && c.double_click
+    {
+        let c = c.clone();
+        return twice(&c, move || armed(p));
+    }
     let PageAction::Select(picker) = &p.action else { return armed(p) };
     let picker = picker.clone();
     wasm_bindgen_futures::future_to_promise(async move {
@@ -57,6 +64,20 @@ fn act(msg: &JsValue) -> JsValue {
             Ok(()) => armed(p),
             Err(e) => actions::envelope(Err(e)),
         })
+    })
+    .into()
+}
+
+/// A double-click: its first press now, and `then`, which presses again, after the gap a
+/// person's hand leaves between the two ([`DOUBLE_CLICK_GAP_MS`]). A first press refused is the
+/// answer, and nothing was dispatched.
+fn twice(p: &ClickParams, then: impl FnOnce() -> JsValue + 'static) -> JsValue {
+    if let Err(e) = actions::first_press(p) {
+        return actions::envelope(Err(e));
+    }
+    wasm_bindgen_futures::future_to_promise(async move {
+        crate::settle::sleep(f64::from(DOUBLE_CLICK_GAP_MS)).await;
+        Ok(then())
     })
     .into()
 }
@@ -246,7 +267,12 @@ fn answer(msg: &JsValue) -> JsValue {
             timing::part("encodeMs", || out(page))
         }),
         method::READ_TEXT => params(msg).and_then(|p| out(perceive::read_text(&p))),
-        method::CLICK => params(msg).and_then(|p| out(actions::click(&p))),
+        method::CLICK => match params::<ClickParams>(msg) {
+            Ok(p) if p.double_click => {
+                return twice(&p.clone(), move || text_envelope(out(actions::click(&p))));
+            }
+            p => p.and_then(|p| out(actions::click(&p))),
+        },
         method::TYPE => params(msg).and_then(|p| out(actions::type_text(&p))),
         method::CHECK => params(msg).and_then(|p: CheckParams| out(Ok(watch::check(&p)))),
         method::ACT => return act(msg),

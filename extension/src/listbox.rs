@@ -51,6 +51,7 @@ pub async fn open(p: &SelectParams) -> Result<(), Failure> {
         frame_id: p.frame_id,
         selector: p.selector.clone(),
         guarded: true,
+        double_click: false,
     })?;
     let options = options();
     for _ in 0..OPEN_WAIT_MS / POLL_MS {

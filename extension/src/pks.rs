@@ -285,6 +285,7 @@ pub fn step(p: &StepParams) -> Result<StepResult, Failure> {
                 frame_id: None,
                 selector: selector.clone(),
                 guarded: false,
+                double_click: false,
             };
             crate::actions::click(&click)?;
         }

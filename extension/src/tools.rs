@@ -239,8 +239,13 @@ pub fn dismiss(p: &DismissParams) -> Result<DismissResult, Failure> {
                     let selector = format!("e{}", dom::ref_for(&c));
                     let what = dom::describe(&c);
                     // Unguarded: a control that is a commit point (a submit) is refused and skipped.
-                    let click =
-                        ClickParams { target: String::new(), frame_id: None, selector, guarded: false };
+                    let click = ClickParams {
+                        target: String::new(),
+                        frame_id: None,
+                        selector,
+                        guarded: false,
+                        double_click: false,
+                    };
                     match crate::actions::click(&click) {
                         Ok(_) => what,
                         Err((code, _)) if code == reason::ELEMENT_COVERED => continue,

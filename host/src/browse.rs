@@ -161,6 +161,10 @@ crate::tool_args! {
     pub struct ClickArgs [tab, agent, frame, contract] {
         /// CSS selector (with `>>>` into shadow roots and same-origin iframes) or a perceive ref.
         pub selector: String,
+        /// Double-click: press twice, as a person opening an item's editor or a file does.
+        /// Refused on a commit point (`double_click_commit_point`).
+        #[serde(default)]
+        pub double_click: bool,
     }
 }
 
@@ -566,6 +570,7 @@ impl Browser<'_> {
             frame_id: p.frame_id,
             selector: a.selector,
             guarded: p.guarded,
+            double_click: a.double_click,
         };
         if let Some(contract) = &p.contract {
             return self.guard.guarded(rec, &p.tab, PageAction::Click(params), contract).await;

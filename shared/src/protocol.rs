@@ -26,8 +26,8 @@ pub const CHUNK_DATA_BYTES: usize = HOST_TO_BROWSER_MAX_FRAME / 2 - 1024;
 
 mod act;
 pub use act::{
-    ActParams, CheckParams, CheckResult, ClickParams, PageAction, SelectParams, TypeParams, WatchParams,
-    WatchResult, WatchSpec,
+    ActParams, CheckParams, CheckResult, ClickParams, DOUBLE_CLICK_GAP_MS, PageAction, SelectParams,
+    TypeParams, WatchParams, WatchResult, WatchSpec,
 };
 
 pub use crate::FrameId;

@@ -43,5 +43,8 @@ pub const GONE_AFTER_DISPATCH: &str = "page_gone_after_dispatch";
 /// A click on a file input (or its label) was refused before dispatch: it would open a native
 /// file chooser outside MCP visibility; `nova.file_upload` puts the files in instead.
 pub const FILE_INPUT_CLICK: &str = "file_input_click";
+/// A double-click on a commit point was refused before dispatch: its two presses would send,
+/// submit or delete twice; one click (guarded) commits once.
+pub const DOUBLE_CLICK_COMMIT: &str = "double_click_commit_point";
 /// A playbook step's element is outside the surface its `maxScope` allows.
 pub const PKS_OUTSIDE_SCOPE: &str = "pks.outside_scope";

@@ -388,22 +388,25 @@ pub async fn open_dialog(a: &mut Agent, url: &str, button: &str, field: &str) ->
 
 /// Reads the page until an element line holding `wanted` shows (the page's script may draw it
 /// a moment later), and clicks that element by its ref. A click refused because something
-/// covers it is tried again after reading the page, four times at most, waiting twice as long
-/// each time: a person waits out a cover that goes away (Node-RED fades out the shade of a
-/// dialog just closed). Any other refusal fails at once.
+/// covers it is tried again after reading the page, four times in all, waiting 1, 2 and 4 s
+/// between: a person waits out a cover that goes away (Node-RED fades out the shade of a
+/// dialog just closed, and its notifications, over the flows' tabs, stay five seconds). Any
+/// other refusal fails at once.
 pub async fn press(a: &mut Agent, wanted: &str) -> anyhow::Result<()> {
-    let mut pause = std::time::Duration::from_millis(250);
-    for _ in 0..4 {
+    let mut pause = std::time::Duration::from_secs(1);
+    let mut attempts = 1;
+    loop {
         let read = read_until(a, &format!("the {wanted}"), |r| line_of(r, wanted).is_ok()).await?;
         let (r, failed) = a.call("nova.click_selector", json!({"selector": ref_of(&read, wanted)?})).await?;
         if !failed {
             return Ok(());
         }
         anyhow::ensure!(r["reasonCode"] == "element_covered", "pressing {wanted}: {r}");
+        anyhow::ensure!(attempts < 4, "{wanted} stayed covered for seven seconds: {r}");
         tokio::time::sleep(pause).await;
         pause *= 2;
+        attempts += 1;
     }
-    bail!("{wanted} stayed covered for four seconds")
 }
 
 /// The page read once `done` holds of it (at most 5 s): what a click or typing opened may be

@@ -99,6 +99,61 @@ async fn click_dispatches_only_on_visible_enabled_uncovered_elements() -> anyhow
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_double_click_presses_twice_as_a_hand_does_and_never_on_a_commit_point() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("double.html")})).await?;
+
+    // One click selects and opens nothing; its events count one press, as a mouse's do.
+    let one = c.structured("nova.click_selector", json!({"selector": "#report"})).await?;
+    assert_eq!(one["method"], "click", "{one}");
+    assert_eq!(text_of(&c, "#log").await?, "mousedown:1 mouseup:1 click:1");
+    assert_eq!(text_of(&c, "#opened").await?, "Nothing open");
+
+    // The page times the presses itself: they come apart, the second counting two, then dblclick.
+    c.structured("nova.click_selector", json!({"selector": "#notes"})).await?;
+    let two =
+        c.structured("nova.click_selector", json!({"selector": "#report", "doubleClick": true})).await?;
+    assert_eq!(
+        (two["actionDispatched"].clone(), two["method"].clone()),
+        (json!(true), json!("dblclick")),
+        "{two}"
+    );
+    assert_eq!(text_of(&c, "#opened").await?, "Opened report.txt");
+    let log = text_of(&c, "#log").await?;
+    assert!(log.ends_with("mousedown:1 mouseup:1 click:1 mousedown:2 mouseup:2 click:2 dblclick:2"), "{log}");
+
+    // The browser's own dblclick event, guarded by a contract that sees what it did.
+    let contract = json!({
+        "actionKind": "custom",
+        "postconditions": {"success": {"all": [
+            {"factKey": "dom.text(#title)", "operator": "contains", "expected": "Renamed (detail 2)"}]}},
+        "stabilityWindowMs": 3000,
+        "stabilityMs": 200
+    });
+    let r = c
+        .call(
+            "nova.click_selector",
+            json!({"selector": "#title", "doubleClick": true, "transitionContract": contract}),
+        )
+        .await?;
+    let r = r.structured_content.unwrap_or_default();
+    assert_eq!(r["guardedCommit"]["verificationStatus"], "verified_success", "{r}");
+
+    // A commit point pressed twice could commit twice: refused, whether guarded or not.
+    let r = c.call("nova.click_selector", json!({"selector": "#delete", "doubleClick": true})).await?;
+    let s = r.structured_content.unwrap_or_default();
+    assert_eq!(r.is_error, Some(true), "{s}");
+    assert_eq!(
+        (s["reasonCode"].clone(), s["actionDispatched"].clone()),
+        (json!("double_click_commit_point"), json!(false)),
+        "{s}"
+    );
+    assert_eq!(text_of(&c, "#deleted").await?, "0", "nothing was pressed");
+    Ok(())
+}
+
 /// Bit of `observations.signal_flags`: a navigation committed.
 const NAVIGATION_COMMITTED: i64 = 1 << 5;
 

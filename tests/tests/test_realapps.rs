@@ -457,10 +457,10 @@ async fn fava_adds_an_entry_from_a_modal_dialog_proven_by_its_notification_and_r
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn node_red_deploys_a_flow_proven_by_its_notification_refused_after_a_colleague_s_then_merged()
+async fn node_red_deploys_a_flow_proven_by_its_notification_refused_after_a_colleague_s_merged_then_renamed()
 -> anyhow::Result<()> {
     let app = NodeRed::start().await?;
-    let steps = ["submit_valid", "submit_refused", "submit_merged"];
+    let steps = ["submit_valid", "submit_refused", "submit_merged", "submit_renamed"];
     let pages = [app.home()];
     drive(
         ("node-red-agent", &[]),

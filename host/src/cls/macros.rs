@@ -487,12 +487,7 @@ impl Macros<'_> {
             return Ok(undispatched(&e));
         }
         let action = match send {
-            Some(selector) => PageAction::Click(ClickParams {
-                target: tab.target_id.clone(),
-                frame_id: None,
-                selector,
-                guarded: true,
-            }),
+            Some(selector) => PageAction::Click(ClickParams::guarded(tab.target_id.clone(), selector)),
             None => PageAction::Type(TypeParams {
                 target: tab.target_id.clone(),
                 frame_id: None,
@@ -777,12 +772,7 @@ impl Macros<'_> {
                 None => self.submit_control(&tab.target_id, None, LOGIN_WORDS).await,
             },
         };
-        let action = PageAction::Click(ClickParams {
-            target: tab.target_id.clone(),
-            frame_id: None,
-            selector: submit,
-            guarded: true,
-        });
+        let action = PageAction::Click(ClickParams::guarded(tab.target_id.clone(), submit));
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
         let reply = Self::explain_code(&ad.login, reply);
         let reply = self.sign_in_unconfirmed(reply, &tab.target_id, &ad.login).await;
@@ -853,12 +843,7 @@ impl Macros<'_> {
             contract.stability_window_ms = c.stability_window_ms.or(contract.stability_window_ms);
             contract.stability_ms = c.stability_ms.or(contract.stability_ms);
         }
-        let action = PageAction::Click(ClickParams {
-            target: tab.target_id.clone(),
-            frame_id: None,
-            selector: button,
-            guarded: true,
-        });
+        let action = PageAction::Click(ClickParams::guarded(tab.target_id.clone(), button));
         let reply = self.guard.guarded(rec, tab, action, &contract).await?;
         let step = json!({
             "transitionId": reply.structured["guardedCommit"]["transitionId"],
@@ -1013,12 +998,7 @@ impl Macros<'_> {
             Some(s) => s,
             None => self.submit_control(&tab.target_id, a.form_selector.as_deref(), SUBMIT_WORDS).await,
         };
-        let action = PageAction::Click(ClickParams {
-            target: tab.target_id.clone(),
-            frame_id: None,
-            selector: submit,
-            guarded: true,
-        });
+        let action = PageAction::Click(ClickParams::guarded(tab.target_id.clone(), submit));
         let reply = self.guard.guarded(rec, &tab, action, &contract).await?;
         let reply = if signed_in { self.sign_in_asked(reply) } else { reply };
         let reply = if own_success { reply } else { self.post_back(reply, &tab, ad.form.success.as_deref()) };

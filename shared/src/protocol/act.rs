@@ -22,7 +22,25 @@ pub struct ClickParams {
     /// (submit, send, login, pay, delete, confirm) is refused before dispatch.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub guarded: bool,
+    /// Press twice, a double-click: the page gets the first press, then, [`DOUBLE_CLICK_GAP_MS`]
+    /// later, the second and `dblclick`. Refused on a commit point, which would commit twice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub double_click: bool,
 }
+
+impl ClickParams {
+    /// One click in the top frame that a transition contract guards, as the guarded tools
+    /// press their submit and confirm buttons.
+    pub fn guarded(target: String, selector: String) -> Self {
+        Self { target, frame_id: None, selector, guarded: true, double_click: false }
+    }
+}
+
+/// The time between the two presses of a double-click, as a person's hand leaves it: pages
+/// that time the presses themselves (Node-RED opens a node's editor only when the second
+/// mousedown comes later than the first, and within 650 ms) see a double-click, and the
+/// shortest double-click time a system lets a person set (200 ms) is not reached.
+pub const DOUBLE_CLICK_GAP_MS: u32 = 80;
 
 /// `page.type` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

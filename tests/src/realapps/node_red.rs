@@ -125,7 +125,8 @@ async fn import(a: &mut Agent, flow: &str) -> anyhow::Result<()> {
 /// the tour: closed), imports a flow and deploys it, refused without a contract and then sent
 /// with `nova.guarded_submit_form` naming the Deploy button (its notification proves it); a
 /// colleague deploys meanwhile, so its next deploy is refused (the server runs newer flows)
-/// and, once the agent merges, sent again. Every verdict, `urlAfter` and the flows file after
+/// and, once the agent merges, sent again; last it renames its node in the node's editor,
+/// opened with a double-click on the node, and deploys the new name. Every verdict, `urlAfter` and the flows file after
 /// each step are checked here; `after` sees each guarded step too.
 pub async fn journey(
     app: &NodeRed,
@@ -181,10 +182,33 @@ pub async fn journey(
 
     // The agent takes the colleague's change into its own, as Node-RED offers, and deploys both.
     press(a, "button \"Merge\"").await?;
-    let r = a.call(SUBMIT, send).await?;
-    judge.step(("submit_merged", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", at, ("Evening", 1))?;
+    let r = a.call(SUBMIT, send.clone()).await?;
+    judge.step(
+        ("submit_merged", SUBMIT, a.calls_of(SUBMIT)),
+        r,
+        "verified_success",
+        at.clone(),
+        ("Evening", 1),
+    )?;
     for kept in ["Morning", "Colleague"] {
         anyhow::ensure!(app.count(kept)? == 1, "after the merged deploy, `{kept}` is not in the flows once");
     }
+
+    // The agent renames its node in the node's own editor, which opens as a person opens it: a
+    // double-click on the node, in its flow's tab (the node's id is the one the agent's flow
+    // gave it; the node itself is drawn in SVG and has no line of its own).
+    press(a, "link \"Evening\"").await?;
+    let read = a.step("nova.perceive", json!({})).await?;
+    let at = read["url"].as_str().unwrap_or_default().to_owned();
+    anyhow::ensure!(at.ends_with("#flow/tab-Evening"), "the Evening flow's address: {at}");
+    let node = "[id=\"inject-Evening\"] > rect.red-ui-flow-node";
+    a.step("nova.click_selector", json!({"selector": node, "doubleClick": true})).await?;
+    let name = "textbox \"Name\" value=\"Evening\"";
+    let read = read_until(a, "the node's editor", |r| line_of(r, name).is_ok()).await?;
+    a.step("nova.type_selector", json!({"selector": ref_of(&read, name)?, "text": "Night"})).await?;
+    press(a, "button \"Done\"").await?;
+    let r = a.call(SUBMIT, send).await?;
+    judge.step(("submit_renamed", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", at, ("Night", 1))?;
+    anyhow::ensure!(app.count("Evening")? == 0, "the renamed node still has its old name in the flows");
     Ok(())
 }
