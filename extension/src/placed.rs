@@ -1,7 +1,10 @@
 //! Boxes a page renders where nobody sees them: placed off the page (`left: -9999px` and the
 //! like), or given no room while hiding their overflow (the screen-reader-only pattern, a
 //! collapsed panel). The page walk skips them ([`crate::perceive`]); the first-screen wait
-//! does not count them as something the page shows ([`crate::drawn`]).
+//! does not count them as something the page shows ([`crate::drawn`]). A box of no room that
+//! hides its overflow and holds nothing that overflows it is not skipped: what it holds is
+//! placed by a box further out (JupyterLab's toasts, fixed to the viewport in a portal of no
+//! height that hides its overflow), and shows.
 //!
 //! A box before the page's start only because a box around it that scrolls has scrolled it
 //! there (the earlier messages of a chat whose pane is scrolled to its end) is a scroll away,
@@ -73,11 +76,17 @@ fn off_the_page(start: f64, size: f64) -> bool {
     start < 0.0 && start + size <= 0.0
 }
 
-/// Whether a box hides what overflows it (`overflow` other than visible, unless it is the
-/// viewport's ([`crate::overflow::propagated`]), or a `clip`).
+/// Whether a box cuts what it holds: it has a `clip`, or it hides what overflows it
+/// (`overflow` other than visible, unless it is the viewport's
+/// ([`crate::overflow::propagated`])) and something does. What a box further out places (a
+/// layer fixed to the viewport, or placed absolutely in a box outside it) is not its overflow.
 fn clips(el: &Element) -> bool {
-    let overflow = crate::overflow::parse(&crate::dom::computed(el, "overflow").unwrap_or_default());
     let clip = crate::dom::computed(el, "clip").unwrap_or_default();
-    (overflow.iter().any(|a| a.clips()) && !crate::overflow::propagated(el))
-        || (!clip.is_empty() && clip != "auto")
+    if !clip.is_empty() && clip != "auto" {
+        return true;
+    }
+    let overflow = crate::overflow::parse(&crate::dom::computed(el, "overflow").unwrap_or_default());
+    overflow.iter().any(|a| a.clips())
+        && !crate::overflow::propagated(el)
+        && (el.scroll_height() > el.client_height() || el.scroll_width() > el.client_width())
 }

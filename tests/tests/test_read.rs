@@ -770,8 +770,9 @@ async fn a_box_past_the_cut_still_covers_the_text_before_it() -> anyhow::Result<
 
 /// An application whose root holds only a layer placed over the viewport (`position: fixed`):
 /// the root, the body and the document have no height, and the body hides its overflow (the
-/// viewport takes it: it cuts nothing). Everything in the layer is read and
-/// listed; boxes placed wholly before the page's start are not.
+/// viewport takes it: it cuts nothing). Everything in the layer is read and listed, and so
+/// are the toasts a portal of no height that hides its overflow places over the viewport;
+/// boxes placed wholly before the page's start are not, nor what a collapsed panel holds.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_application_in_a_positioned_layer_over_a_root_of_no_height_is_read() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -779,7 +780,7 @@ async fn an_application_in_a_positioned_layer_over_a_root_of_no_height_is_read()
     a.ready().await?;
     let page = a.visit(&nova.url("fixed-root.html")).await?;
     let elements = lines(&page, "elements");
-    for control in ["textbox \"Say something\"", "button \"Send message\""] {
+    for control in ["textbox \"Say something\"", "button \"Send message\"", "button \"No thanks\""] {
         assert!(elements.iter().any(|l| l.contains(control)), "{control} is not listed: {elements:?}");
     }
     let read = a.step("nova.read_text", json!({})).await?;
@@ -787,8 +788,12 @@ async fn an_application_in_a_positioned_layer_over_a_root_of_no_height_is_read()
         reads_only_what_is_seen(
             tool,
             v,
-            &["Positioned application header", "A message in a positioned application is visible."],
-            &["INJECT-OFF-LEFT", "INJECT-ABOVE"],
+            &[
+                "Positioned application header",
+                "A message in a positioned application is visible.",
+                "Would you like news of this application?",
+            ],
+            &["INJECT-OFF-LEFT", "INJECT-ABOVE", "INJECT-COLLAPSED"],
         );
     }
     Ok(())
