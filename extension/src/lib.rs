@@ -25,7 +25,8 @@
 //!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS
 //!   paints in (a box hit tests pass through, text outside the viewport); [`overflow`]: whether
 //!   it lies outside a box around it that hides its overflow; [`shown`]: which of its lines
-//!   such a box lets show.
+//!   such a box lets show; [`glued`]: whether a text goes on the word the text before it
+//!   ended with (a code editor's tokens, each in an element of its own).
 //! - [`actions`]: click, type and a `<select>`'s choice with pre-dispatch checks;
 //!   [`edit_context`]: typing into an editor that reads an EditContext; [`keys`]: the key
 //!   events typing announces (the last key released, Enter pressed); [`listbox`]:
@@ -66,6 +67,7 @@ pub mod docrev;
 pub mod dom;
 pub mod drawn;
 pub mod edit_context;
+pub mod glued;
 pub mod hint;
 pub mod keys;
 pub mod leaving;

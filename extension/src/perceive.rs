@@ -124,6 +124,9 @@ struct Walk {
     shadows: Vec<web_sys::ShadowRoot>,
     /// How many frames deep the walk is.
     frames: u32,
+    /// The text node read last, when it ended inside a word with nothing read after it on its
+    /// line ([`crate::glued`]).
+    open: Option<crate::glued::End>,
 }
 
 /// Where the walk put the text of one text node of an element found seen.
@@ -139,7 +142,9 @@ struct Piece {
 }
 
 impl Walk {
-    fn push_text(&mut self, s: &str) {
+    /// Adds the words of `s`; `goes_on`: its first word goes on the last word added.
+    fn push_text(&mut self, s: &str, goes_on: bool) {
+        let mut glue = goes_on;
         for word in s.split_whitespace() {
             let (word, hidden) = nova_shared::invisible::visible(word);
             self.hidden_chars += hidden;
@@ -147,7 +152,8 @@ impl Walk {
                 continue;
             }
             let word = word.as_ref();
-            let needs_space = !self.text.is_empty() && !self.text.ends_with(['\n', ' ']);
+            let needs_space = !self.text.is_empty() && !self.text.ends_with(['\n', ' ']) && !glue;
+            glue = false;
             let piece_len = word.chars().count() + usize::from(needs_space);
             if self.head.len() < HEAD_CHARS {
                 self.head.push(' ');
@@ -187,6 +193,7 @@ impl Walk {
     }
 
     fn break_line(&mut self) {
+        self.open = None;
         if !self.text.is_empty() && !self.text.ends_with('\n') && self.text_total < self.text_max {
             while self.text.ends_with(' ') {
                 self.text.pop();
@@ -212,7 +219,12 @@ impl Walk {
                     };
                     let Some(shown) = shown else { return };
                     let (text, head, chars) = (self.text.len(), self.head.len(), self.text_total);
-                    self.push_text(&t[shown]);
+                    // Past the cut nothing is measured: the text is only counted.
+                    let open_ok = !self.past_the_cut();
+                    let open = self.open.take().filter(|_| open_ok);
+                    let goes_on = open.is_some_and(|o| o.goes_on(node, &t, shown.start));
+                    self.open = open_ok.then(|| crate::glued::End::of(node, &t, shown.end)).flatten();
+                    self.push_text(&t[shown], goes_on);
                     if let Some(later) = self.layers.later() {
                         self.pieces.push(Piece {
                             later,
@@ -454,7 +466,20 @@ fn is_interactive(el: &Element, tag: &str, role: &str, attrs: &Attrs) -> bool {
         "input" => return dom::input_type_with(el, attrs) != "hidden",
         _ => {}
     }
-    INTERACTIVE_ROLES.contains(&role) || is_interactive_by_attribute(el, attrs)
+    INTERACTIVE_ROLES.contains(&role) || (is_interactive_by_attribute(el, attrs) && !stands_in(el, tag, role))
+}
+
+/// The native controls a custom element may draw in its shadow root.
+const NATIVE_CONTROLS: &str = "button, input:not([type=\"hidden\"]), select, textarea, a[href]";
+
+/// Whether `el` is a custom element with no role of its own in the tab order only as the host
+/// of the control its shadow root draws (JupyterLab's toolbar buttons, FAST's `<jp-button
+/// tabindex="0">` around a `<button>`): the control inside is listed, and the host, one
+/// press away from it, is not listed again.
+fn stands_in(el: &Element, tag: &str, role: &str) -> bool {
+    role == tag
+        && tag.contains('-')
+        && el.shadow_root().and_then(|s| s.query_selector(NATIVE_CONTROLS).ok().flatten()).is_some()
 }
 
 /// Editable roots, click handlers in markup, and elements in the tab order.

@@ -51,6 +51,9 @@ async fn perceive_lists_addressable_elements_and_only_visible_text() -> anyhow::
     assert!(counter.starts_with('e') && counter.contains(" button "), "{counter}");
     assert!(find("\"Disabled button\"").is_some_and(|l| l.ends_with("disabled")));
     assert!(find("\"Add to cart\"").is_some(), "shadow DOM button listed: {elements:?}");
+    // A custom element in the tab order around the button its shadow root draws: listed once.
+    let refresh: Vec<_> = elements.iter().filter(|l| l.contains("\"Refresh list\"")).collect();
+    assert!(matches!(refresh[..], [l] if l.contains(" button ")), "{refresh:?}");
     assert!(find("\"Frame button\"").is_some(), "iframe button listed: {elements:?}");
     assert!(find("\"Email in frame\"").is_some(), "iframe input listed");
     assert!(find("link \"Second page\" -> page2.html").is_some());
@@ -915,5 +918,34 @@ async fn a_field_nothing_names_is_named_by_the_words_beside_it() -> anyhow::Resu
         r#"textbox "Where you live""#,
     ];
     assert_eq!(shown, expected);
+    Ok(())
+}
+
+/// A word split across inline elements is read as one, as it is drawn: a code editor's tokens,
+/// each coloured in an element of its own, read as the code (`sum(range(1, 11))`), not as
+/// tokens (`sum ( range ( 1 , 11 ) )`), and a word set bold in its middle as the word. Words
+/// drawn apart with nothing between them in the page are read apart: links apart by their
+/// margins, flex items, a badge with padding.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_word_split_across_elements_is_read_as_it_is_drawn() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let page = a.visit(&nova.url("words.html")).await?;
+    let read = a.step("nova.read_text", json!({})).await?;
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        let text = v["text"].as_str().unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        for line in [
+            "total = sum(range(1, 11))",
+            "print(f\"total={total}\")",
+            "A word set boldly in its middle.",
+            "Home About Help",
+            "analysis.ipynb 4s ago",
+            "Inbox 3",
+        ] {
+            assert!(lines.contains(&line), "{tool}: no line {line:?} in {text:?}");
+        }
+    }
     Ok(())
 }
