@@ -34,7 +34,8 @@
 //!   [`leaving`]: whether an action
 //!   started a navigation away from its document; [`order`]: selectors in document order (a
 //!   form's fields filled top to bottom); [`submitter`]: the button that submits a field's form;
-//!   [`modal`]: the modal dialog a person is confined to (a selector means its match there).
+//!   [`modal`]: the modal dialog a person is confined to (a selector means its match there);
+//!   [`asking`]: the dialogs that ask the person and hold a page's outcome until answered.
 //! - [`tools`]: the page side of route, file upload and blocker dismissal; [`scan`]: a
 //!   registered coverage scan of a frame.
 //! - [`aware`]: awareness signals: identity / payment / consent overlays, autofill fields,
@@ -54,6 +55,7 @@
 #![warn(missing_docs)]
 
 pub mod actions;
+pub mod asking;
 pub mod attrs;
 pub mod aware;
 pub mod background;

@@ -133,6 +133,9 @@ struct State {
     stale_success: bool,
     /// The elements that showed the success signal before the dispatch.
     stale_witnesses: Vec<Witness>,
+    /// The dialogs asking the person something before the dispatch ([`crate::asking::open`]):
+    /// one that opens after it is the page waiting for an answer.
+    dialogs_before: Vec<web_sys::Element>,
     /// Which of the success set's `any` assertions held before the dispatch: one that did not
     /// and holds now is news (the agent's `page.url contains "/overview"` beside a generic
     /// success marker that was always there).
@@ -232,6 +235,13 @@ fn proof(s: &State) -> Vec<cls::AssertionResult> {
     cls::held(&s.spec.postconditions.success, &mut |a| read_fact(a, epoch))
 }
 
+/// What the last dialog opened since the dispatch (not among `before`) asks, when one shows.
+fn opened_since(before: &[web_sys::Element]) -> Option<String> {
+    let doc = dom::document().ok()?;
+    let new = crate::asking::open(&doc).into_iter().rfind(|d| !before.contains(d))?;
+    Some(crate::asking::question(&new))
+}
+
 fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
     let mut s = state.borrow_mut();
     let held_assertions =
@@ -255,6 +265,7 @@ fn finish(state: &Shared, outcome: Outcome, failed: Vec<cls::AssertionResult>) {
         navigated: false,
         success_seen: s.success_seen,
         url: web_sys::window().and_then(|w| w.location().href().ok()),
+        asking: (outcome == Outcome::Pending).then(|| opened_since(&s.dialogs_before)).flatten(),
     };
     drop(s);
     let _ = resolve.call1(&JsValue::NULL, &crate::background::to_js(&result));
@@ -438,6 +449,7 @@ pub fn watch(
         stale_fail: false,
         stale_success: false,
         stale_witnesses: Vec::new(),
+        dialogs_before: Vec::new(),
         stale_any: Vec::new(),
         leaving: false,
         parsing: false,
@@ -486,6 +498,7 @@ pub fn watch(
         let (epoch, post) = (s.nav_epoch, s.spec.postconditions.clone());
         let mut observe = |a: &Assertion| read_fact(a, epoch);
         s.stale_fail = cls::holds(&post.forbidden, &mut observe);
+        s.dialogs_before = dom::document().map(|d| crate::asking::open(&d)).unwrap_or_default();
         s.stale_success = cls::holds(&post.success, &mut observe);
         if s.stale_success {
             s.stale_witnesses = witnesses(&post.success).into_iter().map(Witness::of).collect();

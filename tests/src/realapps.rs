@@ -48,6 +48,9 @@
 //! - [`node_red`]: Node-RED (npm), a flow editor whose changes take effect once deployed: a
 //!   deploy confirmed only in a notification, and one refused because a colleague deployed
 //!   first, sent again once merged.
+//! - [`jupyterlab`]: JupyterLab (PyPI), the notebook editor: a notebook opened with a
+//!   double-click, cells typed into CodeMirror and run by a Python kernel, and a save that asks
+//!   first because the file changed on disk.
 //! - [`installs`]: every application installed in one call, for `cargo xtask test` to do in the
 //!   background while it builds.
 
@@ -61,6 +64,7 @@ pub mod gradio;
 pub mod ihatemoney;
 pub mod installs;
 pub mod jingo;
+pub mod jupyterlab;
 pub mod mediawiki;
 pub mod mlflow;
 pub mod nicegui;

@@ -539,6 +539,47 @@ async fn a_page_that_stops_answering_is_a_timeout_not_a_guess() -> anyhow::Resul
 /// real page: a combination is either refused with -32602 saying what to write, or, evaluated
 /// in the page as a precondition, tells the present element from the absent one as it reads
 /// (docs/cls.md, "Operators by kind of fact").
+/// An action whose page then asks in a dialog (JupyterLab's "File Changed" before a save)
+/// proves nothing until the dialog is answered: `no_signal_yet`, and the reply says what the
+/// dialog asks (`pageAsks`). A dialog already open when the action went out is not news.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_that_asks_in_a_dialog_after_the_action_says_what_it_asks() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("asks.html")})).await?;
+    let saved = json!({
+        "actionKind": "custom", "stabilityWindowMs": 1500, "stabilityMs": 100,
+        "postconditions": {"success": {"all": [
+            {"factKey": "dom.text(#status)", "operator": "eq", "expected": "Saved"}]}}
+    });
+    let r = c.call("nova.click_selector", json!({"selector": "#save", "transitionContract": saved})).await?;
+    let s = r.structured_content.unwrap_or_default();
+    assert_eq!(s["reasonCode"], "guarded_commit.no_signal_yet", "{s}");
+    let asks = s["pageAsks"].as_str().unwrap_or_default();
+    assert_eq!(asks, "File Changed: notes.txt has changed on disk. Overwrite it?", "{s}");
+    assert!(s["message"].as_str().is_some_and(|m| m.contains(asks)), "{s}");
+
+    // Answered, the save shows; a dialog open before the action is not what it opened.
+    c.structured("nova.click_selector", json!({"selector": "#overwrite"})).await?;
+    c.structured("nova.click_selector", json!({"selector": "#open-form"})).await?;
+    let applied = json!({
+        "actionKind": "custom", "stabilityWindowMs": 1000, "stabilityMs": 100,
+        "postconditions": {"success": {"all": [
+            {"factKey": "dom.text(#status)", "operator": "eq", "expected": "Renamed"}]}}
+    });
+    let r =
+        c.call("nova.click_selector", json!({"selector": "#apply", "transitionContract": applied})).await?;
+    let s = r.structured_content.unwrap_or_default();
+    assert_eq!(s["reasonCode"], "guarded_commit.no_signal_yet", "{s}");
+    assert!(s.get("pageAsks").is_none(), "{s}");
+    assert_eq!(
+        c.structured("nova.read_text", json!({"selector": "#status"})).await?["text"],
+        "Saved",
+        "the answered dialog saved"
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_fact_family_and_operator_reads_as_it_says_on_a_real_page() -> anyhow::Result<()> {
     const OPS: [&str; 10] =

@@ -11,6 +11,7 @@ use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::fava::{self, Fava};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
+use nova_e2e::realapps::jupyterlab::{self, JupyterLab};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::mlflow::{self, Mlflow};
 use nova_e2e::realapps::node_red::{self, NodeRed};
@@ -466,6 +467,21 @@ async fn node_red_deploys_a_flow_proven_by_its_notification_refused_after_a_coll
         ("node-red-agent", &[]),
         &steps,
         async |a, after, _| node_red::journey(&app, a, after).await,
+        &pages,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jupyterlab_runs_cells_proven_by_their_output_and_saves_once_its_question_is_answered()
+-> anyhow::Result<()> {
+    let app = JupyterLab::start().await?;
+    let steps = ["run_printed", "run_raised", "save_asked", "save_overwritten"];
+    let pages = [app.home()];
+    drive(
+        ("jupyterlab-agent", &[]),
+        &steps,
+        async |a, after, _| jupyterlab::journey(&app, a, after).await,
         &pages,
     )
     .await

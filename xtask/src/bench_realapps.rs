@@ -17,6 +17,7 @@ use nova_e2e::realapps::django::{self, Django};
 use nova_e2e::realapps::fava::{self, Fava};
 use nova_e2e::realapps::ihatemoney::{self, IHateMoney};
 use nova_e2e::realapps::jingo::{self, Jingo};
+use nova_e2e::realapps::jupyterlab::{self, JupyterLab};
 use nova_e2e::realapps::mediawiki::{self, MediaWiki};
 use nova_e2e::realapps::mlflow::{self, Mlflow};
 use nova_e2e::realapps::node_red::{self, NodeRed};
@@ -107,6 +108,10 @@ pub async fn verdicts(kind: BrowserKind, runs: usize) -> anyhow::Result<Value> {
         let app = NodeRed::start().await?;
         let mut a = agent(kind).await?;
         node_red::journey(&app, &mut a.1, |step| record(&mut samples, "node_red", step)).await?;
+        drop((app, a));
+        let app = JupyterLab::start().await?;
+        let mut a = agent(kind).await?;
+        jupyterlab::journey(&app, &mut a.1, |step| record(&mut samples, "jupyterlab", step)).await?;
         drop((app, a));
         let app = Trac::start().await?;
         let mut a = agent(kind).await?;

@@ -60,6 +60,9 @@ struct Report {
     /// Where the action ended: the document the verdict was reached on, else the tab's URL
     /// once the watch ended (`urlAfter`).
     landed: Option<String>,
+    /// What a dialog the page opened after the action asks, when nothing was proven
+    /// (`pageAsks`).
+    asking: Option<String>,
 }
 
 fn verdict_str(v: Verdict) -> &'static str {
@@ -137,6 +140,9 @@ impl Report {
         }
         if let Some(m) = self.message {
             structured["message"] = json!(m);
+        }
+        if let Some(q) = self.asking {
+            structured["pageAsks"] = json!(q);
         }
         if let Some(p) = self.page_reason {
             structured["pageReasonCode"] = json!(p);
@@ -217,6 +223,7 @@ impl Guard<'_> {
             page_reason: None,
             dispatch_timed_out: false,
             landed: None,
+            asking: None,
             active: None,
         };
         let target = tab.target_id.clone();
@@ -427,6 +434,7 @@ impl Guard<'_> {
                 report.failed = w.failed_assertions;
                 report.held = w.held_assertions;
                 report.landed = w.url;
+                report.asking = w.asking;
                 match w.outcome {
                     Outcome::Success => (End::Success, None),
                     Outcome::Fail => (End::Fail, None),
@@ -472,7 +480,7 @@ impl Guard<'_> {
                 report.indeterminate_reason = indeterminate;
                 report.reason_code = indeterminate.map(|r| format!("guarded_commit.{r}"));
                 if report.reason_code.as_deref() == Some(reason::NO_SIGNAL_YET) {
-                    report.message = Some(silence(window_ms));
+                    report.message = Some(silence(window_ms, report.asking.as_deref()));
                 }
             }
         }
@@ -496,12 +504,20 @@ impl Guard<'_> {
     }
 }
 
-/// What a `no_signal_yet` verdict tells the agent: nothing was proven, and the action went out.
-fn silence(window_ms: u32) -> String {
-    format!(
+/// What a `no_signal_yet` verdict tells the agent: nothing was proven, and the action went out;
+/// and what a dialog the page opened since asks (`asking`), which holds the outcome back.
+fn silence(window_ms: u32, asking: Option<&str>) -> String {
+    let base = format!(
         "nothing the contract watches for showed within the {window_ms} ms window: the outcome is \
          proven neither way. The action was dispatched once; read the page before repeating it."
-    )
+    );
+    match asking {
+        Some(q) => format!(
+            "{base} The page opened a dialog that waits for an answer (pageAsks): \"{q}\". Read it \
+             and answer it, or ask the person, before anything else: the outcome may wait on it."
+        ),
+        None => base,
+    }
 }
 
 fn page_error(e: &BridgeError) -> AssertionResult {

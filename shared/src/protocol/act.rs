@@ -198,4 +198,8 @@ pub struct WatchResult {
     /// redirects and client-side routing.
     #[serde(default)]
     pub url: Option<String>,
+    /// When nothing was proven: what a dialog the page opened after the action, and still
+    /// shows, asks (its name, else its text): the page waits for the person's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asking: Option<String>,
 }

@@ -5,15 +5,16 @@
 use std::path::PathBuf;
 
 use super::{
-    canaille, chainlit, deep_chat, django, fava, gradio, ihatemoney, jingo, mediawiki, mlflow, nicegui,
-    node_red, prefect, radicale, shiny, sqlite_web, streamlit, tiddlywiki, trac, two_factor, wagtail,
+    canaille, chainlit, deep_chat, django, fava, gradio, ihatemoney, jingo, jupyterlab, mediawiki, mlflow,
+    nicegui, node_red, prefect, radicale, shiny, sqlite_web, streamlit, tiddlywiki, trac, two_factor,
+    wagtail,
 };
 
 /// Installs every application that is not installed yet, one after another, in the order the
 /// tests first start them; the first failure stops it (each installer names its application in
 /// what it prints and in its error).
 pub fn ensure_all_installed() -> anyhow::Result<()> {
-    let installs: [fn() -> anyhow::Result<PathBuf>; 21] = [
+    let installs: [fn() -> anyhow::Result<PathBuf>; 22] = [
         canaille::ensure_installed,
         chainlit::ensure_installed,
         deep_chat::ensure_installed,
@@ -35,6 +36,7 @@ pub fn ensure_all_installed() -> anyhow::Result<()> {
         prefect::ensure_installed,
         fava::ensure_installed,
         node_red::ensure_installed,
+        jupyterlab::ensure_installed,
     ];
     for install in installs {
         install()?;
