@@ -54,8 +54,7 @@ fn act(msg: &JsValue) -> JsValue {
     if let PageAction::Click(c) = &p.action
         && c.double_click
     {
-        let c = c.clone();
-        return twice(&c, move || armed(p));
+        return twice(c.clone(), move |_| armed(p));
     }
     let PageAction::Select(picker) = &p.action else { return armed(p) };
     let picker = picker.clone();
@@ -71,13 +70,13 @@ fn act(msg: &JsValue) -> JsValue {
 /// A double-click: its first press now, and `then`, which presses again, after the gap a
 /// person's hand leaves between the two ([`DOUBLE_CLICK_GAP_MS`]). A first press refused is the
 /// answer, and nothing was dispatched.
-fn twice(p: &ClickParams, then: impl FnOnce() -> JsValue + 'static) -> JsValue {
-    if let Err(e) = actions::first_press(p) {
+fn twice(p: ClickParams, then: impl FnOnce(ClickParams) -> JsValue + 'static) -> JsValue {
+    if let Err(e) = actions::first_press(&p) {
         return actions::envelope(Err(e));
     }
     wasm_bindgen_futures::future_to_promise(async move {
         crate::settle::sleep(f64::from(DOUBLE_CLICK_GAP_MS)).await;
-        Ok(then())
+        Ok(then(p))
     })
     .into()
 }
@@ -268,9 +267,7 @@ fn answer(msg: &JsValue) -> JsValue {
         }),
         method::READ_TEXT => params(msg).and_then(|p| out(perceive::read_text(&p))),
         method::CLICK => match params::<ClickParams>(msg) {
-            Ok(p) if p.double_click => {
-                return twice(&p.clone(), move || text_envelope(out(actions::click(&p))));
-            }
+            Ok(p) if p.double_click => return twice(p, |p| text_envelope(out(actions::click(&p)))),
             p => p.and_then(|p| out(actions::click(&p))),
         },
         method::TYPE => params(msg).and_then(|p| out(actions::type_text(&p))),

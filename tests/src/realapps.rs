@@ -420,43 +420,68 @@ pub async fn read_until(
     what: &str,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> anyhow::Result<serde_json::Value> {
-    poll(a, "nova.perceive", what, done).await
+    poll(a, ("nova.perceive", SOON), what, done).await
+}
+
+/// How long a person waits for what a click or typing opened (fetched from the server first).
+pub const SOON: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long a person waits for an application's first screen: a heavy one (Node-RED's editor,
+/// JupyterLab) loads its parts after the page itself, longer on a busy machine.
+pub const FIRST_SCREEN: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// [`read_until`] for an application's first screen, at most [`FIRST_SCREEN`].
+pub async fn read_first_screen(
+    a: &mut Agent,
+    what: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> anyhow::Result<serde_json::Value> {
+    poll(a, ("nova.perceive", FIRST_SCREEN), what, done).await
 }
 
 /// The page's text (`nova.read_text`) once it holds `wanted` (at most 5 s): a reply still
 /// streaming in. Fails naming `wanted`. See [`poll`].
 pub async fn read_text_until(a: &mut Agent, wanted: &str) -> anyhow::Result<String> {
     let read =
-        poll(a, "nova.read_text", wanted, |r| r["text"].as_str().is_some_and(|t| t.contains(wanted))).await?;
+        poll(a, ("nova.read_text", SOON), wanted, |r| r["text"].as_str().is_some_and(|t| t.contains(wanted)))
+            .await?;
     Ok(read["text"].as_str().unwrap_or_default().to_owned())
 }
 
-/// Reads the page with `tool` until `done` holds of the read (at most 5 s), as a compliant
-/// agent polls: 100 ms after a read that showed a change, four times as long after each that
-/// showed none, so a page that stays the same is read at most four times (five reads of a page
-/// that did not change within a minute are a loop, and blocked). Fails naming `what` was
-/// awaited.
+/// Reads the page with `tool` until `done` holds of the read (at most `budget`), as a compliant
+/// agent polls: 100 ms after a read that showed a change; after one that showed none, 400 ms,
+/// then once more at the budget's end. So a page that stays the same is read four times in a
+/// row at most (five reads of a page that did not change within a minute are a loop, and
+/// blocked), and a page still changing is read until the budget is spent. Fails naming `what`
+/// was awaited.
 async fn poll(
     a: &mut Agent,
-    tool: &str,
+    (tool, budget): (&str, std::time::Duration),
     what: &str,
     done: impl Fn(&serde_json::Value) -> bool,
 ) -> anyhow::Result<serde_json::Value> {
     let started = std::time::Instant::now();
-    let mut pause = std::time::Duration::from_millis(100);
     let mut last = serde_json::Value::Null;
+    // Reads in a row that showed what the one before showed.
+    let mut same = 0;
     loop {
         let read = a.step(tool, json!({})).await?;
         if done(&read) {
             return Ok(read);
         }
         let changed = (&read["elements"], &read["text"]) != (&last["elements"], &last["text"]);
-        pause = if changed { std::time::Duration::from_millis(100) } else { pause * 4 };
-        if started.elapsed() + pause > std::time::Duration::from_secs(5) {
+        same = if changed { 0 } else { same + 1 };
+        let left = budget.saturating_sub(started.elapsed());
+        if left.is_zero() || same == 3 {
             bail!("the page never showed {what}: {} {}", read["elements"], read["text"]);
         }
+        let pause = match same {
+            0 => std::time::Duration::from_millis(100),
+            1 => std::time::Duration::from_millis(400),
+            _ => left,
+        };
         last = read;
-        tokio::time::sleep(pause).await;
+        tokio::time::sleep(pause.min(left)).await;
     }
 }
 

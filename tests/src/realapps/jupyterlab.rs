@@ -10,7 +10,7 @@ use std::process::Command;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-use super::{Judge, Step, line_of, press, read_until, ref_of};
+use super::{Judge, Step, line_of, press, read_first_screen, read_until, ref_of};
 use crate::agent::Agent;
 
 /// The JupyterLab release installed (it brings the Jupyter server and the Python kernel).
@@ -162,13 +162,24 @@ async fn run_cell(a: &mut Agent, cell: usize, code: &str, printed: &str) -> anyh
     let read = read_until(a, "an empty cell", |r| empty_cell(r).is_ok() && line_of(r, RUN).is_ok()).await?;
     a.step("nova.type_selector", json!({"selector": empty_cell(&read)?, "text": code})).await?;
     let run = ref_of(&read, RUN)?;
+    // The status bar shows the kernel once a cell is being edited. It may still be starting;
+    // on a busy machine JupyterLab may first ask which kernel to start (it had not yet heard
+    // which there are), and the agent takes the one offered.
+    const IDLE: &str = "Python 3 (ipykernel) | Idle";
+    const SELECT: &str = "button \"Select Kernel\"";
+    let ready = |r: &Value| line_of(r, IDLE).is_ok() || line_of(r, SELECT).is_ok();
+    let read = read_first_screen(a, "the kernel ready, or a question about it", ready).await?;
+    if line_of(&read, IDLE).is_err() {
+        press(a, SELECT).await?;
+        read_first_screen(a, "the kernel ready", |r| line_of(r, IDLE).is_ok()).await?;
+    }
     a.call("nova.click_selector", json!({"selector": run, "transitionContract": run_contract(cell, printed)}))
         .await
 }
 
 /// The journey of a compliant agent writing its own contracts, on a new installation: it answers
 /// JupyterLab's question about news (no), opens the notebook from the file browser with a
-/// double-click, types a cell and runs it (verified_success on its output), types one that
+/// double-click, types a cell, waits for its kernel (taking the one offered if asked which) and runs it (verified_success on its output), types one that
 /// raises and runs it (verified_fail on the traceback), and saves: a colleague added a note to
 /// the file on disk meanwhile, so JupyterLab asks whether to overwrite it and saves nothing;
 /// Nova proves nothing and says what the page asks (`pageAsks`); the agent answers Overwrite
@@ -183,7 +194,9 @@ pub async fn journey(
     let mut judge = Judge { after, log: &|| app.log(), count: &|text| app.count(text) };
 
     a.visit(&app.home()).await?;
-    press(a, "button \"No\"").await?;
+    let news = "button \"No\"";
+    read_first_screen(a, "the question about news", |r| line_of(r, news).is_ok()).await?;
+    press(a, news).await?;
     let file = format!("button \"{NOTEBOOK}\"");
     let read = read_until(a, "the notebook in the file browser", |r| line_of(r, &file).is_ok()).await?;
     a.step(CLICK, json!({"selector": ref_of(&read, &file)?, "doubleClick": true})).await?;

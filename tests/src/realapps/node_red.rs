@@ -9,7 +9,10 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::{Judge, Step, failed_observed, line_of, press, read_until, ref_of, refused_without_contract};
+use super::{
+    Judge, Step, failed_observed, line_of, press, read_first_screen, read_until, ref_of,
+    refused_without_contract,
+};
 use crate::agent::Agent;
 
 /// The Node-RED release installed (the 4.1 line runs on the Node.js 20 Debian ships; 5.x needs
@@ -137,7 +140,9 @@ pub async fn journey(
     let mut judge = Judge { after, log: &|| app.log(), count: &|name| app.count(name) };
 
     a.visit(&app.home()).await?;
-    press(a, "button \"No, do not enable notifications\"").await?;
+    let question = "button \"No, do not enable notifications\"";
+    read_first_screen(a, "the editor's first question", |r| line_of(r, question).is_ok()).await?;
+    press(a, question).await?;
     let tour = |r: &Value| {
         r["text"].as_str().is_some_and(|t| t.contains("Welcome to Node-RED"))
             && line_of(r, "button icon=\"times\"").is_ok()
