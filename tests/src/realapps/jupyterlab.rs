@@ -179,8 +179,9 @@ async fn run_cell(a: &mut Agent, cell: usize, code: &str, printed: &str) -> anyh
 
 /// The journey of a compliant agent writing its own contracts, on a new installation: it answers
 /// JupyterLab's question about news (no), opens the notebook from the file browser with a
-/// double-click, types a cell, waits for its kernel (taking the one offered if asked which) and runs it (verified_success on its output), types one that
-/// raises and runs it (verified_fail on the traceback), and saves: a colleague added a note to
+/// double-click, types a cell, waits for its kernel (taking the one offered if asked which) and
+/// runs it (verified_success on its output), types one that raises and runs it (verified_fail
+/// on the traceback), and saves: a colleague added a note to
 /// the file on disk meanwhile, so JupyterLab asks whether to overwrite it and saves nothing;
 /// Nova proves nothing and says what the page asks (`pageAsks`); the agent answers Overwrite
 /// (the colleague's note is lost, as the dialog says), verified by the tab's saved mark. Judged

@@ -129,8 +129,8 @@ async fn import(a: &mut Agent, flow: &str) -> anyhow::Result<()> {
 /// with `nova.guarded_submit_form` naming the Deploy button (its notification proves it); a
 /// colleague deploys meanwhile, so its next deploy is refused (the server runs newer flows)
 /// and, once the agent merges, sent again; last it renames its node in the node's editor,
-/// opened with a double-click on the node, and deploys the new name. Every verdict, `urlAfter` and the flows file after
-/// each step are checked here; `after` sees each guarded step too.
+/// opened with a double-click on the node, and deploys the new name. Every verdict, `urlAfter`
+/// and the flows file after each step are checked here; `after` sees each guarded step too.
 pub async fn journey(
     app: &NodeRed,
     a: &mut Agent,
