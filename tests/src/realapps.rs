@@ -177,6 +177,10 @@ pub fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
 }
 
+/// How long a real application's server may take to listen: Prefect, on a CI machine running
+/// both browsers' tests at once, printed its banner and had not listened after 60 s.
+pub const LISTEN_WITHIN: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// A real application's server process and its own directory (settings, database, log). The
 /// process is killed when this is dropped.
 pub struct Served {
@@ -188,8 +192,8 @@ pub struct Served {
 
 impl Served {
     /// Starts `cmd` (which serves on `port`) in a process group of its own, with its output in
-    /// `dir/server.log`, and waits until it listens (at most 60 s; a server that stops first fails
-    /// at once, with what it printed).
+    /// `dir/server.log`, and waits until it listens (at most [`LISTEN_WITHIN`]; a server that
+    /// stops first fails at once, with what it printed).
     pub async fn spawn(
         dir: tempfile::TempDir,
         port: u16,
@@ -205,7 +209,7 @@ impl Served {
             .spawn()
             .with_context(|| format!("starting {what}"))?;
         let mut me = Self { child, dir, origin: format!("http://127.0.0.1:{port}") };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let deadline = std::time::Instant::now() + LISTEN_WITHIN;
         loop {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
                 return Ok(me);
@@ -214,7 +218,11 @@ impl Served {
                 bail!("{what} stopped ({status}) before it listened; it printed:\n{}", me.log());
             }
             if std::time::Instant::now() > deadline {
-                bail!("{what} did not listen on 127.0.0.1:{port} within 60 s; it printed:\n{}", me.log());
+                bail!(
+                    "{what} did not listen on 127.0.0.1:{port} within {} s; it printed:\n{}",
+                    LISTEN_WITHIN.as_secs(),
+                    me.log()
+                );
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
