@@ -207,10 +207,13 @@ impl Walk {
             Node::TEXT_NODE => {
                 // Past the cut text is only counted, so it is not judged (that costs computed
                 // style): `textCharsTotal` may count text nobody sees, never shows it.
-                if let Some(t) = node.text_content()
-                    && !t.trim().is_empty()
-                    && (self.past_the_cut() || self.layers.text_seen())
-                {
+                let Some(t) = node.text_content() else { return };
+                if t.trim().is_empty() {
+                    // White space between two texts draws them apart: nothing to measure.
+                    self.open = None;
+                    return;
+                }
+                if self.past_the_cut() || self.layers.text_seen() {
                     // Where a box that hides its overflow cuts the element, only the lines it
                     // lets show ([`crate::shown`]).
                     let shown = match self.layers.rows().filter(|_| !self.past_the_cut()) {
