@@ -42,8 +42,9 @@ const INTERACTIVE: &str = "a[href], button, input, select, textarea, [contentedi
                            [role=button], [role=link], [tabindex]:not([tabindex=\"-1\"])";
 
 /// Whether `hit`, which sits at a text field's click point, is the field's own editor drawing
-/// over it: inside an ancestor at most [`OWN_WIDGET_LEVELS`] above the field, and no control of
-/// its own. A click there is how a person puts the keys into the field.
+/// over it: inside an ancestor at most [`OWN_WIDGET_LEVELS`] above the field, below the
+/// document's body, and no control of its own. A click there is how a person puts the keys into
+/// the field. The body holds everything, a modal's backdrop over the field included.
 fn own_widget(field: &Element, hit: &Element) -> bool {
     let control = hit.closest(INTERACTIVE).ok().flatten();
     if control.is_some_and(|c| !c.contains(Some(field))) {
@@ -51,6 +52,7 @@ fn own_widget(field: &Element, hit: &Element) -> bool {
     }
     std::iter::successors(field.parent_element(), |a| a.parent_element())
         .take(OWN_WIDGET_LEVELS)
+        .take_while(|a| !matches!(a.local_name().as_str(), "body" | "html"))
         .any(|a| a.contains(Some(hit)))
 }
 

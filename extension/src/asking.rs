@@ -35,9 +35,5 @@ const QUESTION_MAX_CHARS: usize = 300;
 pub fn question(dialog: &Element) -> String {
     let name = crate::dom::name(dialog);
     let words = if name.trim().is_empty() { dialog.text_content().unwrap_or_default() } else { name };
-    let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
-    match words.char_indices().nth(QUESTION_MAX_CHARS) {
-        Some((cut, _)) => format!("{}…", &words[..cut]),
-        None => words,
-    }
+    crate::dom::clip(&crate::dom::collapse(&words), QUESTION_MAX_CHARS)
 }

@@ -229,10 +229,11 @@ pub fn resolve(sel: &str) -> Result<Element, Failure> {
     }
 }
 
-/// `first`, the first match of `css` under `root`, or when a modal dialog is open and `first`
-/// lies behind it, the first match inside the dialog, if one is ([`crate::modal`]).
+/// `first`, the first match of `css` under `root`, or when a modal dialog is open (a modal
+/// `<dialog>` or a seen one marked `aria-modal`) and `first` lies behind it, the first match
+/// inside the dialog, if one is ([`crate::modal`]).
 fn reachable(root: &Root, css: &str, first: Element) -> Element {
-    let Some(modal) = crate::modal::shutting_out(&first) else { return first };
+    let Some(modal) = crate::modal::confining(&first, is_seen) else { return first };
     let found = matching(root, css).ok().into_iter().flatten();
     found.into_iter().find(|e| crate::modal::inside(e, &modal)).unwrap_or(first)
 }

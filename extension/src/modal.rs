@@ -4,6 +4,12 @@
 //! it and one inside it means the one inside, the only one a person could reach: a modal form's
 //! "Account" field, not the filter of the same name in the page's header. An element behind it,
 //! or inside an `inert` one, is not acted on.
+//!
+//! A page's own dialog (React's, Bootstrap's, JupyterLab's: an element marked
+//! `aria-modal="true"`) confines a person only by that promise and a backdrop drawn over the
+//! page. A selector that matches behind it and inside it means the one inside as well; an
+//! element behind it is not refused for it, only when something covers it (the backdrop), as a
+//! page whose marked dialog leaves the rest usable lets a person use it.
 
 use wasm_bindgen::JsCast;
 use web_sys::{Element, Node, ShadowRoot};
@@ -20,6 +26,25 @@ pub fn shutting_out(el: &Element) -> Option<Element> {
     let open = doc.query_selector_all("dialog:modal").ok()?;
     let modal = open.item(open.length().checked_sub(1)?)?.dyn_into::<Element>().ok()?;
     (!inside(el, &modal)).then_some(modal)
+}
+
+/// The dialog a selector's match comes from when `el`, its first match, lies outside it: the
+/// modal `<dialog>` shutting `el` out ([`shutting_out`]), else the last element marked as a
+/// modal dialog (`aria-modal="true"`) that `seen` says shows. `None` when `el` is inside it or
+/// inside an open popover.
+pub fn confining(el: &Element, seen: impl Fn(&Element) -> bool) -> Option<Element> {
+    if let Some(modal) = shutting_out(el) {
+        return Some(modal);
+    }
+    if el.closest(":popover-open").ok().flatten().is_some() {
+        return None;
+    }
+    let marked = el.owner_document()?.query_selector_all("[aria-modal=\"true\"]").ok()?;
+    let last = (0..marked.length())
+        .rev()
+        .filter_map(|k| marked.item(k)?.dyn_into::<Element>().ok())
+        .find(|m| seen(m))?;
+    (!inside(el, &last)).then_some(last)
 }
 
 /// What keeps a person from `el`: the modal dialog it lies behind ([`shutting_out`]), else the

@@ -305,6 +305,39 @@ async fn a_modal_form_gets_what_was_typed_into_fields_that_keep_it_once_left() -
     Ok(())
 }
 
+/// A page's own modal dialog (marked `aria-modal`, drawn over a backdrop; the page behind it is
+/// not inert): a selector that also matches the page's field behind it means the dialog's. The
+/// field behind stays reachable once the dialog closes, and is refused while the backdrop
+/// covers it, for the backdrop and not for the mark.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_selector_means_the_match_inside_a_dialog_marked_modal() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("modal-marked.html")})).await?;
+    let r = c
+        .structured(
+            "nova.type_selector",
+            json!({"selector": "input[placeholder=\"Payee\"]", "text": "Bakery"}),
+        )
+        .await?;
+    assert_eq!(r["readback"], "Bakery", "{r}");
+    assert_eq!(text_of(&c, "#stored").await?, "Bakery", "the dialog's field");
+    assert_eq!(text_of(&c, "#filtered").await?, "nobody", "the filter behind the dialog is untouched");
+
+    let behind = c.call("nova.type_selector", json!({"selector": "#filter", "text": "Bakery"})).await?;
+    let behind = behind.structured_content.unwrap_or_default();
+    assert_eq!(behind["reasonCode"], "element_covered", "{behind}");
+    assert!(!behind["message"].as_str().unwrap_or_default().contains("behind the modal"), "{behind}");
+
+    c.structured("nova.click_selector", json!({"selector": "#close"})).await?;
+    let r = c
+        .structured("nova.type_selector", json!({"selector": "input[placeholder=\"Payee\"]", "text": "Cafe"}))
+        .await?;
+    assert_eq!(r["readback"], "Cafe", "{r}");
+    assert_eq!(text_of(&c, "#filtered").await?, "Cafe", "the filter, once the dialog closed");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn typing_into_a_select_chooses_the_option_it_names() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
