@@ -3,7 +3,8 @@
 //! hub's requests, forwarding page work to the content script of the target tab.
 //!
 //! `state` holds the worker's state and the helpers all its parts share (failures, JS
-//! conversion, posting to the host); `ui` serves the person's pages (popup, options, prompts).
+//! conversion, posting to the host); `ui` serves the person's pages (popup, options, prompts);
+//! `sign_in` keeps the HTTP sign-ins the browser asks for in a dialog no page sees.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,7 @@ use wasm_bindgen_futures::{JsFuture, spawn_local};
 use crate::bindings;
 use crate::timing;
 
+mod sign_in;
 mod state;
 mod ui;
 
@@ -44,6 +46,7 @@ pub fn bg_event(name: String, detail: JsValue) {
     match name.as_str() {
         "committed" if top_frame => {
             if let Some(tab) = tab_id {
+                sign_in::forget_document(tab);
                 let woken: Vec<Function> = STATE.with(|s| {
                     let mut s = s.borrow_mut();
                     *s.epochs.entry(tab).or_insert(0) += 1;
@@ -63,6 +66,9 @@ pub fn bg_event(name: String, detail: JsValue) {
         "completed" | "navError" | "sameDoc" if top_frame => {
             let outcome = match name.as_str() {
                 "navError" => {
+                    if let Some(tab) = tab_id {
+                        sign_in::navigation_failed(tab);
+                    }
                     let e = Reflect::get(&detail, &"error".into()).ok().and_then(|v| v.as_string());
                     format!("error:{}", e.unwrap_or_default())
                 }
@@ -75,6 +81,7 @@ pub fn bg_event(name: String, detail: JsValue) {
         }
         "removed" => {
             if let Some(tab) = tab_id {
+                sign_in::closed(tab);
                 STATE.with(|s| {
                     let mut s = s.borrow_mut();
                     s.epochs.remove(&tab);
@@ -94,11 +101,29 @@ pub fn bg_event(name: String, detail: JsValue) {
                 let strict = csp_headers(&detail).iter().any(|p| nova_shared::csp::forbids_wasm(p));
                 STATE.with(|s| s.borrow_mut().strict_csp.insert((tab, frame), strict));
             }
+            // Firefox fires no `onAuthRequired` for a document: its headers say it asks.
+            if top_frame && let Some(tab) = sign_in::from_headers(&detail) {
+                resolve_waiters(tab, SIGN_IN_ASKED, false);
+            }
         }
         "tabs" => spawn_local(send_tabs()),
+        // The document a tab is opening asks for an HTTP sign-in: its navigation waits on the
+        // person (or was given up, headless), and a navigation waited for ends now.
+        "signIn" => {
+            if let Some(tab) = sign_in::asked(&detail) {
+                resolve_waiters(tab, SIGN_IN_ASKED, false);
+            }
+        }
+        "signInDone" => sign_in::done(&detail),
         _ => {}
     }
 }
+
+/// The outcome a navigation waiter gets when the document asks for an HTTP sign-in.
+const SIGN_IN_ASKED: &str = "signIn";
+/// How long a navigation whose document asks for a sign-in waits to see whether the browser
+/// gave up on its dialog (headless Chromium does so at once) before saying the tab waits on it.
+const SIGN_IN_GIVE_UP_MS: i32 = 300;
 
 /// The CSP header values (enforced and report-only: a report-only violation still fires an
 /// event at the page) of a `webRequest.onHeadersReceived` detail.
@@ -281,6 +306,14 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
         | method::REV => {
             let target = params.get("target").and_then(Value::as_str).unwrap_or("active").to_owned();
             let tab = resolve_tab(&target).await?;
+            // The browser's sign-in dialog holds the tab (Firefox's page answers nothing while
+            // it shows): say so now instead of when the page has not answered.
+            if let Some(asked) = sign_in::waiting(tab).filter(|a| a.document) {
+                return Err(fail(
+                    reason::HTTP_SIGN_IN,
+                    format!("the tab is opening a page that asks for a sign-in: {}", asked.question()),
+                ));
+            }
             let mut params = params;
             let epoch = epoch_of(tab);
             if matches!(name, method::CHECK | method::ACT) {
@@ -317,6 +350,12 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
                 answered => answered?,
             };
             stages.extend(page_stages);
+            let mut report = report;
+            if name == method::PERCEIVE
+                && let Some(asked) = sign_in::waiting(tab)
+            {
+                report["httpSignIn"] = serde_json::to_value(asked).unwrap_or_default();
+            }
             let leaving = top_frame && report.get("navigationStarted").is_some_and(Value::is_string);
             if matches!(name, method::CLICK | method::TYPE) && leaving {
                 return Ok(follow(tab, epoch, report).await);
@@ -446,13 +485,39 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
         let tab = resolve_tab(&p.target).await?;
         let before = bindings::tabs_get(tab).await.map_err(js_err(reason::TARGET_NOT_FOUND))?;
         let waiter = nav_waiter(tab, epoch_of(tab), p.timeout_ms);
+        sign_in::forget_document(tab);
         bindings::tabs_update(tab, &obj(&[("url", p.url.as_str().into())]))
             .await
             .map_err(js_err(reason::NAVIGATION_FAILED))?;
         let outcome = wasm_bindgen_futures::JsFuture::from(waiter).await;
         (tab, field(&before, "url").unwrap_or_default(), outcome)
     };
-    let outcome = outcome.ok().and_then(|v| v.as_string()).unwrap_or_default();
+    let mut outcome = outcome.ok().and_then(|v| v.as_string()).unwrap_or_default();
+    if outcome == SIGN_IN_ASKED {
+        // Headless Chromium gives up on the dialog it cannot show a moment after asking.
+        sleep_ms(SIGN_IN_GIVE_UP_MS).await;
+        if sign_in::waiting(tab).is_none_or(|w| !w.document) {
+            outcome = "error:".to_owned();
+        }
+    }
+    if outcome == SIGN_IN_ASKED || outcome.starts_with("error:") {
+        // The browser asks for an HTTP sign-in for the document, or gave up on one it asked
+        // for (`net::ERR_INVALID_AUTH_CREDENTIALS` in headless Chromium).
+        if let Some(asked) = sign_in::last_document(tab) {
+            let how = match outcome.strip_prefix("error:") {
+                Some(error) => format!(
+                    "{} asks for a user name and password, and the browser gave up on it without \
+                     showing its dialog ({}a headless browser shows none): the page does not open \
+                     without the person's sign-in. {}",
+                    asked.who(),
+                    if error.is_empty() { String::new() } else { format!("{error}; ") },
+                    nova_shared::sign_in::ASK_THE_PERSON
+                ),
+                None => asked.question(),
+            };
+            return Err(fail(reason::HTTP_SIGN_IN, format!("{} did not open: {how}", p.url)));
+        }
+    }
     if let Some(error) = outcome.strip_prefix("error:") {
         return Err(fail(reason::NAVIGATION_FAILED, format!("navigation to {} failed: {error}", p.url)));
     }
@@ -635,10 +700,28 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
             Ok(mut v) => {
                 // The commit event of a navigation may be processed while the watch runs.
                 navigated |= epoch_of(tab) != epoch0;
+                // The browser's own sign-in dialog asks where the page shows none.
+                if v.get("asking").is_none_or(Value::is_null)
+                    && let Some(asked) = sign_in::waiting(tab)
+                {
+                    v["asking"] = asked.question().into();
+                }
                 if navigated {
                     v["navigated"] = true.into();
                 }
                 return Ok(v);
+            }
+            // Firefox holds the page's timers while its sign-in dialog waits (shown or not):
+            // the watch cannot end, and nothing was proven; the dialog is what waits.
+            Err((code, _)) if code == reason::TIMEOUT && sign_in::waiting(tab).is_some() => {
+                let asked = sign_in::waiting(tab).map(|a| a.question());
+                return Ok(serde_json::json!({
+                    "outcome": "pending",
+                    "failedAssertions": [],
+                    "elapsedMs": (js_sys::Date::now() - started).max(0.0) as u32,
+                    "navigated": navigated || epoch_of(tab) != epoch0,
+                    "asking": asked,
+                }));
             }
             Err((code, message)) if code == reason::TARGET_NOT_FOUND && message.contains("has no frame") => {
                 return Err((

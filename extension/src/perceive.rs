@@ -664,6 +664,8 @@ pub fn perceive(p: &PerceiveParams) -> Result<(PageModel, Vec<web_sys::ShadowRoo
         autofill_warning: aware::autofill_fields(&doc),
         native_dialog_warning: aware::native_dialogs(&doc),
         framework_hints: aware::frameworks(&doc),
+        // The page cannot see the browser's sign-in dialog: the background adds it.
+        http_sign_in: None,
         signals: std::collections::BTreeMap::new(),
         viewport: Viewport {
             width: vw,

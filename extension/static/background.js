@@ -30,6 +30,30 @@ chrome.webRequest.onHeadersReceived.addListener(
   { urls: ['<all_urls>'], types: ['main_frame', 'sub_frame'] },
   ['responseHeaders'],
 );
+// The browser asks for an HTTP sign-in in a dialog of its own, which no page sees. The end of
+// those requests (answered, refused, given up) is listened for only while one waits: listening
+// to every request's end would wake the worker for each image of every page. Firefox fires the
+// event only to a blocking listener; this one returns nothing, so the browser asks the person
+// as it would without Nova (Chromium takes no blocking listener here, and needs none).
+const signIns = new Set();
+const requestFilter = { urls: ['<all_urls>'] };
+const firefox = chrome.runtime.getURL('').startsWith('moz-extension:');
+const signInDone = (detail) => {
+  if (!signIns.delete(detail.requestId)) return;
+  forward('signInDone')(detail);
+  if (signIns.size === 0) {
+    chrome.webRequest.onCompleted.removeListener(signInDone);
+    chrome.webRequest.onErrorOccurred.removeListener(signInDone);
+  }
+};
+chrome.webRequest.onAuthRequired.addListener((detail) => {
+  if (signIns.size === 0) {
+    chrome.webRequest.onCompleted.addListener(signInDone, requestFilter);
+    chrome.webRequest.onErrorOccurred.addListener(signInDone, requestFilter);
+  }
+  signIns.add(detail.requestId);
+  forward('signIn')(detail);
+}, requestFilter, firefox ? ['blocking'] : []);
 // Requests from the extension's own pages (popup, options, prompt) only: content scripts run
 // next to web pages and never get the person's controls.
 chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {

@@ -687,6 +687,9 @@ fn render_page(p: &PageModel, frames: &[String]) -> String {
         let on = if w.elements.is_empty() { String::new() } else { format!("{} — ", w.elements.join(" ")) };
         out.push_str(&format!("native dialogs: {on}{}\n", w.message));
     }
+    if let Some(asked) = &p.http_sign_in {
+        out.push_str(&format!("http sign-in: {}\n", asked.question()));
+    }
     for h in &p.framework_hints {
         out.push_str(&format!("framework: {} ({}) — {}\n", h.framework, h.evidence, h.hint));
     }

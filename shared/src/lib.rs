@@ -15,6 +15,7 @@
 //! - [`invisible`]: characters a browser draws as nothing (tag characters that smuggle text),
 //!   taken out of what an agent reads.
 //! - [`reason`]: reason codes that cross the host/extension boundary.
+//! - [`sign_in`]: the browser's own sign-in dialog for HTTP authentication, which no page sees.
 //! - [`ui`]: what the extension's popup, options and prompt pages and the hub say to each other.
 //!
 //! Nothing here does I/O: the crate compiles for the host and for `wasm32-unknown-unknown`.
@@ -35,6 +36,7 @@ pub mod page;
 pub mod protocol;
 pub mod reason;
 pub mod selector;
+pub mod sign_in;
 pub mod ui;
 
 /// Name of the native-messaging host, as registered with browsers.

@@ -49,6 +49,11 @@ pub struct PageModel {
     /// Front-end frameworks recognised by their DOM markers, with how to type into their inputs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub framework_hints: Vec<FrameworkHint>,
+    /// The browser asks for an HTTP sign-in in a dialog of its own, for the tab's document or a
+    /// request its page made (absent when it does not). Added by the extension's background,
+    /// which alone sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_sign_in: Option<crate::sign_in::HttpSignIn>,
     /// The `core.*` signals the page shows (`core.login_state`: `logged_in`, ...), read through
     /// the adapter the request carried; none without one. The host files them as operational
     /// knowledge and leaves them out of the reply.

@@ -46,5 +46,9 @@ pub const FILE_INPUT_CLICK: &str = "file_input_click";
 /// A double-click on a commit point was refused before dispatch: its two presses would send,
 /// submit or delete twice; one click (guarded) commits once.
 pub const DOUBLE_CLICK_COMMIT: &str = "double_click_commit_point";
+/// The browser asks for a user name and password for HTTP authentication in a dialog of its own
+/// ([`crate::sign_in`]): the document asked for waits on it, or the browser gave up on it (a
+/// headless browser shows no dialog). Only the person can answer it.
+pub const HTTP_SIGN_IN: &str = "http_sign_in";
 /// A playbook step's element is outside the surface its `maxScope` allows.
 pub const PKS_OUTSIDE_SCOPE: &str = "pks.outside_scope";

@@ -5,6 +5,8 @@
 //! Files ending in `.csp.html` are sent with `Content-Security-Policy: script-src 'self'`
 //! (the header form of a strict CSP; the meta-tag form lives in the page itself).
 //! `/site/` is the generated multi-page site of [`crate::site`].
+//! `/private` asks for an HTTP sign-in (Basic, realm "Nova fixture"): 401 until the request
+//! carries [`PRIVATE_USER`] and [`PRIVATE_PASSWORD`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -56,6 +58,7 @@ impl FixtureServer {
             .route("/submit", axum::routing::get(submit).post(submit))
             .route("/go", axum::routing::get(go))
             .route("/postback", axum::routing::get(|| async { post_back(None) }).post(posted_back))
+            .route("/private", axum::routing::get(private))
             .route("/{*path}", axum::routing::get(serve))
             .with_state(state);
         let task = tokio::spawn(async move {
@@ -116,6 +119,35 @@ fn post_back(name: Option<&str>) -> Response {
 
 async fn posted_back(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
     post_back(Some(form.get("name").map_or("", String::as_str)))
+}
+
+/// The user name `/private` lets in.
+pub const PRIVATE_USER: &str = "ada";
+/// Its password (a throwaway, known only to the fixture server).
+pub const PRIVATE_PASSWORD: &str = "fixture-key-77";
+
+/// `/private`: a page behind an HTTP sign-in, as an intranet page or a router's is.
+async fn private(headers: axum::http::HeaderMap) -> Response {
+    use base64::Engine;
+    let expected =
+        base64::engine::general_purpose::STANDARD.encode(format!("{PRIVATE_USER}:{PRIVATE_PASSWORD}"));
+    let signed_in = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.strip_prefix("Basic ") == Some(expected.as_str()));
+    let page = |title: &str| {
+        format!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+             <body><h1>{title}</h1></body></html>"
+        )
+    };
+    if signed_in {
+        return axum::response::Html(page("Private")).into_response();
+    }
+    let mut r = (StatusCode::UNAUTHORIZED, axum::response::Html(page("Sign-in needed"))).into_response();
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"Nova fixture\""));
+    r
 }
 
 /// `/go?to=/PATH`: a 303 redirect to a path of this server (where an action lands after a

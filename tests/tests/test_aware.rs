@@ -478,3 +478,55 @@ async fn a_click_that_opens_an_alert_times_out_with_a_native_dialog_warning() ->
     assert_eq!(read["text"], "Plain page", "{read}");
     Ok(())
 }
+
+/// The browser's own sign-in dialog for HTTP authentication, which no page script sees: a
+/// navigation to a page behind one ends at once with who asks (Firefox waits on its dialog and
+/// its page answers nothing meanwhile; headless Chromium gives up on it); a request the page's
+/// script made that asks is reported on perceive and in a guarded click's `pageAsks`. Going
+/// elsewhere leaves nothing behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_browsers_own_http_sign_in_is_reported_with_who_asks() -> anyhow::Result<()> {
+    let firefox = nova_e2e::BrowserKind::from_env() == nova_e2e::BrowserKind::Firefox;
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    let origin = origin(&nova);
+    let who = format!("{origin} (\"Nova fixture\")");
+    c.structured("nova.navigate", json!({"url": nova.url("basic.html")})).await?;
+
+    let r = structured(&c.call("nova.navigate", json!({"url": nova.url("private")})).await?);
+    assert_eq!(r["reasonCode"], "http_sign_in", "{r}");
+    let said = r["message"].as_str().unwrap_or_default();
+    assert!(said.contains(&who) && said.contains("never guess"), "{r}");
+    if firefox {
+        assert!(said.contains("the tab waits on it"), "{r}");
+        let read = structured(&c.call("nova.perceive", json!({})).await?);
+        assert_eq!(read["reasonCode"], "http_sign_in", "the tab's page answers nothing: {read}");
+    } else {
+        assert!(said.contains("gave up on it without showing its dialog"), "{r}");
+    }
+
+    // Elsewhere, nothing is left of it.
+    let read = perceive(&c, &nova, "private-fetch.html").await?;
+    assert!(read.get("httpSignIn").is_none(), "{read}");
+
+    // The page's own request asks: the click proves nothing, and says what waits.
+    let loaded = json!({
+        "actionKind": "custom", "stabilityWindowMs": 1500, "stabilityMs": 100,
+        "postconditions": {"success": {"all": [
+            {"factKey": "dom.text(#status)", "operator": "contains", "expected": "Loaded"}]}}
+    });
+    let r = structured(
+        &c.call("nova.click_selector", json!({"selector": "#load", "transitionContract": loaded})).await?,
+    );
+    assert_eq!(r["reasonCode"], "guarded_commit.no_signal_yet", "{r}");
+    let asks = r["pageAsks"].as_str().unwrap_or_default();
+    assert!(asks.contains(&who) && asks.contains("the page's request waits on it"), "{r}");
+    let read = structured(&c.call("nova.perceive", json!({})).await?);
+    let expected = json!({"origin": origin, "realm": "Nova fixture", "proxy": false, "document": false});
+    assert_eq!(read["httpSignIn"], expected, "{read}");
+    assert!(read["text"].as_str().is_some_and(|t| t.contains("Loading")), "{read}");
+
+    let read = perceive(&c, &nova, "basic.html").await?;
+    assert!(read.get("httpSignIn").is_none(), "{read}");
+    Ok(())
+}

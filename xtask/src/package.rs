@@ -4,8 +4,9 @@
 //!
 //! Both come from the same `dist/extension`; only the manifest differs: the store copies drop
 //! `key` (the stores assign the id; `key` only pins it for unpacked development builds); the
-//! Chrome copy drops what only Firefox reads (`background.scripts`, `browser_specific_settings`),
-//! which Chromium reports as unrecognised keys; the Firefox copy drops
+//! Chrome copy drops what only Firefox reads (`background.scripts`, `browser_specific_settings`,
+//! the `webRequestBlocking` permission that Firefox needs to report the browser's own sign-in
+//! dialog), which Chromium reports as unrecognised; the Firefox copy drops
 //! `background.service_worker`, which Firefox ignores (its background is the `scripts` event page).
 
 use std::io::Write as _;
@@ -79,6 +80,10 @@ fn collect(root: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
     Ok(out)
 }
 
+/// A permission Chromium refuses in a version 3 manifest: Firefox fires `onAuthRequired` only
+/// to a blocking listener (which Nova never uses to answer or hold a sign-in).
+const FIREFOX_ONLY_PERMISSION: &str = "webRequestBlocking";
+
 /// The manifest as a store wants it.
 fn store_manifest(bytes: &[u8], firefox: bool) -> anyhow::Result<Vec<u8>> {
     let mut m: Value = serde_json::from_slice(bytes).context("manifest.json")?;
@@ -86,6 +91,9 @@ fn store_manifest(bytes: &[u8], firefox: bool) -> anyhow::Result<Vec<u8>> {
         o.remove("key");
         if !firefox {
             o.remove("browser_specific_settings");
+            if let Some(p) = o.get_mut("permissions").and_then(Value::as_array_mut) {
+                p.retain(|p| p != FIREFOX_ONLY_PERMISSION);
+            }
         }
     }
     if let Some(bg) = m.get_mut("background").and_then(Value::as_object_mut) {
@@ -236,14 +244,17 @@ mod tests {
     #[test]
     fn store_manifests_drop_the_dev_key_and_firefox_drops_the_worker() {
         let dev = br#"{"key": "K", "background": {"service_worker": "background.js", "scripts": ["background.js"], "type": "module"},
+                       "permissions": ["webRequest", "webRequestBlocking"],
                        "browser_specific_settings": {"gecko": {"id": "nova@nova.io"}}}"#;
         let chrome: Value =
             serde_json::from_slice(&store_manifest(dev, false).expect("chrome")).expect("json");
         assert!(chrome.get("key").is_none() && chrome.get("browser_specific_settings").is_none());
         assert_eq!(chrome["background"], json!({"service_worker": "background.js", "type": "module"}));
+        assert_eq!(chrome["permissions"], json!(["webRequest"]));
         let firefox: Value = serde_json::from_slice(&store_manifest(dev, true).expect("ff")).expect("json");
         assert!(firefox.get("key").is_none() && firefox["background"].get("service_worker").is_none());
         assert_eq!(firefox["background"]["scripts"][0], "background.js");
         assert_eq!(firefox["browser_specific_settings"]["gecko"]["id"], "nova@nova.io");
+        assert_eq!(firefox["permissions"], json!(["webRequest", "webRequestBlocking"]));
     }
 }

@@ -505,7 +505,8 @@ impl Guard<'_> {
 }
 
 /// What a `no_signal_yet` verdict tells the agent: nothing was proven, and the action went out;
-/// and what a dialog the page opened since asks (`asking`), which holds the outcome back.
+/// and what a dialog opened since asks (`asking`: the page's, or the browser's own HTTP
+/// sign-in), which holds the outcome back.
 fn silence(window_ms: u32, asking: Option<&str>) -> String {
     let base = format!(
         "nothing the contract watches for showed within the {window_ms} ms window: the outcome is \
@@ -513,8 +514,8 @@ fn silence(window_ms: u32, asking: Option<&str>) -> String {
     );
     match asking {
         Some(q) => format!(
-            "{base} The page opened a dialog that waits for an answer (pageAsks): \"{q}\". Read it \
-             and answer it, or ask the person, before anything else: the outcome may wait on it."
+            "{base} A dialog waits for an answer (pageAsks): \"{q}\". Read it and answer it, or \
+             ask the person, before anything else: the outcome may wait on it."
         ),
         None => base,
     }

@@ -1077,7 +1077,9 @@ impl Macros<'_> {
     /// password, or the browser asks for it in a dialog of its own (an HTTP sign-in the page's
     /// script started). The message says so, and not to send the password again blindly.
     async fn unanswered(&self, mut reply: ToolReply, target: &str) -> ToolReply {
+        // The browser's own sign-in dialog, when it is what waits, is named already (pageAsks).
         if reply.structured["reasonCode"] != super::reason::NO_SIGNAL_YET
+            || reply.structured.get("pageAsks").is_some()
             || !self.holds(target, vec![at_work()]).await
         {
             return reply;

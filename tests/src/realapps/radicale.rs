@@ -103,7 +103,8 @@ pub async fn journey(
     // at once, and asks the server with the password in an HTTP sign-in. Firefox hands the
     // refusal to the page, which shows it in its error line: a failure. Chromium holds the
     // request for its own sign-in dialog (which a headless browser never shows), and the page
-    // keeps loading: nothing is proven, and Nova says the page is still at work. Never a success.
+    // keeps loading: nothing is proven, and Nova says who asks in that dialog (pageAsks).
+    // Never a success.
     a.visit(&home).await?;
     const LOGIN: &str = "nova.guarded_login";
     let r = a.call(LOGIN, json!({"username": USER, "password": "not-the-password"})).await?;
@@ -115,7 +116,13 @@ pub async fn journey(
             "verified_fail"
         }
         BrowserKind::Chromium => {
-            anyhow::ensure!(said.contains("still shows it is at work"), "the page is still loading: {}", r.0);
+            let asks = r.0["pageAsks"].as_str().unwrap_or_default();
+            let who = format!("{} (\"Radicale - Password Required\")", app.served.origin);
+            anyhow::ensure!(
+                asks.contains(&who) && said.contains(asks),
+                "the browser's own sign-in dialog, named: {}",
+                r.0
+            );
             "indeterminate"
         }
     };
