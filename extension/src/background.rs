@@ -46,7 +46,7 @@ pub fn bg_event(name: String, detail: JsValue) {
     match name.as_str() {
         "committed" if top_frame => {
             if let Some(tab) = tab_id {
-                sign_in::forget_document(tab);
+                sign_in::committed(tab);
                 let woken: Vec<Function> = STATE.with(|s| {
                     let mut s = s.borrow_mut();
                     *s.epochs.entry(tab).or_insert(0) += 1;
@@ -66,10 +66,10 @@ pub fn bg_event(name: String, detail: JsValue) {
         "completed" | "navError" | "sameDoc" if top_frame => {
             let outcome = match name.as_str() {
                 "navError" => {
-                    if let Some(tab) = tab_id {
-                        sign_in::navigation_failed(tab);
-                    }
                     let e = Reflect::get(&detail, &"error".into()).ok().and_then(|v| v.as_string());
+                    if let Some(tab) = tab_id {
+                        sign_in::navigation_failed(tab, e.as_deref().unwrap_or_default());
+                    }
                     format!("error:{}", e.unwrap_or_default())
                 }
                 _ => "completed".to_owned(),
@@ -308,7 +308,7 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
             let tab = resolve_tab(&target).await?;
             // The browser's sign-in dialog holds the tab (Firefox's page answers nothing while
             // it shows): say so now instead of when the page has not answered.
-            if let Some(asked) = sign_in::waiting(tab).filter(|a| a.document) {
+            if let Some(asked) = sign_in::document_waiting(tab) {
                 return Err(fail(
                     reason::HTTP_SIGN_IN,
                     format!("the tab is opening a page that asks for a sign-in: {}", asked.question()),
@@ -474,48 +474,55 @@ fn nav_waiter(tab: i32, since_epoch: u32, timeout_ms: u32) -> Promise {
 }
 
 async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
-    let (tab, url_before, outcome) = if p.new_tab {
+    let started = js_sys::Date::now();
+    let (tab, url_before, epoch0, outcome) = if p.new_tab {
         let created = bindings::tabs_create(&obj(&[("url", p.url.as_str().into()), ("active", true.into())]))
             .await
             .map_err(js_err(reason::NAVIGATION_FAILED))?;
         let tab: i32 = field(&created, "id").ok_or_else(|| fail(reason::INTERNAL, "new tab has no id"))?;
         let outcome = wasm_bindgen_futures::JsFuture::from(nav_waiter(tab, 0, p.timeout_ms)).await;
-        (tab, String::new(), outcome)
+        (tab, String::new(), 0, outcome)
     } else {
         let tab = resolve_tab(&p.target).await?;
         let before = bindings::tabs_get(tab).await.map_err(js_err(reason::TARGET_NOT_FOUND))?;
-        let waiter = nav_waiter(tab, epoch_of(tab), p.timeout_ms);
-        sign_in::forget_document(tab);
+        let epoch0 = epoch_of(tab);
+        let waiter = nav_waiter(tab, epoch0, p.timeout_ms);
+        sign_in::navigation_begins(tab);
         bindings::tabs_update(tab, &obj(&[("url", p.url.as_str().into())]))
             .await
             .map_err(js_err(reason::NAVIGATION_FAILED))?;
         let outcome = wasm_bindgen_futures::JsFuture::from(waiter).await;
-        (tab, field(&before, "url").unwrap_or_default(), outcome)
+        (tab, field(&before, "url").unwrap_or_default(), epoch0, outcome)
     };
     let mut outcome = outcome.ok().and_then(|v| v.as_string()).unwrap_or_default();
-    if outcome == SIGN_IN_ASKED {
-        // Headless Chromium gives up on the dialog it cannot show a moment after asking.
-        sleep_ms(SIGN_IN_GIVE_UP_MS).await;
-        if sign_in::waiting(tab).is_none_or(|w| !w.document) {
-            outcome = "error:".to_owned();
-        }
-    }
     if outcome == SIGN_IN_ASKED || outcome.starts_with("error:") {
-        // The browser asks for an HTTP sign-in for the document, or gave up on one it asked
-        // for (`net::ERR_INVALID_AUTH_CREDENTIALS` in headless Chromium).
-        if let Some(asked) = sign_in::last_document(tab) {
-            let how = match outcome.strip_prefix("error:") {
-                Some(error) => format!(
-                    "{} asks for a user name and password, and the browser gave up on it without \
-                     showing its dialog ({}a headless browser shows none): the page does not open \
-                     without the person's sign-in. {}",
+        if outcome == SIGN_IN_ASKED {
+            // A moment for the browser to give up on a dialog it cannot show (headless
+            // Chromium), or to answer with a sign-in it kept.
+            sleep_ms(SIGN_IN_GIVE_UP_MS).await;
+        }
+        if let Some(asked) = sign_in::document_waiting(tab) {
+            return Err(fail(reason::HTTP_SIGN_IN, format!("{} did not open: {}", p.url, asked.question())));
+        }
+        if let Some(asked) = sign_in::gave_up(tab) {
+            let error = outcome.strip_prefix("error:").filter(|e| !e.is_empty());
+            return Err(fail(
+                reason::HTTP_SIGN_IN,
+                format!(
+                    "{} did not open: {} asks for a user name and password, and the browser gave \
+                     up on it without showing its dialog ({}a headless browser shows none): the \
+                     page does not open without the person's sign-in. {}",
+                    p.url,
                     asked.who(),
-                    if error.is_empty() { String::new() } else { format!("{error}; ") },
+                    error.map(|e| format!("{e}; ")).unwrap_or_default(),
                     nova_shared::sign_in::ASK_THE_PERSON
                 ),
-                None => asked.question(),
-            };
-            return Err(fail(reason::HTTP_SIGN_IN, format!("{} did not open: {how}", p.url)));
+            ));
+        }
+        if outcome == SIGN_IN_ASKED {
+            // The browser answered it with a sign-in it kept: the navigation goes on.
+            let left = (f64::from(p.timeout_ms) - (js_sys::Date::now() - started)).max(0.0) as u32;
+            outcome = next_document(tab, epoch0, left).await;
         }
     }
     if let Some(error) = outcome.strip_prefix("error:") {

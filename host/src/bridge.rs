@@ -340,13 +340,21 @@ impl Bridge {
 
     fn handle_frame(&self, text: &str) {
         let decoding = std::time::Instant::now();
-        let env: Envelope = match serde_json::from_str(text) {
+        let mut env: Envelope = match serde_json::from_str(text) {
             Ok(env) => env,
             Err(e) => {
                 tracing::warn!(error = %e, bytes = text.len(), "rejected a malformed frame");
                 return;
             }
         };
+        // A tab opened at an address with a sign-in in it reports that address: nothing past
+        // this point keeps its password.
+        for v in [&mut env.result, &mut env.params].into_iter().flatten() {
+            crate::url_passwords::drop_passwords(v);
+        }
+        if let Some(e) = &mut env.error {
+            e.message = crate::url_passwords::without_passwords(&e.message).into_owned();
+        }
         match env.kind {
             Kind::Res => {
                 let waiter = self.pending.lock().ok().and_then(|mut p| p.remove(&env.id));

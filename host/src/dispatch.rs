@@ -17,9 +17,11 @@ use crate::observation::{ActionKind, Observation, Outcome};
 /// claims, a form's field values) are replaced by their length (of their JSON, when not text),
 /// each member on its own for an object (a form's selectors stay, their values go), so that no
 /// secret is ever stored. A step of a sequence (`steps[]` naming a `tool` and its `args`) is
-/// redacted as that tool's own call is.
+/// redacted as that tool's own call is. The password of an address (`http://user:pw@host/`)
+/// is replaced wherever it appears ([`crate::url_passwords`]).
 fn redact(tool: &str, args: &Map<String, Value>) -> String {
-    Value::Object(redacted(tool, args.clone())).to_string()
+    let recorded = Value::Object(redacted(tool, args.clone())).to_string();
+    crate::url_passwords::without_passwords(&recorded).into_owned()
 }
 
 fn redacted(tool: &str, mut args: Map<String, Value>) -> Map<String, Value> {

@@ -38,7 +38,8 @@
 //! - [`stages`]: where one call's time goes, for the callers that ask (`cargo xtask bench`).
 //! - [`paths`]: the data dir and everything in it; [`time`]: the clock and ISO 8601;
 //!   [`clock`]: the clock the memory judges time by (shiftable in tests);
-//!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB.
+//!   [`url`]: URL normalisation and parts (hosts, origins), for the gates, TUC and TOB;
+//!   [`url_passwords`]: passwords in addresses, kept out of everything Nova keeps or reports.
 //!
 //! `docs/architecture.md` follows one call through these modules and says which may import
 //! which (`cargo xtask deps` checks there is no loop).
@@ -81,3 +82,4 @@ pub mod time;
 pub mod tob;
 pub mod tuc;
 pub mod url;
+pub mod url_passwords;

@@ -581,14 +581,20 @@ impl Nova {
         self.data.join("nova.db")
     }
 
-    /// Whether a file of the data directory (the store, its journal, settings, logs) holds
-    /// `secret` anywhere in its bytes.
+    /// Whether a file of the data directory or a folder in it (the store, its journal,
+    /// settings, logs, screenshots) holds `secret` anywhere in its bytes.
     pub fn data_holds(&self, secret: &str) -> anyhow::Result<bool> {
         let mut found = false;
-        for entry in std::fs::read_dir(&self.data)?.flatten() {
-            if entry.path().is_file() {
-                let bytes = std::fs::read(entry.path())?;
-                found |= bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+        let mut folders = vec![self.data.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder)?.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.is_file() {
+                    let bytes = std::fs::read(&path)?;
+                    found |= bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+                }
             }
         }
         Ok(found)

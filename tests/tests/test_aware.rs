@@ -509,6 +509,8 @@ async fn the_browsers_own_http_sign_in_is_reported_with_who_asks() -> anyhow::Re
     let read = perceive(&c, &nova, "private-fetch.html").await?;
     assert!(read.get("httpSignIn").is_none(), "{read}");
 
+    assert!(read.get("httpSignIn").is_none(), "{read}");
+
     // The page's own request asks: the click proves nothing, and says what waits.
     let loaded = json!({
         "actionKind": "custom", "stabilityWindowMs": 1500, "stabilityMs": 100,
@@ -528,5 +530,14 @@ async fn the_browsers_own_http_sign_in_is_reported_with_who_asks() -> anyhow::Re
 
     let read = perceive(&c, &nova, "basic.html").await?;
     assert!(read.get("httpSignIn").is_none(), "{read}");
+
+    // A sign-in the browser answers itself (the person put it in the address): the page opens,
+    // and the password is kept nowhere.
+    let (user, password) = (nova_e2e::fixtures::PRIVATE_USER, nova_e2e::fixtures::PRIVATE_PASSWORD);
+    let with = nova.url("private").replacen("http://", &format!("http://{user}:{password}@"), 1);
+    let r = structured(&c.call("nova.navigate", json!({"url": with})).await?);
+    assert_eq!((r["ok"].clone(), r["title"].clone()), (json!(true), json!("Private")), "{r}");
+    drop(c);
+    assert!(!nova.data_holds(password)?, "the password in the address found in the data dir");
     Ok(())
 }

@@ -24,9 +24,12 @@ struct Asked {
 struct SignIns {
     /// The sign-ins waiting for an answer, by request id.
     waiting: HashMap<String, Asked>,
-    /// The last document sign-in asked in each tab, answered or not, until the tab's next
-    /// document commits: a navigation the browser gave up on names it.
-    last_document: HashMap<i32, HttpSignIn>,
+    /// The last document sign-in asked in each tab since its navigation began, answered or
+    /// not, until a document commits there.
+    last: HashMap<i32, HttpSignIn>,
+    /// The document sign-in each tab's navigation failed on (headless Chromium gives up on the
+    /// dialog it cannot show), until the tab's next navigation: the failed navigation names it.
+    gave_up: HashMap<i32, HttpSignIn>,
 }
 
 thread_local! {
@@ -91,18 +94,33 @@ fn record(detail: &JsValue, mut sign_in: HttpSignIn) -> Option<i32> {
     SIGN_INS.with(|s| {
         let mut s = s.borrow_mut();
         if document {
-            s.last_document.insert(tab, sign_in.clone());
+            s.last.insert(tab, sign_in.clone());
         }
         s.waiting.insert(id, Asked { tab, sign_in });
     });
     document.then_some(tab)
 }
 
-/// The request of a sign-in ended: answered, refused or given up.
+/// Whether a request's or navigation's error says the browser gave up on a sign-in
+/// (`net::ERR_INVALID_AUTH_CREDENTIALS`), not that the request was cancelled or failed for
+/// another reason (the tab went elsewhere).
+fn gave_up_on_sign_in(error: &str) -> bool {
+    error.contains("AUTH")
+}
+
+/// The request of a sign-in ended: answered, refused, or failed (`error` in the detail).
 pub(super) fn done(detail: &JsValue) {
-    if let Some(id) = text(detail, "requestId") {
-        SIGN_INS.with(|s| s.borrow_mut().waiting.remove(&id));
-    }
+    let Some(id) = text(detail, "requestId") else { return };
+    let failed = text(detail, "error").is_some_and(|e| gave_up_on_sign_in(&e));
+    SIGN_INS.with(|s| {
+        let mut s = s.borrow_mut();
+        if let Some(a) = s.waiting.remove(&id)
+            && failed
+            && a.sign_in.document
+        {
+            s.gave_up.insert(a.tab, a.sign_in);
+        }
+    });
 }
 
 /// The sign-in waiting in `tab`, the document's first.
@@ -115,25 +133,43 @@ pub(super) fn waiting(tab: i32) -> Option<HttpSignIn> {
     })
 }
 
-/// The last document sign-in asked in `tab` since its document last changed.
-pub(super) fn last_document(tab: i32) -> Option<HttpSignIn> {
-    SIGN_INS.with(|s| s.borrow().last_document.get(&tab).cloned())
+/// The document sign-in waiting in `tab`, if one does.
+pub(super) fn document_waiting(tab: i32) -> Option<HttpSignIn> {
+    waiting(tab).filter(|a| a.document)
 }
 
-/// A new document committed in `tab`, or a navigation of it begins: the last document
-/// sign-in no longer names what happens to it, and none waits.
-pub(super) fn forget_document(tab: i32) {
+/// The document sign-in the browser gave up on in `tab` since its last navigation began.
+pub(super) fn gave_up(tab: i32) -> Option<HttpSignIn> {
+    SIGN_INS.with(|s| s.borrow().gave_up.get(&tab).cloned())
+}
+
+/// A document committed in `tab`: the one that asked, if one did, was answered (by the person,
+/// or by the browser with a sign-in it kept).
+pub(super) fn committed(tab: i32) {
     SIGN_INS.with(|s| {
         let mut s = s.borrow_mut();
-        s.last_document.remove(&tab);
         s.waiting.retain(|_, a| a.tab != tab || !a.sign_in.document);
+        s.last.remove(&tab);
     });
 }
 
-/// The navigation of `tab`'s top document failed: no document sign-in waits (the last one
-/// still names why it failed).
-pub(super) fn navigation_failed(tab: i32) {
-    SIGN_INS.with(|s| s.borrow_mut().waiting.retain(|_, a| a.tab != tab || !a.sign_in.document));
+/// A navigation of `tab` begins: nothing asked before names what happens to it.
+pub(super) fn navigation_begins(tab: i32) {
+    committed(tab);
+    SIGN_INS.with(|s| s.borrow_mut().gave_up.remove(&tab));
+}
+
+/// The navigation of `tab`'s top document failed with `error`: no document sign-in waits, and
+/// the last one asked was given up on when the error says so (its request may have ended
+/// first, with another error).
+pub(super) fn navigation_failed(tab: i32, error: &str) {
+    SIGN_INS.with(|s| {
+        let mut s = s.borrow_mut();
+        s.waiting.retain(|_, a| a.tab != tab || !a.sign_in.document);
+        if let Some(last) = s.last.get(&tab).cloned().filter(|_| gave_up_on_sign_in(error)) {
+            s.gave_up.insert(tab, last);
+        }
+    });
 }
 
 /// `tab` closed: its sign-ins are gone with it.
@@ -141,7 +177,8 @@ pub(super) fn closed(tab: i32) {
     SIGN_INS.with(|s| {
         let mut s = s.borrow_mut();
         s.waiting.retain(|_, a| a.tab != tab);
-        s.last_document.remove(&tab);
+        s.last.remove(&tab);
+        s.gave_up.remove(&tab);
     });
 }
 

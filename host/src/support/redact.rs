@@ -1,7 +1,7 @@
 //! Redaction for everything support tooling writes out (`nova report`, `nova bundle`, the JSONL
 //! export): credential-like query parameters, `Authorization` and `Cookie` headers, bearer and
-//! basic credentials, JSON fields named like secrets, and known secret values (the MCP token)
-//! wherever they appear. Typed text and passwords never reach the store (the call pipeline keeps
+//! basic credentials, passwords in addresses, JSON fields named like secrets, and known secret
+//! values (the MCP token) wherever they appear. Typed text and passwords never reach the store (the call pipeline keeps
 //! only their length); this is the second line.
 
 use std::borrow::Cow;
@@ -101,6 +101,9 @@ impl Redactor {
         let schemes = after_prefixes(&out, SCHEMES, is_word_end);
         if let Cow::Owned(s) = schemes {
             out = Cow::Owned(s);
+        }
+        if let Cow::Owned(a) = crate::url_passwords::without_passwords(&out) {
+            out = Cow::Owned(a);
         }
         out
     }
@@ -236,6 +239,7 @@ mod tests {
             r.text(url),
             "https://x.test/cb?page=2&access_token=[redacted]&monkey=banana&sig=[redacted]#key=[redacted]"
         );
+        assert_eq!(r.text("open http://ada:pw-77@nas.local/"), "open http://ada:[redacted]@nas.local/");
         assert_eq!(r.text("nothing to see ?a=1"), "nothing to see ?a=1");
         assert!(matches!(r.text("plain"), Cow::Borrowed(_)));
     }
