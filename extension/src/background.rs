@@ -338,6 +338,7 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
                     selector: p.get("selector").and_then(Value::as_str).unwrap_or_default().to_owned(),
                 })
                 .unwrap_or_default();
+            let asked_at = js_sys::Date::now();
             let (report, page_stages) = match to_page(tab, name, params).await {
                 Err((code, message))
                     if code == reason::GONE_AFTER_DISPATCH && name == method::ACT && top_frame =>
@@ -358,7 +359,7 @@ async fn handle(name: &str, params: Value, stages: &mut BTreeMap<String, f64>) -
             }
             let leaving = top_frame && report.get("navigationStarted").is_some_and(Value::is_string);
             if matches!(name, method::CLICK | method::TYPE) && leaving {
-                return Ok(follow(tab, epoch, report).await);
+                return Ok(follow(tab, epoch, asked_at, report).await);
             }
             if let (method::ACT, true, Some(id)) = (name, leaving, watch_id) {
                 STATE.with(|s| s.borrow_mut().watches.get_mut(&id).map(|w| w.leaving = true));
@@ -504,7 +505,7 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
         if let Some(asked) = sign_in::document_waiting(tab) {
             return Err(fail(reason::HTTP_SIGN_IN, format!("{} did not open: {}", p.url, asked.question())));
         }
-        if let Some(asked) = sign_in::gave_up(tab) {
+        if let Some(asked) = sign_in::gave_up(tab, started) {
             let error = outcome.strip_prefix("error:").filter(|e| !e.is_empty());
             return Err(fail(
                 reason::HTTP_SIGN_IN,
@@ -587,9 +588,18 @@ const FOLLOW_MS: u32 = 10_000;
 /// A raw click or keystroke began a navigation away from its document: waits (at most
 /// [`FOLLOW_MS`]) for the new document to load, then reports where the action landed
 /// (`urlAfter`, `navigated`, `loadComplete`, `navEpoch`). A navigation that never commits (a
-/// download, a 204, an error) leaves `urlAfter` at the tab's URL and `navigated` false.
-async fn follow(tab: i32, epoch0: u32, mut report: Value) -> Value {
+/// download, a 204, an error) leaves `urlAfter` at the tab's URL and `navigated` false; one
+/// whose page asks for an HTTP sign-in (or did, since the action was asked for at `since`, and
+/// the browser gave up) says who asks (`httpSignIn`).
+async fn follow(tab: i32, epoch0: u32, since: f64, mut report: Value) -> Value {
     let outcome = next_document(tab, epoch0, FOLLOW_MS).await;
+    if outcome == SIGN_IN_ASKED {
+        // As for a navigation: a moment for the browser to give up on its dialog or answer it.
+        sleep_ms(SIGN_IN_GIVE_UP_MS).await;
+    }
+    if let Some(asked) = sign_in::document_waiting(tab).or_else(|| sign_in::gave_up(tab, since)) {
+        report["httpSignIn"] = serde_json::to_value(asked).unwrap_or_default();
+    }
     let navigated = epoch_of(tab) != epoch0;
     let url = tab_url(tab).await;
     if !url.is_empty() {
@@ -707,8 +717,10 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
             Ok(mut v) => {
                 // The commit event of a navigation may be processed while the watch runs.
                 navigated |= epoch_of(tab) != epoch0;
-                // The browser's own sign-in dialog asks where the page shows none.
-                if v.get("asking").is_none_or(Value::is_null)
+                // Nothing proven: the browser's own sign-in dialog may be what the outcome
+                // waits on, where the page shows no dialog.
+                if v.get("outcome").and_then(Value::as_str) == Some("pending")
+                    && v.get("asking").is_none_or(Value::is_null)
                     && let Some(asked) = sign_in::waiting(tab)
                 {
                     v["asking"] = asked.question().into();

@@ -51,6 +51,7 @@ pub fn awareness_fields(report: &ActionReport) -> serde_json::Map<String, Value>
         "fileInputRiskReason",
         "fileUploadSelectorHint",
         "nativeDialogWarning",
+        "httpSignIn",
         "warnings",
     ];
     match serde_json::to_value(report) {

@@ -255,6 +255,11 @@ pub struct ActionReport {
     /// waiting for the person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub native_dialog_warning: Option<String>,
+    /// The page the action began to open asks for an HTTP sign-in in the browser's own dialog
+    /// (or asked, and the browser gave up on it): the page did not open. Added by the
+    /// extension's background, which alone sees it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_sign_in: Option<crate::sign_in::HttpSignIn>,
 }
 
 /// `truncationWarning`: the field stored fewer characters than were typed.

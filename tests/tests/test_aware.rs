@@ -505,7 +505,12 @@ async fn the_browsers_own_http_sign_in_is_reported_with_who_asks() -> anyhow::Re
         assert!(said.contains("gave up on it without showing its dialog"), "{r}");
     }
 
-    // Elsewhere, nothing is left of it.
+    // Elsewhere, nothing is left of it; a link to the page says who asks.
+    let read = perceive(&c, &nova, "private-fetch.html").await?;
+    assert!(read.get("httpSignIn").is_none(), "{read}");
+    let r = structured(&c.call("nova.click_selector", json!({"selector": "#private"})).await?);
+    let document = json!({"origin": origin, "realm": "Nova fixture", "proxy": false, "document": true});
+    assert_eq!((r["httpSignIn"].clone(), r["navigated"].clone()), (document, Value::Null), "{r}");
     let read = perceive(&c, &nova, "private-fetch.html").await?;
     assert!(read.get("httpSignIn").is_none(), "{read}");
 

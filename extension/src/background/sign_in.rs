@@ -28,8 +28,9 @@ struct SignIns {
     /// not, until a document commits there.
     last: HashMap<i32, HttpSignIn>,
     /// The document sign-in each tab's navigation failed on (headless Chromium gives up on the
-    /// dialog it cannot show), until the tab's next navigation: the failed navigation names it.
-    gave_up: HashMap<i32, HttpSignIn>,
+    /// dialog it cannot show), with when (ms since the epoch), until the tab's next navigation:
+    /// the failed navigation names it.
+    gave_up: HashMap<i32, (f64, HttpSignIn)>,
 }
 
 thread_local! {
@@ -118,7 +119,7 @@ pub(super) fn done(detail: &JsValue) {
             && failed
             && a.sign_in.document
         {
-            s.gave_up.insert(a.tab, a.sign_in);
+            s.gave_up.insert(a.tab, (js_sys::Date::now(), a.sign_in));
         }
     });
 }
@@ -138,9 +139,10 @@ pub(super) fn document_waiting(tab: i32) -> Option<HttpSignIn> {
     waiting(tab).filter(|a| a.document)
 }
 
-/// The document sign-in the browser gave up on in `tab` since its last navigation began.
-pub(super) fn gave_up(tab: i32) -> Option<HttpSignIn> {
-    SIGN_INS.with(|s| s.borrow().gave_up.get(&tab).cloned())
+/// The document sign-in the browser gave up on in `tab` at `since` (ms since the epoch) or
+/// later.
+pub(super) fn gave_up(tab: i32, since: f64) -> Option<HttpSignIn> {
+    SIGN_INS.with(|s| s.borrow().gave_up.get(&tab).filter(|(at, _)| *at >= since).map(|(_, g)| g.clone()))
 }
 
 /// A document committed in `tab`: the one that asked, if one did, was answered (by the person,
@@ -167,7 +169,7 @@ pub(super) fn navigation_failed(tab: i32, error: &str) {
         let mut s = s.borrow_mut();
         s.waiting.retain(|_, a| a.tab != tab || !a.sign_in.document);
         if let Some(last) = s.last.get(&tab).cloned().filter(|_| gave_up_on_sign_in(error)) {
-            s.gave_up.insert(tab, last);
+            s.gave_up.insert(tab, (js_sys::Date::now(), last));
         }
     });
 }
