@@ -7,7 +7,8 @@
 //! line's height apart. A space, a margin, padding, a flex gap or a line break between them
 //! keeps them apart, as React's menus of links with nothing between them are drawn apart. A
 //! text node of white space alone between them keeps them apart without measuring (the walk
-//! forgets the open end: a paragraph's link after a space is the common case).
+//! forgets the open end: a paragraph's link after a space is the common case), and so does the
+//! edge of a table cell, a button, a form control or an image (the walk's boxed tags).
 
 use web_sys::{DomRect, Node};
 

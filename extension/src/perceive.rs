@@ -91,6 +91,14 @@ const BLOCK_TAGS: &[&str] = &[
     "search",
     "option",
 ];
+/// Elements drawn as boxes of their own in a line by default (table cells, buttons, form
+/// controls, images and other replaced elements): a word never runs across their edge, so the
+/// walk does not measure whether the texts on either side touch ([`crate::glued`]). A table's
+/// row of cells (`Task 1`, `2026-12-02`, `Ann`) would otherwise cost two measurements a cell.
+const BOXED_TAGS: &[&str] = &[
+    "td", "th", "button", "input", "select", "textarea", "img", "iframe", "video", "audio", "object",
+    "embed", "meter", "progress",
+];
 const SKIP_TAGS: &[&str] =
     &["script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "canvas"];
 
@@ -294,6 +302,11 @@ impl Walk {
         if block {
             self.break_line();
         }
+        // A box of its own between two texts keeps their words apart: nothing to measure.
+        let boxed = !contents && BOXED_TAGS.contains(&tag.as_str());
+        if boxed {
+            self.open = None;
+        }
         self.layers.push(el, rect);
         // The tag is known: only an `iframe` pays for the namespace check.
         if let Some(frame) = (tag == "iframe").then(|| dom::as_iframe(el)).flatten() {
@@ -342,6 +355,9 @@ impl Walk {
         self.layers.pop(self.past_the_cut());
         if block {
             self.break_line();
+        }
+        if boxed {
+            self.open = None;
         }
     }
 
