@@ -496,6 +496,16 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
         (tab, field(&before, "url").unwrap_or_default(), epoch0, outcome)
     };
     let mut outcome = outcome.ok().and_then(|v| v.as_string()).unwrap_or_default();
+    // Chromium reports a load this navigation replaced (one the page had started, still waiting
+    // on its server) as aborted, and that error comes first: while the tab is still on its way
+    // to the address asked for, the error was the replaced load's.
+    for _ in 0..REPLACED_LOADS_MAX {
+        if !outcome.starts_with("error:") || !still_bound_for(tab, &p.url).await {
+            break;
+        }
+        let left = (f64::from(p.timeout_ms) - (js_sys::Date::now() - started)).max(0.0) as u32;
+        outcome = next_document(tab, epoch0, left).await;
+    }
     if outcome == SIGN_IN_ASKED || outcome.starts_with("error:") {
         if outcome == SIGN_IN_ASKED {
             // A moment for the browser to give up on a dialog it cannot show (headless
@@ -733,14 +743,18 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
             // Firefox holds the page's timers while its sign-in dialog waits (shown or not):
             // the watch cannot end, and nothing was proven; the dialog is what waits.
             Err((code, _)) if code == reason::TIMEOUT && sign_in::waiting(tab).is_some() => {
-                let asked = sign_in::waiting(tab).map(|a| a.question());
-                return Ok(serde_json::json!({
-                    "outcome": "pending",
-                    "failedAssertions": [],
-                    "elapsedMs": (js_sys::Date::now() - started).max(0.0) as u32,
-                    "navigated": navigated || epoch_of(tab) != epoch0,
-                    "asking": asked,
-                }));
+                let pending = protocol::WatchResult {
+                    outcome: nova_shared::cls::Outcome::Pending,
+                    failed_assertions: Vec::new(),
+                    held_assertions: Vec::new(),
+                    elapsed_ms: (js_sys::Date::now() - started).max(0.0) as u32,
+                    navigated: navigated || epoch_of(tab) != epoch0,
+                    success_seen: false,
+                    url: None,
+                    asking: sign_in::waiting(tab).map(|a| a.question()),
+                };
+                return serde_json::to_value(pending)
+                    .map_err(|e| (reason::INTERNAL.to_owned(), format!("the watch's answer: {e}")));
             }
             Err((code, message)) if code == reason::TARGET_NOT_FOUND && message.contains("has no frame") => {
                 return Err((
@@ -903,6 +917,18 @@ async fn tab_url(tab: i32) -> String {
 /// gone.
 async fn tab_status(tab: i32) -> Option<String> {
     bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "status"))
+}
+
+/// How many errors of loads a navigation replaced it passes over (each one a load the page had
+/// started before it).
+const REPLACED_LOADS_MAX: usize = 3;
+
+/// Whether the tab is still loading `url`, a navigation not yet committed (Chromium's
+/// `pendingUrl`; Firefox reports no replaced load as an error and has no such field).
+async fn still_bound_for(tab: i32, url: &str) -> bool {
+    let pending = bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "pendingUrl"));
+    let href = |u: &str| web_sys::Url::new(u).map(|u| u.href()).ok();
+    pending.is_some_and(|pending| href(&pending).is_some() && href(&pending) == href(url))
 }
 
 /// How long a guarded action whose document went away without answering may take to commit

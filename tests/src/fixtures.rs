@@ -59,6 +59,7 @@ impl FixtureServer {
             .route("/go", axum::routing::get(go))
             .route("/postback", axum::routing::get(|| async { post_back(None) }).post(posted_back))
             .route("/private", axum::routing::get(private))
+            .route("/slow", axum::routing::get(slow))
             .route("/{*path}", axum::routing::get(serve))
             .with_state(state);
         let task = tokio::spawn(async move {
@@ -148,6 +149,26 @@ async fn private(headers: axum::http::HeaderMap) -> Response {
     r.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"Nova fixture\""));
     r
+}
+
+/// The longest `/slow` answers after.
+const SLOW_MAX_MS: u64 = 10_000;
+
+/// `/slow?ms=N`: a page that answers after `N` ms (at most [`SLOW_MAX_MS`]), as a busy server
+/// does: a load that is still under way when something else happens in the tab.
+async fn slow(Query(q): Query<HashMap<String, String>>) -> Response {
+    match q.get("ms").and_then(|ms| ms.parse::<u64>().ok()).filter(|ms| *ms <= SLOW_MAX_MS) {
+        Some(ms) => {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            axum::response::Html(
+                "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Slow</title></head>\
+                 <body><h1>Slow at last</h1></body></html>",
+            )
+            .into_response()
+        }
+        None => (StatusCode::BAD_REQUEST, format!("`ms` must be a number of milliseconds ≤ {SLOW_MAX_MS}"))
+            .into_response(),
+    }
 }
 
 /// `/go?to=/PATH`: a 303 redirect to a path of this server (where an action lands after a

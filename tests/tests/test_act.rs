@@ -58,6 +58,27 @@ async fn navigate_reports_urls_and_failures() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A page that sends the tab elsewhere by script, to a server slow to answer: the agent's
+/// navigation replaces that load, and the browser reporting the replaced load as aborted
+/// (Chromium's `net::ERR_ABORTED`) is not the agent's navigation failing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_navigation_that_replaces_a_load_under_way_is_not_failed_by_its_abort() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    for _ in 0..3 {
+        let leaving = c.structured("nova.navigate", json!({"url": nova.url("leaving.html")})).await?;
+        assert_eq!(leaving["title"], "Leaving", "{leaving}");
+        // The page's own load of `/slow` is under way (it answers after five seconds).
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let r = c.call("nova.navigate", json!({"url": nova.url("page2.html")})).await?;
+        let v = r.structured_content.unwrap_or_default();
+        assert_eq!(r.is_error, Some(false), "{v}");
+        assert_eq!(v["title"], "Second page", "{v}");
+        assert!(v["url"].as_str().unwrap_or_default().ends_with("/page2.html"), "{v}");
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn click_dispatches_only_on_visible_enabled_uncovered_elements() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
