@@ -421,7 +421,7 @@ pub async fn press(a: &mut Agent, wanted: &str) -> anyhow::Result<()> {
     }
 }
 
-/// The page read once `done` holds of it (at most 5 s): what a click or typing opened may be
+/// The page read once `done` holds of it (at most [`SOON`]): what a click or typing opened may be
 /// fetched from the server first. Fails naming `what` was awaited. See [`poll`].
 pub async fn read_until(
     a: &mut Agent,
@@ -431,8 +431,9 @@ pub async fn read_until(
     poll(a, ("nova.perceive", SOON), what, done).await
 }
 
-/// How long a person waits for what a click or typing opened (fetched from the server first).
-pub const SOON: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a person waits for what a click or typing opened (fetched from the server first),
+/// on a busy machine: two browsers' suites at once on two cores, as CI runs them.
+pub const SOON: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How long a person waits for an application's first screen: a heavy one (Node-RED's editor,
 /// JupyterLab) loads its parts after the page itself, longer on a busy machine.
@@ -447,7 +448,7 @@ pub async fn read_first_screen(
     poll(a, ("nova.perceive", FIRST_SCREEN), what, done).await
 }
 
-/// The page's text (`nova.read_text`) once it holds `wanted` (at most 5 s): a reply still
+/// The page's text (`nova.read_text`) once it holds `wanted` (at most [`SOON`]): a reply still
 /// streaming in. Fails naming `wanted`. See [`poll`].
 pub async fn read_text_until(a: &mut Agent, wanted: &str) -> anyhow::Result<String> {
     let read =
