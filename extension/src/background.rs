@@ -496,15 +496,10 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
         (tab, field(&before, "url").unwrap_or_default(), epoch0, outcome)
     };
     let mut outcome = outcome.ok().and_then(|v| v.as_string()).unwrap_or_default();
-    // Chromium reports a load this navigation replaced (one the page had started, still waiting
-    // on its server) as aborted, and that error comes first: while the tab is still on its way
-    // to the address asked for, the error was the replaced load's.
-    for _ in 0..REPLACED_LOADS_MAX {
-        if !outcome.starts_with("error:") || !still_bound_for(tab, &p.url).await {
-            break;
-        }
+    // The error of a load this navigation replaced comes first (see `next_document`).
+    if outcome.starts_with("error:") && still_loading(tab, Some(&p.url)).await {
         let left = (f64::from(p.timeout_ms) - (js_sys::Date::now() - started)).max(0.0) as u32;
-        outcome = next_document(tab, epoch0, left).await;
+        outcome = next_document(tab, epoch0, left, Some(&p.url)).await;
     }
     if outcome == SIGN_IN_ASKED || outcome.starts_with("error:") {
         if outcome == SIGN_IN_ASKED {
@@ -533,7 +528,7 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
         if outcome == SIGN_IN_ASKED {
             // The browser answered it with a sign-in it kept: the navigation goes on.
             let left = (f64::from(p.timeout_ms) - (js_sys::Date::now() - started)).max(0.0) as u32;
-            outcome = next_document(tab, epoch0, left).await;
+            outcome = next_document(tab, epoch0, left, Some(&p.url)).await;
         }
     }
     if let Some(error) = outcome.strip_prefix("error:") {
@@ -552,13 +547,34 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
 
 /// Waits (at most `ms`) until the tab has loaded a document after epoch `epoch0`, also when it
 /// already has: `completed`, `error:<text>` or `timeout`, as [`nav_waiter`].
-async fn next_document(tab: i32, epoch0: u32, ms: u32) -> String {
-    let waiter = nav_waiter(tab, epoch0, ms);
-    let loaded_already = epoch_of(tab) != epoch0 && tab_status(tab).await.as_deref() == Some("complete");
-    if loaded_already {
-        return "completed".to_owned();
+///
+/// Chromium reports a load that a newer navigation replaced (one the page had started, still
+/// waiting on its server) as aborted, and that error comes before the newer navigation's end:
+/// an error while the tab is still loading (`bound_for`, when given; else any address) was the
+/// replaced load's, and is passed over (at most [`REPLACED_LOADS_MAX`] times).
+async fn next_document(tab: i32, epoch0: u32, ms: u32, bound_for: Option<&str>) -> String {
+    let started = js_sys::Date::now();
+    let mut passed = 0;
+    loop {
+        let left = (f64::from(ms) - (js_sys::Date::now() - started)).max(0.0) as u32;
+        let waiter = nav_waiter(tab, epoch0, left);
+        let loaded_already = epoch_of(tab) != epoch0 && tab_status(tab).await.as_deref() == Some("complete");
+        if loaded_already {
+            return "completed".to_owned();
+        }
+        let outcome = wasm_bindgen_futures::JsFuture::from(waiter)
+            .await
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default();
+        if passed == REPLACED_LOADS_MAX
+            || !outcome.starts_with("error:")
+            || !still_loading(tab, bound_for).await
+        {
+            return outcome;
+        }
+        passed += 1;
     }
-    wasm_bindgen_futures::JsFuture::from(waiter).await.ok().and_then(|v| v.as_string()).unwrap_or_default()
 }
 
 /// Waits (at most `ms`) until the tab has committed a document after epoch `epoch0`. The
@@ -602,7 +618,7 @@ const FOLLOW_MS: u32 = 10_000;
 /// whose page asks for an HTTP sign-in (or did, since the action was asked for at `since`, and
 /// the browser gave up) says who asks (`httpSignIn`).
 async fn follow(tab: i32, epoch0: u32, since: f64, mut report: Value) -> Value {
-    let outcome = next_document(tab, epoch0, FOLLOW_MS).await;
+    let outcome = next_document(tab, epoch0, FOLLOW_MS, None).await;
     if outcome == SIGN_IN_ASKED {
         // As for a navigation: a moment for the browser to give up on its dialog or answer it.
         sleep_ms(SIGN_IN_GIVE_UP_MS).await;
@@ -769,7 +785,7 @@ async fn watch(mut params: Value) -> Result<Value, Failure> {
                 }
                 // The document went away under the watch: follow the navigation if one is
                 // under way, then watch the new document.
-                next_document(tab, epoch0, remaining as u32).await;
+                next_document(tab, epoch0, remaining as u32, None).await;
                 if epoch_of(tab) == epoch0 {
                     return Err((
                         reason::FRAME_DESTROYED.to_owned(),
@@ -919,16 +935,17 @@ async fn tab_status(tab: i32) -> Option<String> {
     bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "status"))
 }
 
-/// How many errors of loads a navigation replaced it passes over (each one a load the page had
-/// started before it).
+/// How many errors of loads a newer navigation replaced [`next_document`] passes over.
 const REPLACED_LOADS_MAX: usize = 3;
 
-/// Whether the tab is still loading `url`, a navigation not yet committed (Chromium's
-/// `pendingUrl`; Firefox reports no replaced load as an error and has no such field).
-async fn still_bound_for(tab: i32, url: &str) -> bool {
+/// Whether the tab is still loading a document it has not committed yet (`url`, when given):
+/// Chromium's `pendingUrl`. Firefox reports no replaced load as an error (see
+/// `bindings::superseded_load`) and has no such field.
+async fn still_loading(tab: i32, url: Option<&str>) -> bool {
     let pending = bindings::tabs_get(tab).await.ok().and_then(|t| field::<String>(&t, "pendingUrl"));
     let href = |u: &str| web_sys::Url::new(u).map(|u| u.href()).ok();
-    pending.is_some_and(|pending| href(&pending).is_some() && href(&pending) == href(url))
+    pending
+        .is_some_and(|pending| url.is_none_or(|url| href(&pending).is_some() && href(&pending) == href(url)))
 }
 
 /// How long a guarded action whose document went away without answering may take to commit

@@ -76,6 +76,12 @@ async fn a_navigation_that_replaces_a_load_under_way_is_not_failed_by_its_abort(
         assert_eq!(v["title"], "Second page", "{v}");
         assert!(v["url"].as_str().unwrap_or_default().ends_with("/page2.html"), "{v}");
     }
+    // A click on a link there replaces that load the same way, and its reply follows the link.
+    c.structured("nova.navigate", json!({"url": nova.url("leaving.html")})).await?;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let click = c.structured("nova.click_selector", json!({"selector": "#next"})).await?;
+    assert_eq!(click["navigated"], true, "{click}");
+    assert!(click["urlAfter"].as_str().unwrap_or_default().ends_with("/page2.html"), "{click}");
     Ok(())
 }
 
