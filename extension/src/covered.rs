@@ -13,8 +13,8 @@
 //! the flow lies beside the text) and:
 //! - its own box holds the point (for a pseudo-element, the box its style places in the element
 //!   that draws it: [`drawn_boxes`]);
-//! - it paints over what is under it ([`Paint`]: an opaque background colour, and its layers
-//!   leave at least 95 %);
+//! - it paints over what is under it ([`Paint`]: an opaque background colour, or for a shape of
+//!   an SVG drawing an opaque `fill`, and its layers leave at least 95 %);
 //! - it moves with the page: a bar fixed to the viewport (`position: fixed` or `sticky`, itself
 //!   or an ancestor up to the one they share) hides text only until the person scrolls, and an
 //!   open menu, list box, dialog, tooltip or popover only until it closes; both keep the text.
@@ -60,6 +60,9 @@ pub trait Paint {
     fn positioned(&mut self, style: &CssStyleDeclaration) -> bool;
     /// Whether a style paints an opaque background colour.
     fn opaque(&mut self, style: &CssStyleDeclaration) -> bool;
+    /// Whether `el`, with this style, is a shape of an SVG drawing that paints its inside opaque
+    /// (`fill` a colour, `fill-opacity` at least [`SOLID`]).
+    fn filled(&mut self, el: &Element, style: &CssStyleDeclaration) -> bool;
     /// What a layer with this style leaves of what it paints (1 = all of it).
     fn layer_opacity(&mut self, style: &CssStyleDeclaration) -> f64;
     /// How an element that is not positioned, with this style, is painted among the positioned
@@ -168,7 +171,7 @@ fn cover_at(root: &dom::Root, el: &Element, x: f64, y: f64, paint: &mut impl Pai
 /// on it.
 fn paints_over(cover: &Element, el: &Element, x: f64, y: f64, paint: &mut impl Paint) -> bool {
     let own = Rect::of(&cover.get_bounding_client_rect()).holds(x, y)
-        && paint.style_of(cover).is_some_and(|s| paint.opaque(&s));
+        && paint.style_of(cover).is_some_and(|s| paint.opaque(&s) || paint.filled(cover, &s));
     let drawn = !own && drawn_boxes(cover, paint).iter().any(|b| b.rect.holds(x, y));
     if !own && !drawn {
         return false;

@@ -467,6 +467,10 @@ pub fn role_of(el: &Element, t: &str) -> String {
     role_with(el, t, &Attrs::of(el))
 }
 
+/// The attributes a link's address is in: `href`, and in a drawing made for old SVG viewers
+/// `xlink:href`.
+pub const HREFS: [&str; 2] = ["href", "xlink:href"];
+
 /// [`role_of`] when the element's attribute names are known: a bare element's role is its
 /// tag's, which costs no further call into the page.
 pub fn role_with(el: &Element, t: &str, attrs: &Attrs) -> String {
@@ -474,7 +478,7 @@ pub fn role_with(el: &Element, t: &str, attrs: &Attrs) -> String {
         return r;
     }
     match t {
-        "a" if attrs.has("href") => "link".into(),
+        "a" if HREFS.iter().any(|h| attrs.has(h)) => "link".into(),
         "button" | "summary" => "button".into(),
         "select" => if attrs.has("multiple") { "listbox" } else { "combobox" }.into(),
         "textarea" => "textbox".into(),

@@ -20,7 +20,8 @@
 //!   [`selectize`]: Selectize's picker (Shiny's), read as the combobox it is; [`select2`]:
 //!   Select2's (Django admin's autocomplete), read as the picker of the select it hides;
 //!   [`placed`]: boxes rendered where
-//!   nobody sees them (off the page, screen-reader-only); [`seen`]: whether a person can see
+//!   nobody sees them (off the page, screen-reader-only); [`drawing`]: SVG drawings (where
+//!   their text is drawn, what is never drawn, which shapes act); [`seen`]: whether a person can see
 //!   an element's text (font size, colour against its background, `clip-path`); [`covered`]:
 //!   whether another element is painted over it, by hit tests; [`stacking`]: by the order CSS
 //!   paints in (a box hit tests pass through, text outside the viewport); [`overflow`]: whether
@@ -62,11 +63,13 @@ pub mod background;
 pub mod bindings;
 pub mod changes;
 pub mod collect;
+pub mod colour;
 pub mod content;
 pub mod covered;
 pub mod debounce;
 pub mod docrev;
 pub mod dom;
+pub mod drawing;
 pub mod drawn;
 pub mod edit_context;
 pub mod glued;

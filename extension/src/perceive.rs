@@ -15,6 +15,7 @@ use web_sys::{Element, Node};
 use crate::attrs::Attrs;
 use crate::aware;
 use crate::dom::{self, Failure, clip};
+use crate::drawing::{self, Step, Within};
 use crate::hint;
 use crate::proxied;
 use crate::select2;
@@ -97,10 +98,10 @@ const BLOCK_TAGS: &[&str] = &[
 /// row of cells (`Task 1`, `2026-12-02`, `Ann`) would otherwise cost two measurements a cell.
 const BOXED_TAGS: &[&str] = &[
     "td", "th", "button", "input", "select", "textarea", "img", "iframe", "video", "audio", "object",
-    "embed", "meter", "progress",
+    "embed", "meter", "progress", "svg",
 ];
 const SKIP_TAGS: &[&str] =
-    &["script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "canvas"];
+    &["script", "style", "noscript", "template", "head", "meta", "link", "title", "canvas"];
 
 /// Visible text kept for recognising challenge and geo-block pages, whatever `maxTextChars` is.
 const HEAD_CHARS: usize = 3000;
@@ -135,6 +136,8 @@ struct Walk {
     /// The text node read last, when it ended inside a word with nothing read after it on its
     /// line ([`crate::glued`]).
     open: Option<crate::glued::End>,
+    /// Whether the walk is in a page, a drawing's graphics or a drawing's text ([`drawing`]).
+    within: Within,
 }
 
 /// Where the walk put the text of one text node of an element found seen.
@@ -213,6 +216,10 @@ impl Walk {
     fn node(&mut self, node: &Node) {
         match node.node_type() {
             Node::TEXT_NODE => {
+                // In a drawing, text outside a `<text>` is not drawn.
+                if !self.within.draws_text() {
+                    return;
+                }
                 // Past the cut text is only counted, so it is not judged (that costs computed
                 // style): `textCharsTotal` may count text nobody sees, never shows it.
                 let Some(t) = node.text_content() else { return };
@@ -269,6 +276,13 @@ impl Walk {
         if SKIP_TAGS.contains(&tag.as_str()) {
             return;
         }
+        let outer = self.within;
+        let within = match drawing::step(outer, &tag) {
+            Step::Skip => return,
+            Step::Shape if !drawing::acts(&Attrs::of(el)) => return,
+            Step::Shape => outer,
+            Step::Enter(within) => within,
+        };
         // The common case costs one call: checkVisibility covers display:none ancestors,
         // visibility:hidden, content-visibility:hidden and opacity 0 (itself or an ancestor).
         // Computed style is read only for the rare boxes that need a second look, and for
@@ -298,16 +312,25 @@ impl Walk {
             self.break_line();
             return;
         }
-        let block = !contents && BLOCK_TAGS.contains(&tag.as_str());
+        let block = !contents
+            && match outer.in_drawing() {
+                true => drawing::starts_label(outer, &tag),
+                false => BLOCK_TAGS.contains(&tag.as_str()),
+            };
         if block {
             self.break_line();
         }
         // A box of its own between two texts keeps their words apart: nothing to measure.
-        let boxed = !contents && BOXED_TAGS.contains(&tag.as_str());
+        let boxed = !contents
+            && match outer.in_drawing() {
+                true => drawing::apart(outer, &tag),
+                false => BOXED_TAGS.contains(&tag.as_str()),
+            };
         if boxed {
             self.open = None;
         }
-        self.layers.push(el, rect);
+        self.layers.push(el, rect, within.in_drawing());
+        self.within = within;
         // The tag is known: only an `iframe` pays for the namespace check.
         if let Some(frame) = (tag == "iframe").then(|| dom::as_iframe(el)).flatten() {
             if let Some(body) = frame.content_document().and_then(|d| d.body()) {
@@ -352,6 +375,7 @@ impl Walk {
         } else if !shows_no_children(&tag) {
             self.children(el);
         }
+        self.within = outer;
         self.layers.pop(self.past_the_cut());
         if block {
             self.break_line();
@@ -480,7 +504,7 @@ fn shows_no_children(tag: &str) -> bool {
 /// Whether an element is one an agent acts on.
 fn is_interactive(el: &Element, tag: &str, role: &str, attrs: &Attrs) -> bool {
     match tag {
-        "a" => return attrs.has("href") || attrs.has("role"),
+        "a" => return dom::HREFS.iter().any(|h| attrs.has(h)) || attrs.has("role"),
         "button" | "select" | "textarea" | "summary" => return true,
         "input" => return dom::input_type_with(el, attrs) != "hidden",
         _ => {}
@@ -588,7 +612,7 @@ fn element_line(el: &Element, tag: &str, role: &str, r: &str, attrs: &Attrs) -> 
         }
     }
     if tag == "a"
-        && let Some(href) = attrs.get(el, "href")
+        && let Some(href) = dom::HREFS.iter().find_map(|h| attrs.get(el, h))
     {
         // An empty address is the page itself (Wagtail's breadcrumb of the page shown).
         let to = if href.trim().is_empty() { "(this page)" } else { &href };
@@ -721,6 +745,7 @@ pub fn read_text(p: &ReadTextParams) -> Result<TextRead, Failure> {
     let mut w =
         Walk { text_max: p.max_chars as usize, scroll: crate::placed::scroll(), ..Default::default() };
     if let Some(root) = root {
+        w.within = Within::of_root(&root, &dom::tag(&root));
         if let Some(view) = root.owner_document().and_then(|d| d.default_view()) {
             w.layers.enter_document(view);
         }

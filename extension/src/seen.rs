@@ -37,7 +37,10 @@ use js_sys::JsString;
 use wasm_bindgen::prelude::*;
 use web_sys::{CssStyleDeclaration, Element};
 
+use crate::colour::{Rgba, colours_in, parse_colour, same_colour};
 use crate::covered::{self, Rect};
+use crate::dom;
+use crate::drawing;
 use crate::overflow::{self, Axis};
 use crate::stacking::{self, Cover};
 
@@ -170,10 +173,6 @@ impl Reads {
     }
 }
 
-/// An RGBA colour, channels 0-255, alpha 0-1.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rgba(pub f64, pub f64, pub f64, pub f64);
-
 /// What an ancestor contributes to the text inside it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Backdrop {
@@ -221,6 +220,9 @@ struct Layer {
     /// their overflow (its own among them) let show: those rows, top and bottom
     /// ([`crate::shown`]).
     rows: Option<(f64, f64)>,
+    /// Whether it is part of an SVG drawing: its text is painted by `fill` and `stroke`, and
+    /// may lie on a shape ([`crate::drawing`]).
+    drawing: bool,
     /// How far it and the boxes around it in its document have scrolled what they hold (x, y),
     /// added up, once asked ([`Layers::scrolled`]).
     scrolled: Option<(f64, f64)>,
@@ -269,11 +271,14 @@ pub struct Layers {
     later: Vec<Later>,
     /// Where their text lies: from the top of the highest to the bottom of the lowest.
     judged: Option<(f64, f64)>,
+    /// The shapes of the last drawing whose text needed to know what lies under it.
+    shapes: Option<drawing::Shapes>,
 }
 
 impl Layers {
-    /// Enters `el`, whose box the walk has read (`None` when it has none of its own).
-    pub fn push(&mut self, el: &Element, rect: Option<Rect>) {
+    /// Enters `el`, whose box the walk has read (`None` when it has none of its own);
+    /// `drawing`: it is part of an SVG drawing.
+    pub fn push(&mut self, el: &Element, rect: Option<Rect>, drawing: bool) {
         let at = self.entered;
         self.entered += 1;
         self.stack.push(Layer {
@@ -289,6 +294,7 @@ impl Layers {
             depth: self.views.len(),
             rows: None,
             scrolled: None,
+            drawing,
         });
     }
 
@@ -571,12 +577,14 @@ impl Layers {
             return false;
         }
         let tiny = font.is_some_and(|f| f < UNREADABLE);
-        let Some(fill) = self.reads.ink(&own) else { return true };
+        let drawing = self.stack[top].drawing;
+        let ink = if drawing { drawing::paint(&own, "fill", "fill-opacity") } else { self.reads.ink(&own) };
+        let Some(fill) = ink else { return true };
         let filled = fill.3 >= FAINT;
         // Rare: glyphs with a transparent fill show only a background clipped to them, or
         // their outline.
-        let painted = !filled && self.painted_through();
-        let outline = if filled || painted { Vec::new() } else { outline_inks(&own) };
+        let painted = !filled && !drawing && self.painted_through();
+        let outline = if filled || painted { Vec::new() } else { outline_inks(&own, drawing) };
         if !filled && !painted && outline.is_empty() {
             return false;
         }
@@ -639,14 +647,60 @@ impl Layers {
         }
         // The same colour as the background: an outline (read only now) or a background image
         // on that layer or nearer the text shows it after all. Both rare: read only now.
-        if filled && outline_inks(&own).iter().any(differs) {
+        if filled && outline_inks(&own, drawing).iter().any(differs) {
             return true;
+        }
+        // In a drawing, a shape drawn under the text may show it (white labels on coloured
+        // bars); looked for only now, as it costs a hit test.
+        if drawing {
+            let mut inks = outline_inks(&own, true);
+            inks.extend(Some(fill).filter(|_| filled));
+            if let Some(shown) = self.shown_by_a_shape(&el, rect, &inks) {
+                return shown;
+            }
         }
         let nearest = coloured.unwrap_or(0);
         (nearest..self.stack.len()).rev().any(|i| {
             let layer = self.stack[i].el.clone();
             self.style(&layer).is_some_and(|s| has_image(&s))
         })
+    }
+
+    /// Whether a shape drawn under the text of `el`, a drawing's `<text>` whose box is `rect`,
+    /// shows its glyphs (`inks`: their fill and outline): at the middle of its box, the topmost
+    /// shape drawn before it ([`drawing::Shapes`], read once per drawing) decides, one that
+    /// paints nothing there is looked through; a shape whose box alone is known to hold the
+    /// point shows the text if its colour differs, and is looked through if not. Unknown paint
+    /// (a gradient, partly transparent, too many shapes to read) shows it. Asked only of text the
+    /// colour of the page behind the drawing: `None` when no shape lies under it.
+    fn shown_by_a_shape(&mut self, el: &Element, rect: Option<Rect>, inks: &[Rgba]) -> Option<bool> {
+        let rect = rect?;
+        // The drawing: the outermost `<svg>` the walk is in, or, for a walk that starts inside
+        // one (`read_text` of a selector), the nearest around it.
+        let first = self.stack.iter().find(|l| l.drawing)?.el.clone();
+        let svg = if dom::tag(&first) == "svg" { first } else { first.closest("svg").ok().flatten()? };
+        if !self.shapes.as_ref().is_some_and(|s| s.of_drawing(&svg)) {
+            let views = self.views.last().map(|(v, _)| v.clone());
+            self.shapes = Some(drawing::Shapes::of(&svg, |e| match &views {
+                Some(view) => view.get_computed_style(e).ok().flatten(),
+                None => style(e),
+            }));
+        }
+        let (x, y) = covered::points(rect)[0];
+        let Some(under) = self.shapes.as_ref().and_then(|s| s.under(el, x, y)) else { return Some(true) };
+        for shape in under {
+            let Some(fill) = shape.fill.filter(|f| f.3 < FAINT || f.3 >= covered::SOLID) else {
+                return Some(true);
+            };
+            if fill.3 < FAINT {
+                continue;
+            }
+            let shows = inks.iter().any(|c| !same_colour(*c, fill));
+            if shape.exact || shows {
+                return Some(shows);
+            }
+        }
+        None
     }
 
     /// Whether the innermost element or a layer around it has a background clipped to its
@@ -733,9 +787,11 @@ impl Layers {
         if around.owner_document() != el.owner_document() || overflow::propagated(&around) {
             return false;
         }
-        // `overflow` applies to block, flex and grid containers: not an inline or a table row.
+        // `overflow` applies to block, flex and grid containers: not an inline or a table row;
+        // and to a drawing's viewport (an `<svg>`), inline or not.
         let display = self.layer_style(i).and_then(|s| prop(&s, "display")).unwrap_or_default();
-        overflow::applies(&display) && !(i + 1..=top).any(|j| self.place(j).escapes)
+        let viewport = self.stack[i].drawing && dom::tag(&around) == "svg";
+        (viewport || overflow::applies(&display)) && !(i + 1..=top).any(|j| self.place(j).escapes)
     }
 }
 
@@ -761,6 +817,11 @@ impl covered::Paint for Layers {
 
     fn opaque(&mut self, style: &CssStyleDeclaration) -> bool {
         self.reads.background(style).is_some()
+    }
+
+    fn filled(&mut self, el: &Element, style: &CssStyleDeclaration) -> bool {
+        drawing::is_shape(el)
+            && drawing::paint(style, "fill", "fill-opacity").is_some_and(|c| c.3 >= covered::SOLID)
     }
 
     fn layer_opacity(&mut self, style: &CssStyleDeclaration) -> f64 {
@@ -789,9 +850,16 @@ const FAINT: f64 = 0.05;
 const UNREADABLE: f64 = 4.0;
 
 /// The colours an outline draws the glyphs in: the text stroke when it has a width, and each
-/// text shadow; those not (nearly) transparent. Read only when the fill alone would hide them.
-fn outline_inks(style: &CssStyleDeclaration) -> Vec<Rgba> {
+/// text shadow (in a drawing, `stroke` when it has a width); those not (nearly) transparent.
+/// Read only when the fill alone would hide them.
+fn outline_inks(style: &CssStyleDeclaration, drawing: bool) -> Vec<Rgba> {
     let mut inks = Vec::new();
+    if drawing {
+        let width = drawing::stroke_width(style);
+        inks.extend(drawing::paint(style, "stroke", "stroke-opacity").filter(|_| width > 0.0));
+        inks.retain(|c| c.3 >= FAINT);
+        return inks;
+    }
     let stroke = prop(style, "-webkit-text-stroke-width")
         .and_then(|w| w.trim().trim_end_matches("px").parse::<f64>().ok())
         .unwrap_or(0.0);
@@ -862,18 +930,6 @@ pub fn mask_opacity(mask: &str) -> f64 {
     }
     let colours = colours_in(mask);
     if colours.is_empty() { 1.0 } else { colours.iter().map(|c| c.3).fold(0.0, f64::max) }
-}
-
-/// Every `rgb()` / `rgba()` colour in a computed value (a list of text shadows, say).
-pub fn colours_in(value: &str) -> Vec<Rgba> {
-    let mut out = Vec::new();
-    let mut rest = value;
-    while let Some(start) = rest.find("rgb") {
-        let Some(len) = rest[start..].find(')') else { break };
-        out.extend(parse_colour(&rest[start..=start + len]));
-        rest = &rest[start + len + 1..];
-    }
-    out
 }
 
 /// Whether the box of everything `el` holds is a point, is drawn [`UNREADABLE`] px tall or less,
@@ -976,34 +1032,6 @@ fn outer_backdrop(root: &Element) -> Backdrop {
     out
 }
 
-/// Two colours a person cannot tell apart as text on background (each channel within 8).
-pub fn same_colour(a: Rgba, b: Rgba) -> bool {
-    (a.0 - b.0).abs() <= 8.0 && (a.1 - b.1).abs() <= 8.0 && (a.2 - b.2).abs() <= 8.0
-}
-
-/// A computed colour: `rgb(r, g, b)`, `rgba(r, g, b, a)`, `rgb(r g b / a)` or `transparent`.
-pub fn parse_colour(s: &str) -> Option<Rgba> {
-    let s = s.trim();
-    if s == "transparent" {
-        return Some(Rgba(0.0, 0.0, 0.0, 0.0));
-    }
-    let inner = s.strip_prefix("rgba(").or_else(|| s.strip_prefix("rgb("))?.strip_suffix(')')?;
-    let parts: Vec<f64> = inner
-        .split([',', ' ', '/'])
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.strip_suffix('%') {
-            Some(pct) => pct.parse::<f64>().map(|v| v / 100.0),
-            None => p.parse::<f64>(),
-        })
-        .collect::<Result<_, _>>()
-        .ok()?;
-    match parts[..] {
-        [r, g, b] => Some(Rgba(r, g, b, 1.0)),
-        [r, g, b, a] => Some(Rgba(r, g, b, a)),
-        _ => None,
-    }
-}
-
 /// Whether a computed `clip-path` leaves nothing of a `width` x `height` box: `inset()` whose
 /// opposite sides meet, or a `circle()` / `ellipse()` of radius 0.
 pub fn clips_away(clip_path: &str, width: f64, height: f64) -> bool {
@@ -1070,17 +1098,6 @@ fn length(v: &str, of: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn colours_parse_in_every_computed_form() {
-        assert_eq!(parse_colour("rgb(255, 255, 255)"), Some(WHITE));
-        assert_eq!(parse_colour("rgba(0, 0, 0, 0)"), Some(Rgba(0.0, 0.0, 0.0, 0.0)));
-        assert_eq!(parse_colour("rgb(10 20 30 / 0.5)"), Some(Rgba(10.0, 20.0, 30.0, 0.5)));
-        assert_eq!(parse_colour("transparent").map(|c| c.3), Some(0.0));
-        assert_eq!(parse_colour("color(srgb 1 1 1)"), None);
-        assert!(same_colour(Rgba(250.0, 252.0, 255.0, 1.0), WHITE));
-        assert!(!same_colour(Rgba(200.0, 200.0, 200.0, 1.0), WHITE));
-    }
 
     #[test]
     fn only_a_ligature_icon_font_drawn_first_draws_icons() {

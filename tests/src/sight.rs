@@ -18,7 +18,9 @@
 //! 5 %). The colour is the
 //! glyphs' fill (`-webkit-text-fill-color`), an outline (a text stroke with a width, a text
 //! shadow) draws them too, and a background clipped to the text (`background-clip: text`) paints
-//! them whatever it is.
+//! them whatever it is. In a drawing (SVG) the glyphs are painted by `fill` (with `fill-opacity`;
+//! a gradient counts as unknown, so not seen) and outlined by `stroke`, and an `<svg>` cuts what
+//! overflows its viewport, inline or not; what the drawing paints behind the text is not judged.
 //! Text drawn in a ligature icon font (Google's Material Icons and Material Symbols: the words
 //! `arrow_drop_down` drawn as one arrow) is an icon, not words a person reads.
 //! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
@@ -51,7 +53,8 @@ pub const VISIBLE_TEXTS: &str = concat!(
     let [rx, ry] = [r, r];
     for (let a = el; a && a !== document.documentElement; a = a.parentElement) {
       const s = getComputedStyle(a);
-      if (a !== el && a !== document.body && s.display !== 'inline') {
+      // A drawing's viewport (an <svg>) hides what overflows it, inline or not.
+      if (a !== el && a !== document.body && (s.display !== 'inline' || a instanceof SVGSVGElement)) {
         const b = a.getBoundingClientRect();
         if (hides(s.overflowX) && (rx.right <= b.left || rx.left >= b.right)) return true;
         if (hides(s.overflowY) && (ry.bottom <= b.top || ry.top >= b.bottom)) return true;
@@ -68,9 +71,17 @@ pub const VISIBLE_TEXTS: &str = concat!(
     return false;
   };
   const rgba = (c) => (c.match(/[\d.]+/g) || []).map(Number);
-  // The glyphs' colour: their fill, which is the text colour unless set apart.
+  // The glyphs' colour: their fill, which is the text colour unless set apart; in a drawing
+  // (SVG) the `fill`, with its `fill-opacity` (none paints nothing).
+  const svgPaint = (paint, opacity) => {
+    if (paint === 'none') return [0, 0, 0, 0];
+    const c = rgba(paint);
+    if (!paint.startsWith('rgb') || c.length < 3) return [];
+    return [c[0], c[1], c[2], (c.length === 4 ? c[3] : 1) * parseFloat(opacity)];
+  };
   const ink = (el) => {
     const s = getComputedStyle(el);
+    if (el instanceof SVGElement) return svgPaint(s.fill, s.fillOpacity);
     return rgba(s.webkitTextFillColor || s.color);
   };
   // A background clipped to the text (gradient headings) paints the glyphs whatever their colour.
@@ -87,6 +98,10 @@ pub const VISIBLE_TEXTS: &str = concat!(
   const inks = (el) => {
     const s = getComputedStyle(el);
     const out = [ink(el)];
+    if (el instanceof SVGElement) {
+      if (parseFloat(s.strokeWidth) > 0) out.push(svgPaint(s.stroke, s.strokeOpacity));
+      return out.filter((c) => c.length >= 3 && alphaOf(c) >= 0.05);
+    }
     if (parseFloat(s.webkitTextStrokeWidth) > 0) out.push(rgba(s.webkitTextStrokeColor));
     if (s.textShadow && s.textShadow !== 'none') {
       for (const m of s.textShadow.matchAll(/rgba?\([^)]*\)/g)) out.push(rgba(m[0]));

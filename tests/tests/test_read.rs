@@ -401,6 +401,7 @@ async fn ordinary_pages_lose_no_visible_text() -> anyhow::Result<()> {
         "fixed-root.html",
         "shell-scrolled.html",
         "icons.html",
+        "drawing.html",
     ];
     for page in pages {
         let url = nova.url(page);
@@ -946,6 +947,86 @@ async fn a_word_split_across_elements_is_read_as_it_is_drawn() -> anyhow::Result
         ] {
             assert!(lines.contains(&line), "{tool}: no line {line:?} in {text:?}");
         }
+    }
+    Ok(())
+}
+
+/// What a person reads of `drawing.html`'s chart (SVG): labels, an outline, a gradient, a note in
+/// a `foreignObject`, a link.
+const SEEN_IN_A_DRAWING: &[&str] = &[
+    "Quarterly report",
+    "Revenue by quarter",
+    "Label on a blue bar",
+    "Outlined label",
+    "Q3",
+    "Gradient label",
+    "Note inside the drawing",
+    "Open the report",
+    "After the chart.",
+];
+
+/// What `drawing.html` draws for machines only: definitions and tooltips, white on a white shape
+/// and on the page, no paint, no size, stray words outside a `<text>`,
+/// past the drawing's viewport, under a shape drawn after it.
+const UNSEEN_IN_A_DRAWING: &[&str] = &[
+    "INJECT-SVG-TOOLTIP",
+    "INJECT-SVG-DESC",
+    "INJECT-SVG-DEFS",
+    "INJECT-SVG-WHITE-ON-A-WHITE-BAR",
+    "INJECT-SVG-WHITE-ON-THE-PAGE",
+    "INJECT-SVG-NOTHING-PAINTS-IT",
+    "INJECT-SVG-CLEAR-FILL",
+    "INJECT-SVG-NO-SIZE",
+    "INJECT-SVG-STRAY-WORDS",
+    "INJECT-SVG-PAST-THE-VIEWPORT",
+    "INJECT-SVG-UNDER-A-LATER-SHAPE",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drawing_s_text_is_read_as_a_person_sees_it() -> anyhow::Result<()> {
+    let nova = Nova::start_with_ui().await?;
+    let mut a = Agent::new(&nova, "reader").await?;
+    a.ready().await?;
+    let url = nova.url("drawing.html");
+    a.visit(&url).await?;
+    // The screenshot is the judge: ink on every seen label, none on any unseen one.
+    let ui = nova.ui().await?;
+    let tab = ui.wait_window(&url, std::time::Duration::from_secs(10)).await?;
+    let labels: Vec<&str> = SEEN_IN_A_DRAWING.iter().chain(UNSEEN_IN_A_DRAWING).copied().collect();
+    let inked = pixels::inked(&tab, &labels, &nova.artifact("drawing")).await?;
+    for (line, ink) in labels.iter().zip(inked) {
+        let fine = if SEEN_IN_A_DRAWING.contains(line) { ink == Some(true) } else { ink != Some(true) };
+        assert!(fine, "the screenshot shows {line:?}: inked {ink:?}");
+    }
+    let c = &mut a;
+    let page = c.step("nova.perceive", json!({})).await?;
+    let read = c.step("nova.read_text", json!({})).await?;
+    let chart = c.step("nova.read_text", json!({"selector": "#chart"})).await?;
+    // Below the fold, where hit tests do not reach, shapes under a label are found by their boxes.
+    let seen: Vec<&str> = SEEN_IN_A_DRAWING.iter().copied().chain(["Below the fold on a red bar"]).collect();
+    let unseen: Vec<&str> = UNSEEN_IN_A_DRAWING
+        .iter()
+        .copied()
+        .chain(["INJECT-SVG-BELOW-WHITE-ON-A-WHITE-BAR", "INJECT-SVG-BELOW-WHITE-ON-WHITE-OVER-BLUE"])
+        .collect();
+    for (tool, v) in [("perceive", &page), ("read_text", &read)] {
+        reads_only_what_is_seen(tool, v, &seen, &unseen);
+    }
+    let in_chart: Vec<&str> = SEEN_IN_A_DRAWING
+        .iter()
+        .copied()
+        .filter(|l| !["Quarterly report", "After the chart."].contains(l))
+        .collect();
+    reads_only_what_is_seen("read_text(#chart)", &chart, &in_chart, UNSEEN_IN_A_DRAWING);
+    // A label's words in spans of their own stay words; a label read alone is read.
+    let text = page["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Q1 Q2 Q3"), "the spans of one label: {text:?}");
+    let label = c.step("nova.read_text", json!({"selector": "#bar-label"})).await?;
+    assert_eq!(label["text"], "Label on a blue bar", "the label alone: {label}");
+    // What acts in a drawing is listed: its link, and a shape in the tab order with a role.
+    let elements = lines(&page, "elements");
+    for wanted in [r#"link "Open the report" -> page2.html"#, r#"button "Zoom in""#] {
+        assert!(elements.iter().any(|l| l.ends_with(wanted)), "no {wanted:?} in {elements:?}");
     }
     Ok(())
 }
