@@ -80,6 +80,16 @@ pub fn step(within: Within, tag: &str) -> Step {
     }
 }
 
+/// Whether the drawing `svg` holds anything the walk reads: a text, a link, a page in a
+/// `<foreignObject>`, a shape that [`acts`]. An icon holds none (a path or two): one query
+/// instead of a visit to each of its elements.
+pub fn holds_anything(svg: &Element) -> bool {
+    svg.query_selector(READ_IN_A_DRAWING).ok().flatten().is_some()
+}
+
+/// What [`holds_anything`] looks for (an SVG element's name is matched as written).
+const READ_IN_A_DRAWING: &str = "text, a, foreignObject, [tabindex], [role], [onclick]";
+
 /// Whether a `<text>` starts here: a label of its own, on its own line.
 pub fn starts_label(within: Within, tag: &str) -> bool {
     within == Within::Drawing && tag == "text"

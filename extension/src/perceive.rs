@@ -281,6 +281,8 @@ impl Walk {
             Step::Skip => return,
             Step::Shape if !drawing::acts(&Attrs::of(el)) => return,
             Step::Shape => outer,
+            // A drawing with nothing to read (an icon) is passed by one query.
+            Step::Enter(Within::Drawing) if outer == Within::Page && !drawing::holds_anything(el) => return,
             Step::Enter(within) => within,
         };
         // The common case costs one call: checkVisibility covers display:none ancestors,

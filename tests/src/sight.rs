@@ -20,7 +20,9 @@
 //! shadow) draws them too, and a background clipped to the text (`background-clip: text`) paints
 //! them whatever it is. In a drawing (SVG) the glyphs are painted by `fill` (with `fill-opacity`;
 //! a gradient counts as unknown, so not seen) and outlined by `stroke`, and an `<svg>` cuts what
-//! overflows its viewport, inline or not; what the drawing paints behind the text is not judged.
+//! overflows its viewport, inline or not; what the drawing paints behind the text is not judged,
+//! and text outside a `<text>` or in what a drawing defines or describes (`<defs>`, `<title>`)
+//! is not drawn.
 //! Text drawn in a ligature icon font (Google's Material Icons and Material Symbols: the words
 //! `arrow_drop_down` drawn as one arrow) is an icon, not words a person reads.
 //! Form controls' own text (`<option>`, `<textarea>`) and scripts, styles and templates are not
@@ -187,12 +189,15 @@ pub const VISIBLE_TEXTS: &str = concat!(
     }
     return [x, y];
   };
+  const NOT_DRAWN = 'defs, symbol, clipPath, mask, pattern, marker, linearGradient, radialGradient, filter, title, desc, metadata';
   const seen = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
     const text = n.data.replace(/\s+/g, ' ').trim();
     const el = n.parentElement;
     if (!text || !el || el.closest('script, style, noscript, template, textarea, select') || skip.has(el.tagName)) continue;
+    // A drawing (SVG) draws text only inside a <text>, never in what it defines or describes.
+    if (el instanceof SVGElement && (!el.closest('text') || el.closest(NOT_DRAWN))) continue;
     if (!el.checkVisibility({opacityProperty: true, visibilityProperty: true})) continue;
     if (parseFloat(getComputedStyle(el).fontSize) <= 0) continue;
     if ("#,
