@@ -215,5 +215,10 @@ pub async fn journey(
     let r = a.call(SUBMIT, send).await?;
     judge.step(("submit_renamed", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", at, ("Night", 1))?;
     anyhow::ensure!(app.count("Evening")? == 0, "the renamed node still has its old name in the flows");
+    // The canvas draws the node in SVG, its name a label of its own: what a person reads there.
+    let canvas = json!({"selector": "#red-ui-workspace-chart"});
+    let drawn = a.step("nova.read_text", canvas).await?;
+    let text = drawn["text"].as_str().unwrap_or_default();
+    anyhow::ensure!(text.lines().any(|l| l.trim() == "Night"), "the canvas reads {text:?}");
     Ok(())
 }
