@@ -1025,8 +1025,18 @@ async fn a_drawing_s_text_is_read_as_a_person_sees_it() -> anyhow::Result<()> {
     assert_eq!(label["text"], "Label on a blue bar", "the label alone: {label}");
     // What acts in a drawing is listed: its link, and a shape in the tab order with a role.
     let elements = lines(&page, "elements");
-    for wanted in [r#"link "Open the report" -> page2.html"#, r#"button "Zoom in""#] {
-        assert!(elements.iter().any(|l| l.ends_with(wanted)), "no {wanted:?} in {elements:?}");
+    let mut refs = Vec::new();
+    for wanted in [r#"button "Zoom in""#, r#"link "Open the report" -> page2.html"#] {
+        let line = elements.iter().find(|l| l.ends_with(wanted));
+        refs.push(line.and_then(|l| l.split(' ').next()).with_context(|| format!("no {wanted:?} in {elements:?}"))?);
     }
+    // And works as any element: a click on the shape, then on the link.
+    c.step("nova.click_selector", json!({"selector": refs[0]})).await?;
+    let after = c.step("nova.read_text", json!({"selector": "#zoom"})).await?;
+    assert_eq!(after["text"], "Zoomed in.", "after the click on the shape: {after}");
+    let followed = c.step("nova.click_selector", json!({"selector": refs[1]})).await?;
+    let read = c.step("nova.perceive", json!({})).await?;
+    let at = read["url"].as_str().unwrap_or_default();
+    assert!(at.ends_with("/page2.html"), "the drawing's link led to {at}: {followed}");
     Ok(())
 }
