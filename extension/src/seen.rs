@@ -651,7 +651,7 @@ impl Layers {
             return true;
         }
         // In a drawing, a shape drawn under the text may show it (white labels on coloured
-        // bars); looked for only now, as it costs a hit test.
+        // bars); looked for only now, as it reads the drawing's shapes.
         if drawing {
             let mut inks = outline_inks(&own, true);
             inks.extend(Some(fill).filter(|_| filled));

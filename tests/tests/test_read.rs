@@ -1028,7 +1028,10 @@ async fn a_drawing_s_text_is_read_as_a_person_sees_it() -> anyhow::Result<()> {
     let mut refs = Vec::new();
     for wanted in [r#"button "Zoom in""#, r#"link "Open the report" -> page2.html"#] {
         let line = elements.iter().find(|l| l.ends_with(wanted));
-        refs.push(line.and_then(|l| l.split(' ').next()).with_context(|| format!("no {wanted:?} in {elements:?}"))?);
+        refs.push(
+            line.and_then(|l| l.split(' ').next())
+                .with_context(|| format!("no {wanted:?} in {elements:?}"))?,
+        );
     }
     // And works as any element: a click on the shape, then on the link.
     c.step("nova.click_selector", json!({"selector": refs[0]})).await?;
