@@ -421,6 +421,28 @@ pub async fn press(a: &mut Agent, wanted: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Calls `tool` (a guarded action) with `args`; refused because something covers its target and
+/// safe to retry (a shade still fading out: Node-RED's over its header once the node editor is
+/// done), tries again as [`press`] does, four times in all, waiting 1, 2 and 4 s between, as an
+/// agent follows `retryAdvice`. The last answer, whatever it is.
+pub async fn act_uncovered(
+    a: &mut Agent,
+    tool: &str,
+    args: serde_json::Value,
+) -> anyhow::Result<(serde_json::Value, bool)> {
+    let mut pause = std::time::Duration::from_secs(1);
+    let mut r = a.call(tool, args.clone()).await?;
+    for _ in 1..4 {
+        if r.0["pageReasonCode"] != "element_covered" || r.0["retryAdvice"] != "safe_to_retry" {
+            break;
+        }
+        tokio::time::sleep(pause).await;
+        pause *= 2;
+        r = a.call(tool, args.clone()).await?;
+    }
+    Ok(r)
+}
+
 /// The page read once `done` holds of it (at most [`SOON`]): what a click or typing opened may be
 /// fetched from the server first. Fails naming `what` was awaited. See [`poll`].
 pub async fn read_until(

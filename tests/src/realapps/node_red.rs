@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::{
-    Judge, Step, failed_observed, line_of, press, read_first_screen, read_until, ref_of,
+    Judge, Step, act_uncovered, failed_observed, line_of, press, read_first_screen, read_until, ref_of,
     refused_without_contract,
 };
 use crate::agent::Agent;
@@ -159,7 +159,7 @@ pub async fn journey(
     refused_without_contract(&click, "a deploy")?;
     anyhow::ensure!(app.count("Morning")? == 0, "a deploy refused without a contract reached the server");
     let send = json!({"fields": {}, "submitSelector": deploy});
-    let r = a.call(SUBMIT, send.clone()).await?;
+    let r = act_uncovered(a, SUBMIT, send.clone()).await?;
     judge.step(
         ("submit_valid", SUBMIT, a.calls_of(SUBMIT)),
         r,
@@ -170,7 +170,7 @@ pub async fn journey(
 
     app.colleague_deploys("Colleague")?;
     import(a, &flow("Evening")).await?;
-    let r = a.call(SUBMIT, send.clone()).await?;
+    let r = act_uncovered(a, SUBMIT, send.clone()).await?;
     let said = failed_observed(&r.0, "form.errorNote");
     anyhow::ensure!(
         said.as_str().is_some_and(|s| s.contains("more recent set of flows")),
@@ -187,7 +187,7 @@ pub async fn journey(
 
     // The agent takes the colleague's change into its own, as Node-RED offers, and deploys both.
     press(a, "button \"Merge\"").await?;
-    let r = a.call(SUBMIT, send.clone()).await?;
+    let r = act_uncovered(a, SUBMIT, send.clone()).await?;
     judge.step(
         ("submit_merged", SUBMIT, a.calls_of(SUBMIT)),
         r,
@@ -212,7 +212,7 @@ pub async fn journey(
     let read = read_until(a, "the node's editor", |r| line_of(r, name).is_ok()).await?;
     a.step("nova.type_selector", json!({"selector": ref_of(&read, name)?, "text": "Night"})).await?;
     press(a, "button \"Done\"").await?;
-    let r = a.call(SUBMIT, send).await?;
+    let r = act_uncovered(a, SUBMIT, send).await?;
     judge.step(("submit_renamed", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", at, ("Night", 1))?;
     anyhow::ensure!(app.count("Evening")? == 0, "the renamed node still has its old name in the flows");
     // The canvas draws the node in SVG, its name a label of its own: what a person reads there.
