@@ -45,6 +45,17 @@ pub fn colours_in(value: &str) -> Vec<Rgba> {
     out
 }
 
+/// A computed opacity (`opacity`, `fill-opacity`), a number or a percentage, within 0-1 (1 when
+/// unreadable).
+pub fn opacity(value: &str) -> f64 {
+    let v = value.trim();
+    let f = match v.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
+        None => v.parse::<f64>(),
+    };
+    f.unwrap_or(1.0).clamp(0.0, 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{CssStyleDeclaration, Element};
 
 use crate::attrs::Attrs;
-use crate::colour::{Rgba, parse_colour};
+use crate::colour::{Rgba, opacity, parse_colour};
 use crate::covered::Rect;
 use crate::dom;
 
@@ -115,26 +115,16 @@ pub fn is_shape(el: &Element) -> bool {
 }
 
 /// What a drawing paints with `paint` (`fill` or `stroke`) in computed style `style`: a colour,
-/// nothing (`none`), or `None` when not known (a gradient, a pattern); its alpha times
-/// `opacity` (`fill-opacity`, `stroke-opacity`, a number or a percentage).
-pub fn paint(style: &CssStyleDeclaration, paint: &str, opacity: &str) -> Option<Rgba> {
+/// nothing (`none`), or `None` when not known (a gradient, a pattern); its alpha times the
+/// property `alpha` (`fill-opacity`, `stroke-opacity`: [`opacity`]).
+pub fn paint(style: &CssStyleDeclaration, paint: &str, alpha: &str) -> Option<Rgba> {
     let value = style.get_property_value(paint).ok()?;
     let colour = match value.trim() {
         "none" => Rgba(0.0, 0.0, 0.0, 0.0),
         v => parse_colour(v)?,
     };
-    let left = style.get_property_value(opacity).ok().map_or(1.0, |o| fraction(&o));
+    let left = style.get_property_value(alpha).ok().map_or(1.0, |o| opacity(&o));
     Some(Rgba(colour.0, colour.1, colour.2, colour.3 * left))
-}
-
-/// A computed opacity, a number or a percentage, within 0-1 (1 when unreadable).
-fn fraction(value: &str) -> f64 {
-    let v = value.trim();
-    let f = match v.strip_suffix('%') {
-        Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
-        None => v.parse::<f64>(),
-    };
-    f.unwrap_or(1.0).clamp(0.0, 1.0)
 }
 
 /// The width of a drawing's outline (`stroke-width`) in px; 0 when in other units.
@@ -192,7 +182,7 @@ impl Shapes {
                 continue;
             }
             let fill = style(&el).and_then(|s| {
-                let own = fraction(&s.get_property_value("opacity").unwrap_or_default());
+                let own = opacity(&s.get_property_value("opacity").unwrap_or_default());
                 paint(&s, "fill", "fill-opacity").map(|c| Rgba(c.0, c.1, c.2, c.3 * own))
             });
             let exact = dom::tag(&el) == "rect";

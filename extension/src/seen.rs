@@ -37,7 +37,7 @@ use js_sys::JsString;
 use wasm_bindgen::prelude::*;
 use web_sys::{CssStyleDeclaration, Element};
 
-use crate::colour::{Rgba, colours_in, parse_colour, same_colour};
+use crate::colour::{Rgba, colours_in, opacity, parse_colour, same_colour};
 use crate::covered::{self, Rect};
 use crate::dom;
 use crate::drawing;
@@ -876,8 +876,7 @@ fn outline_inks(style: &CssStyleDeclaration, drawing: bool) -> Vec<Rgba> {
 /// What makes a layer's opacity, each a computed property and what it leaves of the layer's
 /// contents (1 when unreadable): `opacity`, the `opacity()` of `filter`, what the mask lets
 /// through. A layer leaves their product.
-const LAYER: [Factor; 3] =
-    [("opacity", parse_opacity), ("filter", filter_opacity), ("mask-image", mask_opacity)];
+const LAYER: [Factor; 3] = [("opacity", opacity), ("filter", filter_opacity), ("mask-image", mask_opacity)];
 
 /// A computed property and how to read what it leaves of a layer.
 type Factor = (&'static str, fn(&str) -> f64);
@@ -889,11 +888,6 @@ pub fn icon_font(family: &str) -> bool {
     let first = family.split(',').next().unwrap_or_default().trim().trim_matches(['"', '\'']);
     let lower = first.to_ascii_lowercase();
     lower.starts_with("material icons") || lower.starts_with("material symbols")
-}
-
-/// A computed `opacity` (1 when unreadable).
-fn parse_opacity(opacity: &str) -> f64 {
-    opacity.trim().parse().unwrap_or(1.0)
 }
 
 /// A background colour that hides what is behind it (alpha at least 95 %); `None` otherwise.
