@@ -19,6 +19,7 @@ use web_sys::{
 use crate::aware;
 use crate::dom::{self, Failure, fail};
 use crate::leaving::Leaving;
+use crate::taken::Announced;
 
 fn scroll_into_view(el: &Element) {
     let opts = web_sys::ScrollIntoViewOptions::new();
@@ -485,6 +486,26 @@ fn set_value_fallback(f: &Field, el: &Element, value: &str, inserted: &str) {
     fire_input(el, inserted);
 }
 
+/// Types `text` into the editable region `el` (its selection placed: at the end, or around
+/// everything when `clear`), announced first as a person's keys announce it ([`crate::taken`]),
+/// then with the browser's `insertText` when neither the page nor the browser took the
+/// announcement. A line break is typed as part of the text, never as a key: Enter sends a
+/// chat's message, and Shift+Enter runs a notebook's cell. Answers whether the editing command
+/// ran (or was not needed), and whether the page took the text itself.
+fn type_editable(el: &Element, text: &str) -> (bool, bool) {
+    let before = editable_text(el);
+    match crate::taken::announce(el, text, || editable_text(el) != before) {
+        Announced::Taken => (true, true),
+        Announced::Inserted => (true, false),
+        Announced::Nothing => (exec(el, "insertText", text), false),
+    }
+}
+
+/// The text an editable region shows.
+fn editable_text(el: &Element) -> String {
+    dom::as_html(el).map(HtmlElement::inner_text).unwrap_or_default()
+}
+
 /// `page.type`.
 pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     let el = dom::resolve(&p.selector)?;
@@ -592,6 +613,8 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     // An editor reading an EditContext (CodeMirror 6 in Chromium) hears neither editing
     // commands nor the element's text changing: it is typed into through its context.
     let context = matches!(field, Field::Editable(_)).then(|| crate::edit_context::of(&el)).flatten();
+    // An editor with a model of its own may cancel the input and apply it a moment later.
+    let mut taken = false;
     let inserted = if keep {
         true
     } else if let Some(ctx) = &context {
@@ -599,6 +622,10 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
         crate::edit_context::type_into(ctx, &p.text, p.clear)
     } else if p.text.is_empty() {
         exec(&el, "delete", "")
+    } else if matches!(field, Field::Editable(_)) {
+        let (ran, by_page) = type_editable(&el, &p.text);
+        taken = by_page;
+        ran
     } else {
         exec(&el, "insertText", &p.text)
     };
@@ -613,7 +640,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
                 || (p.text.is_empty() && now.is_empty())
         }
     };
-    if !keep && context.is_none() && (!inserted || !landed) {
+    if !keep && context.is_none() && !taken && (!inserted || !landed) {
         set_value_fallback(&field, &el, &expected, &p.text);
         method = "value_setter";
     }

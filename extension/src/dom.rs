@@ -579,6 +579,17 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
             return clip(&n, 80);
         }
     }
+    // A rich text editor holds what was typed, not its name: it is named by the label of the
+    // form field it stands for, else its placeholder, else the caption of its box.
+    if is_editable_root_with(el, attrs) {
+        return stood_for_label(el)
+            .or_else(|| {
+                ["aria-placeholder", "placeholder", "data-placeholder", "title"].iter().find_map(|a| attr(a))
+            })
+            .or_else(|| group_caption(el))
+            .map(|n| clip(&n, 80))
+            .unwrap_or_default();
+    }
     if matches!(t, "input" | "select" | "textarea") {
         let kind = if t == "input" { input_type_with(el, attrs) } else { String::new() };
         if matches!(kind.as_str(), "button" | "submit" | "reset") {
@@ -633,6 +644,43 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
         }
     }
     attr("name").map(|n| clip(&n, 80)).unwrap_or_default()
+}
+
+/// How many boxes up from a rich text editor the field it stands for is looked for.
+const STANDS_FOR_DEPTH: usize = 6;
+
+/// The form fields a rich text editor keeps its content in for the form to send: hidden, or a
+/// text area it hides (Wagtail's Draftail, Trix, CKEditor, Quill's integrations).
+const KEPT_IN: &str = "input[type=hidden][id], textarea[id]";
+
+/// The text of the `<label for>` of the form field the rich text editor `el` stands for: the
+/// only [`KEPT_IN`] field in the nearest box around the editor holding one, at most
+/// [`STANDS_FOR_DEPTH`] boxes up, that holds no other editor. A hidden field has no `labels`
+/// of its own, so its label is found by its id. Wagtail names its body field so:
+/// `<label for="id_body">Body</label>` over `<input type="hidden" id="id_body">` beside the
+/// Draftail editor.
+fn stood_for_label(el: &Element) -> Option<String> {
+    let mut around = el.parent_element()?;
+    for _ in 0..STANDS_FOR_DEPTH {
+        let fields = around.query_selector_all(KEPT_IN).ok()?;
+        if fields.length() > 0 {
+            let editors = around.query_selector_all("[contenteditable]:not([contenteditable=false])").ok()?;
+            let others = (0..editors.length())
+                .filter_map(|i| editors.item(i))
+                .filter_map(|n| as_element(&n).cloned())
+                .any(|e| e != *el && !el.contains(Some(&e)) && is_editable_root(&e));
+            if fields.length() != 1 || others {
+                return None;
+            }
+            let id = as_element(&fields.item(0)?)?.id();
+            let labels = Root::of(el)?.query_all("label[for]").ok()?;
+            let label = labels.iter().find(|l| l.get_attribute("for").as_deref() == Some(id.as_str()))?;
+            let words = collapse(&content_text(label, false, &mut false));
+            return (!words.is_empty()).then_some(words);
+        }
+        around = around.parent_element()?;
+    }
+    None
 }
 
 /// The longest text [`words_beside`] takes for a name: a caption, not a sentence.

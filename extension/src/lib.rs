@@ -29,7 +29,8 @@
 //!   such a box lets show; [`glued`]: whether a text goes on the word the text before it
 //!   ended with (a code editor's tokens, each in an element of its own).
 //! - [`actions`]: click, type and a `<select>`'s choice with pre-dispatch checks;
-//!   [`edit_context`]: typing into an editor that reads an EditContext; [`keys`]: the key
+//!   [`edit_context`]: typing into an editor that reads an EditContext; [`taken`]: whether
+//!   a rich text editor with a model of its own took what was typed; [`keys`]: the key
 //!   events typing announces (the last key released, Enter pressed); [`listbox`]:
 //!   choosing in a picker (one that is not a `<select>` is opened and its option waited for);
 //!   [`leaving`]: whether an action
@@ -95,6 +96,7 @@ pub mod shown;
 pub mod signout;
 pub mod stacking;
 pub mod submitter;
+pub mod taken;
 pub mod timing;
 pub mod tools;
 pub mod ui;

@@ -307,6 +307,54 @@ async fn typing_reaches_an_editor_that_reads_an_edit_context() -> anyhow::Result
     Ok(())
 }
 
+/// A rich text editor that keeps its own model of the text (Draft.js: Wagtail's Draftail) takes
+/// typed text from `textInput` and draws its element again from the model: typed with the
+/// editing command alone it never heard the text, and the fallback that sets its element's text
+/// was drawn over (Wagtail saved an empty body). The text is announced, its line breaks in it; a
+/// plain editable region gets its lines from the browser's editing commands. The
+/// editor is named by the label of the hidden field it stands for, and its line shows what it
+/// holds as its value, not as its name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> anyhow::Result<()> {
+    let nova = Nova::start().await?;
+    let c = nova.client().await?;
+    c.structured("nova.navigate", json!({"url": nova.url("model-editor.html")})).await?;
+    let lines = |page: &Value| -> Vec<String> {
+        page["elements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str().map(str::to_owned))
+            .collect()
+    };
+    let page = c.structured("nova.perceive", json!({})).await?;
+    assert!(lines(&page).iter().any(|l| l.ends_with(r#" textbox "Notes""#)), "{page}");
+
+    let typed = json!({"selector": "#rich", "text": "Open daily from 9 to 5.\nClosed on Sundays."});
+    let r = c.structured("nova.type_selector", typed).await?;
+    assert_eq!(r["method"], "contenteditable", "{r}");
+    assert_eq!(text_of(&c, "#held").await?, r#"["Open daily from 9 to 5.","Closed on Sundays."]"#);
+    let more = json!({"selector": "#rich", "text": "\nHolidays 10 to 2.", "clear": false});
+    c.structured("nova.type_selector", more).await?;
+    let held = r#"["Open daily from 9 to 5.","Closed on Sundays.","Holidays 10 to 2."]"#;
+    assert_eq!(text_of(&c, "#held").await?, held, "appended on a new line");
+    let page = c.structured("nova.perceive", json!({})).await?;
+    let shown = r#" textbox "Notes" value="Open daily from 9 to 5. Closed on Sundays. Holidays 10 to 2.""#;
+    assert!(lines(&page).iter().any(|l| l.ends_with(shown)), "the editor draws what it holds: {page}");
+
+    let r =
+        c.structured("nova.type_selector", json!({"selector": "#plain", "text": "first\nsecond"})).await?;
+    assert_eq!(r["method"], "contenteditable", "{r}");
+    let page = c.structured("nova.perceive", json!({})).await?;
+    assert!(
+        lines(&page).iter().any(|l| l.ends_with(r#" textbox "Scratch" value="first second""#)),
+        "a plain editable region holds both lines: {page}"
+    );
+    let r = c.structured("nova.read_text", json!({"selector": "#plain"})).await?;
+    assert_eq!(r["text"].as_str().map(|t| t.lines().count()), Some(2), "on two lines: {r}");
+    Ok(())
+}
+
 /// A form in a modal dialog whose fields keep what was typed only once they are left (Fava's
 /// Svelte comboboxes): in a window without the focus (headless), moving the focus on announced
 /// nothing to the field left, and the entry was saved without them. A selector that also

@@ -1,17 +1,20 @@
 //! Wagtail, the Django content management system, from PyPI: the project `wagtail start`
-//! makes (a home page model, SQLite), with a superuser, served by Django's development server
-//! on loopback. Its page editor is a script-heavy admin (Stimulus controllers, React panels): a
-//! page's address (its slug) is made from its title by a script a moment after the title is
-//! typed, the publish button lies in a menu, a failed save marks the tabs holding the errors,
-//! and its image upload lays a transparent file input over the button a person clicks. Nothing
-//! of the application is ours: the tests only drive its admin and read its database.
+//! makes (a home page model, given a rich text body as the first step of Wagtail's tutorial
+//! does; SQLite), with a superuser, served by Django's development server on loopback. Its page
+//! editor is a script-heavy admin (Stimulus controllers, React panels): a page's address (its
+//! slug) is made from its title by a script a moment after the title is typed, the body is a
+//! Draftail rich text editor (Draft.js), the publish button lies in a menu, a failed save marks
+//! the tabs holding the errors, and its image upload lays a transparent file input over the
+//! button a person clicks. Nothing of the application is ours: the tests only drive its admin
+//! and read its database.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::json;
 
 use super::django::{ADMIN_PASSWORD, ADMIN_USER, Django};
-use super::{Judge, Step, read_text_until, read_until, ref_of, refused_without_contract};
+use super::{Judge, Step, line_of, read_text_until, read_until, ref_of, refused_without_contract};
 use crate::agent::Agent;
 
 /// The Wagtail release installed.
@@ -26,6 +29,19 @@ pub fn ensure_installed() -> anyhow::Result<PathBuf> {
 /// directory (what `wagtail start demo .` does).
 const START: &[&str] = &["-m", "wagtail.bin.wagtail", "start", "demo", "."];
 
+/// The home page model of the starter project with a rich text body, as the first step of
+/// Wagtail's tutorial gives it: the editor types it in Draftail (Draft.js, a `contenteditable`
+/// that keeps its own model of the text and redraws the page from it).
+const HOME_MODEL: &str = r#"from wagtail.fields import RichTextField
+from wagtail.models import Page
+
+
+class HomePage(Page):
+    body = RichTextField(blank=True)
+
+    content_panels = Page.content_panels + ["body"]
+"#;
+
 /// The id of the site's home page in a new project (the tree's root is 1; the page Wagtail's
 /// first migration makes is replaced by the project's home page).
 const HOME: i64 = 3;
@@ -39,7 +55,15 @@ pub struct Wagtail {
 impl Wagtail {
     /// Installs Wagtail if needed, makes the starter project and a superuser, and serves it.
     pub async fn start() -> anyhow::Result<Self> {
-        let django = Django::start_project(&ensure_installed()?, START, |_| Ok(()), None).await?;
+        let python = ensure_installed()?;
+        let body = |project: &Path| {
+            std::fs::write(project.join("home/models.py"), HOME_MODEL)?;
+            super::run(
+                Command::new(&python).args(["manage.py", "makemigrations", "home"]).current_dir(project),
+            )?;
+            Ok(())
+        };
+        let django = Django::start_project(&python, START, body, None).await?;
         Ok(Self { django })
     }
 
@@ -51,7 +75,7 @@ impl Wagtail {
 
 /// The editor's journey of a compliant agent: sign-in wrong and right; a new page saved as a
 /// draft with no title (refused: the title and the address are required), then with its title
-/// typed into the same form, published from the editor's menu, and deleted from its other menu
+/// and a body of two lines (typed into Draftail) in the same form, published from the editor's menu, and deleted from its other menu
 /// (refused without a contract, then asked and confirmed); an image uploaded through the file
 /// input laid over its button, then retitled. Every verdict, `urlAfter`
 /// and the database after each step are checked here; `after` sees each guarded step too.
@@ -84,8 +108,9 @@ pub async fn journey(
         (pages, 2),
     )?;
 
-    // The agent reads what went wrong and types the title into the form it was shown again;
-    // the page makes the address from it, as it does for a person.
+    // The agent reads what went wrong and types the title into the form it was shown again,
+    // and two lines into the body's rich text editor (named by its label, as a person reads it);
+    // the page makes the address from the title, as it does for a person.
     let page = a.step("nova.perceive", json!({})).await?;
     anyhow::ensure!(
         page["text"].as_str().is_some_and(|t| t.contains("could not be created due to validation errors")),
@@ -94,15 +119,20 @@ pub async fn journey(
     );
     let title = ref_of(&page, r#"textbox "Title*""#)?;
     let save = ref_of(&page, r#"button "Save draft""#)?;
-    let fields = json!({ title: "Opening hours" });
+    let body = ref_of(&page, r#"textbox "Body""#)?;
+    let fields = json!({ title: "Opening hours", body: "Open daily from 9 to 5.\nClosed on Sundays." });
     let r = a.call(SUBMIT, json!({"fields": fields, "submitSelector": save})).await?;
-    let drafts = "SELECT COUNT(*) FROM wagtailcore_page WHERE slug = 'opening-hours' AND live = 0";
+    // The body is kept as Draftail's model holds it: once, its line break a `<br/>`.
+    let drafts = "SELECT COUNT(*) FROM wagtailcore_page p JOIN home_homepage h ON h.page_ptr_id = p.id \
+                  WHERE p.slug = 'opening-hours' AND p.live = 0 \
+                  AND h.body LIKE '<p data-block-key=\"%\">Open daily from 9 to 5.<br/>Closed on Sundays.</p>'";
     let id = HOME + 1;
     let edit = app.url(&format!("/admin/pages/{id}/edit/"));
     judge.step(("draft_titled", SUBMIT, a.calls_of(SUBMIT)), r, "verified_success", edit, (drafts, 1))?;
 
-    // Publishing is in the menu beside "Save draft".
+    // Publishing is in the menu beside "Save draft". The saved page shows the body it keeps.
     let page = a.step("nova.perceive", json!({})).await?;
+    line_of(&page, r#"textbox "Body" value="Open daily from 9 to 5. Closed on Sundays.""#)?;
     let more = ref_of(&page, r#"button "More actions""#)?;
     a.step("nova.click_selector", json!({"selector": more})).await?;
     let page = read_until(a, "the publish button", |r| ref_of(r, r#"button "Publish""#).is_ok()).await?;
