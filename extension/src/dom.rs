@@ -649,9 +649,15 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
 /// How many boxes up from a rich text editor the field it stands for is looked for.
 const STANDS_FOR_DEPTH: usize = 6;
 
-/// The form fields a rich text editor keeps its content in for the form to send: hidden, or a
-/// text area it hides (Wagtail's Draftail, Trix, CKEditor, Quill's integrations).
+/// The form fields a rich text editor may keep its content in for the form to send: a hidden
+/// input (Wagtail's Draftail, Trix's `input`), or a text area it hides (CKEditor's); a text
+/// area a person sees is a field of its own ([`kept_in`]).
 const KEPT_IN: &str = "input[type=hidden][id], textarea[id]";
+
+/// Whether `field`, a match of [`KEPT_IN`], is one a person does not see.
+fn kept_in(field: &Element) -> bool {
+    tag(field) == "input" || !is_rendered(field)
+}
 
 /// The text of the `<label for>` of the form field the rich text editor `el` stands for: the
 /// only [`KEPT_IN`] field in the nearest box around the editor holding one, at most
@@ -662,17 +668,19 @@ const KEPT_IN: &str = "input[type=hidden][id], textarea[id]";
 fn stood_for_label(el: &Element) -> Option<String> {
     let mut around = el.parent_element()?;
     for _ in 0..STANDS_FOR_DEPTH {
-        let fields = around.query_selector_all(KEPT_IN).ok()?;
-        if fields.length() > 0 {
+        let list = around.query_selector_all(KEPT_IN).ok()?;
+        let fields: Vec<Element> =
+            (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| as_element(&n).cloned()).collect();
+        if !fields.is_empty() {
             let editors = around.query_selector_all("[contenteditable]:not([contenteditable=false])").ok()?;
             let others = (0..editors.length())
                 .filter_map(|i| editors.item(i))
                 .filter_map(|n| as_element(&n).cloned())
                 .any(|e| e != *el && !el.contains(Some(&e)) && is_editable_root(&e));
-            if fields.length() != 1 || others {
+            if fields.len() != 1 || others || !kept_in(&fields[0]) {
                 return None;
             }
-            let id = as_element(&fields.item(0)?)?.id();
+            let id = fields[0].id();
             let labels = Root::of(el)?.query_all("label[for]").ok()?;
             let label = labels.iter().find(|l| l.get_attribute("for").as_deref() == Some(id.as_str()))?;
             let words = collapse(&content_text(label, false, &mut false));

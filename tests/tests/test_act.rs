@@ -312,8 +312,8 @@ async fn typing_reaches_an_editor_that_reads_an_edit_context() -> anyhow::Result
 /// editing command alone it never heard the text, and the fallback that sets its element's text
 /// was drawn over (Wagtail saved an empty body). The text is announced, its line breaks in it; a
 /// plain editable region gets its lines from the browser's editing commands. The
-/// editor is named by the label of the hidden field it stands for, and its line shows what it
-/// holds as its value, not as its name.
+/// editor is named by the label of the hidden field it stands for (not by a field a person
+/// sees beside it), and its line shows what it holds as its value, not as its name.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -329,6 +329,9 @@ async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> any
     };
     let page = c.structured("nova.perceive", json!({})).await?;
     assert!(lines(&page).iter().any(|l| l.ends_with(r#" textbox "Notes""#)), "{page}");
+    // Beside a text area a person sees, an editor is named by its placeholder.
+    assert!(lines(&page).iter().any(|l| l.ends_with(r#" textbox "Jot something down""#)), "{page}");
+    assert_eq!(lines(&page).iter().filter(|l| l.contains(r#""Reply""#)).count(), 1, "{page}");
 
     let typed = json!({"selector": "#rich", "text": "Open daily from 9 to 5.\nClosed on Sundays."});
     let r = c.structured("nova.type_selector", typed).await?;
