@@ -53,7 +53,8 @@ pub struct Wagtail {
 }
 
 impl Wagtail {
-    /// Installs Wagtail if needed, makes the starter project and a superuser, and serves it.
+    /// Installs Wagtail if needed, makes the starter project (its home page model given a body:
+    /// [`HOME_MODEL`]) and a superuser, and serves it.
     pub async fn start() -> anyhow::Result<Self> {
         let python = ensure_installed()?;
         let body = |project: &Path| {
@@ -75,10 +76,11 @@ impl Wagtail {
 
 /// The editor's journey of a compliant agent: sign-in wrong and right; a new page saved as a
 /// draft with no title (refused: the title and the address are required), then with its title
-/// and a body of two lines (typed into Draftail) in the same form, published from the editor's menu, and deleted from its other menu
-/// (refused without a contract, then asked and confirmed); an image uploaded through the file
-/// input laid over its button, then retitled. Every verdict, `urlAfter`
-/// and the database after each step are checked here; `after` sees each guarded step too.
+/// and a body of two lines (typed into Draftail) in the same form, published from the editor's
+/// menu, and deleted from its other menu (refused without a contract, then asked and
+/// confirmed); an image uploaded through the file input laid over its button, then retitled.
+/// Every verdict, `urlAfter` and the database after each step are checked here; `after` sees
+/// each guarded step too.
 pub async fn journey(
     app: &Wagtail,
     a: &mut Agent,
