@@ -681,6 +681,13 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     }
     let after = value_of(&field);
     let mut warnings = Vec::new();
+    if taken && !landed {
+        warnings.push(
+            "the editor took the text itself and did not show it yet when read back: read the page to see what \
+             it holds before typing again"
+                .to_owned(),
+        );
+    }
     let requested = expected.chars().count();
     // Password fields are left out: their lengths are not reported either.
     let truncation_warning =

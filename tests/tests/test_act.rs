@@ -313,7 +313,8 @@ async fn typing_reaches_an_editor_that_reads_an_edit_context() -> anyhow::Result
 /// was drawn over (Wagtail saved an empty body). The text is announced, its line breaks in it; a
 /// plain editable region gets its lines from the browser's editing commands. The
 /// editor is named by the label of the hidden field it stands for (not by a field a person
-/// sees beside it), and its line shows what it holds as its value, not as its name.
+/// sees beside it), and its line shows what it holds as its value, not as its name. A readback
+/// taken before such an editor drew the text says so.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -336,6 +337,9 @@ async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> any
     let typed = json!({"selector": "#rich", "text": "Open daily from 9 to 5.\nClosed on Sundays."});
     let r = c.structured("nova.type_selector", typed).await?;
     assert_eq!(r["method"], "contenteditable", "{r}");
+    // It draws a moment later: the readback is told to be early.
+    let early = |r: &Value| r["warnings"].to_string().contains("did not show it yet");
+    assert!(early(&r), "{r}");
     assert_eq!(text_of(&c, "#held").await?, r#"["Open daily from 9 to 5.","Closed on Sundays."]"#);
     let more = json!({"selector": "#rich", "text": "\nHolidays 10 to 2.", "clear": false});
     c.structured("nova.type_selector", more).await?;
@@ -348,6 +352,7 @@ async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> any
     let r =
         c.structured("nova.type_selector", json!({"selector": "#plain", "text": "first\nsecond"})).await?;
     assert_eq!(r["method"], "contenteditable", "{r}");
+    assert!(!early(&r), "{r}");
     let page = c.structured("nova.perceive", json!({})).await?;
     assert!(
         lines(&page).iter().any(|l| l.ends_with(r#" textbox "Scratch" value="first second""#)),
