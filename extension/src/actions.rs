@@ -486,24 +486,19 @@ fn set_value_fallback(f: &Field, el: &Element, value: &str, inserted: &str) {
     fire_input(el, inserted);
 }
 
-/// Types `text` into the editable region `el` (its selection placed: at the end, or around
+/// Types `text` into the editable region `el` (`field`; its selection placed: at the end, or around
 /// everything when `clear`), announced first as a person's keys announce it ([`crate::taken`]),
 /// then with the browser's `insertText` when neither the page nor the browser took the
 /// announcement. A line break is typed as part of the text, never as a key: Enter sends a
 /// chat's message, and Shift+Enter runs a notebook's cell. Answers whether the editing command
 /// ran (or was not needed), and whether the page took the text itself.
-fn type_editable(el: &Element, text: &str) -> (bool, bool) {
-    let before = editable_text(el);
-    match crate::taken::announce(el, text, || editable_text(el) != before) {
+fn type_editable(field: &Field, el: &Element, text: &str) -> (bool, bool) {
+    let before = value_of(field);
+    match crate::taken::announce(el, text, || value_of(field) != before) {
         Announced::Taken => (true, true),
         Announced::Inserted => (true, false),
         Announced::Nothing => (exec(el, "insertText", text), false),
     }
-}
-
-/// The text an editable region shows.
-fn editable_text(el: &Element) -> String {
-    dom::as_html(el).map(HtmlElement::inner_text).unwrap_or_default()
 }
 
 /// `page.type`.
@@ -623,7 +618,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     } else if p.text.is_empty() {
         exec(&el, "delete", "")
     } else if matches!(field, Field::Editable(_)) {
-        let (ran, by_page) = type_editable(&el, &p.text);
+        let (ran, by_page) = type_editable(&field, &el, &p.text);
         taken = by_page;
         ran
     } else {

@@ -71,7 +71,7 @@ impl Root {
             Self::Shadow(s) => s.query_selector_all(css),
         }
         .map_err(|_| fail(reason::INVALID_SELECTOR, format!("`{css}` is not a valid CSS selector")))?;
-        Ok((0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| as_element(&n).cloned()).collect())
+        Ok(elements(&list))
     }
 
     fn query_first(&self, css: &str) -> Result<Option<Element>, Failure> {
@@ -646,6 +646,11 @@ pub fn name_with(el: &Element, t: &str, attrs: &Attrs) -> String {
     attr("name").map(|n| clip(&n, 80)).unwrap_or_default()
 }
 
+/// The elements of `list`, in its order.
+fn elements(list: &web_sys::NodeList) -> Vec<Element> {
+    (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| as_element(&n).cloned()).collect()
+}
+
 /// How many boxes up from a rich text editor the field it stands for is looked for.
 const STANDS_FOR_DEPTH: usize = 6;
 
@@ -668,15 +673,11 @@ fn kept_in(field: &Element) -> bool {
 fn stood_for_label(el: &Element) -> Option<String> {
     let mut around = el.parent_element()?;
     for _ in 0..STANDS_FOR_DEPTH {
-        let list = around.query_selector_all(KEPT_IN).ok()?;
-        let fields: Vec<Element> =
-            (0..list.length()).filter_map(|i| list.item(i)).filter_map(|n| as_element(&n).cloned()).collect();
+        let fields = elements(&around.query_selector_all(KEPT_IN).ok()?);
         if !fields.is_empty() {
-            let editors = around.query_selector_all("[contenteditable]:not([contenteditable=false])").ok()?;
-            let others = (0..editors.length())
-                .filter_map(|i| editors.item(i))
-                .filter_map(|n| as_element(&n).cloned())
-                .any(|e| e != *el && !el.contains(Some(&e)) && is_editable_root(&e));
+            let editors =
+                elements(&around.query_selector_all("[contenteditable]:not([contenteditable=false])").ok()?);
+            let others = editors.iter().any(|e| e != el && !el.contains(Some(e)) && is_editable_root(e));
             if fields.len() != 1 || others || !kept_in(&fields[0]) {
                 return None;
             }
