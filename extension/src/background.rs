@@ -124,6 +124,9 @@ const SIGN_IN_ASKED: &str = "signIn";
 /// How long a navigation whose document asks for a sign-in waits to see whether the browser
 /// gave up on its dialog (headless Chromium does so at once) before saying the tab waits on it.
 const SIGN_IN_GIVE_UP_MS: i32 = 300;
+/// How long a navigation to an address carrying a user name and password waits for the
+/// browser to answer its site's ask with them, before saying the tab waits on a dialog.
+const SIGN_IN_FROM_ADDRESS_MS: f64 = 10_000.0;
 
 /// The CSP header values (enforced and report-only: a report-only violation still fires an
 /// event at the page) of a `webRequest.onHeadersReceived` detail.
@@ -501,23 +504,43 @@ async fn navigate(p: NavigateParams) -> Result<NavigateResult, Failure> {
         let left = (f64::from(p.timeout_ms) - (js_sys::Date::now() - started)).max(0.0) as u32;
         outcome = next_document(tab, epoch0, left, Some(&p.url)).await;
     }
+    if outcome == SIGN_IN_ASKED && sign_in::in_address(&p.url) && sign_in::asks(tab) < 2 {
+        // The person put the sign-in in the address: the browser answers the site's ask with
+        // it, however long the page takes after; only another ask (the sign-in refused), or no
+        // page in a while, means a dialog waits.
+        let left =
+            (f64::from(p.timeout_ms) - (js_sys::Date::now() - started)).clamp(0.0, SIGN_IN_FROM_ADDRESS_MS);
+        let next = next_document(tab, epoch0, left as u32, Some(&p.url)).await;
+        if next != "timeout" {
+            outcome = next;
+        }
+    }
     if outcome == SIGN_IN_ASKED || outcome.starts_with("error:") {
         if outcome == SIGN_IN_ASKED {
             // A moment for the browser to give up on a dialog it cannot show (headless
             // Chromium), or to answer with a sign-in it kept.
             sleep_ms(SIGN_IN_GIVE_UP_MS).await;
         }
+        // The site asked again after the browser answered with the address's sign-in.
+        let refused = if sign_in::in_address(&p.url) && sign_in::asks(tab) >= 2 {
+            "the user name and password in the address were refused; "
+        } else {
+            ""
+        };
         if let Some(asked) = sign_in::document_waiting(tab) {
-            return Err(fail(reason::HTTP_SIGN_IN, format!("{} did not open: {}", p.url, asked.question())));
+            return Err(fail(
+                reason::HTTP_SIGN_IN,
+                format!("{} did not open: {refused}{}", p.url, asked.question()),
+            ));
         }
         if let Some(asked) = sign_in::gave_up(tab, started) {
             let error = outcome.strip_prefix("error:").filter(|e| !e.is_empty());
             return Err(fail(
                 reason::HTTP_SIGN_IN,
                 format!(
-                    "{} did not open: {} asks for a user name and password, and the browser gave \
-                     up on it without showing its dialog ({}a headless browser shows none): the \
-                     page does not open without the person's sign-in. {}",
+                    "{} did not open: {refused}{} asks for a user name and password, and the \
+                     browser gave up on it without showing its dialog ({}a headless browser shows \
+                     none): the page does not open without the person's sign-in. {}",
                     p.url,
                     asked.who(),
                     error.map(|e| format!("{e}; ")).unwrap_or_default(),

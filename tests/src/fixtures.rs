@@ -6,7 +6,7 @@
 //! (the header form of a strict CSP; the meta-tag form lives in the page itself).
 //! `/site/` is the generated multi-page site of [`crate::site`].
 //! `/private` asks for an HTTP sign-in (Basic, realm "Nova fixture"): 401 until the request
-//! carries [`PRIVATE_USER`] and [`PRIVATE_PASSWORD`].
+//! carries [`PRIVATE_USER`] and [`PRIVATE_PASSWORD`], and then takes 1.5 s to answer.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -127,6 +127,9 @@ pub const PRIVATE_USER: &str = "ada";
 /// Its password (a throwaway, known only to the fixture server).
 pub const PRIVATE_PASSWORD: &str = "fixture-key-77";
 
+/// How long `/private` takes to answer a request that is signed in.
+const SIGNED_IN_PAGE_DELAY: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// `/private`: a page behind an HTTP sign-in, as an intranet page or a router's is.
 async fn private(headers: axum::http::HeaderMap) -> Response {
     use base64::Engine;
@@ -143,6 +146,9 @@ async fn private(headers: axum::http::HeaderMap) -> Response {
         )
     };
     if signed_in {
+        // It takes its time once signed in, as a slow intranet page does: a navigation must
+        // wait for it, not take the site's first ask for a dialog that waits.
+        tokio::time::sleep(SIGNED_IN_PAGE_DELAY).await;
         return axum::response::Html(page("Private")).into_response();
     }
     let mut r = (StatusCode::UNAUTHORIZED, axum::response::Html(page("Sign-in needed"))).into_response();

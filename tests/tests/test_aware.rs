@@ -483,7 +483,8 @@ async fn a_click_that_opens_an_alert_times_out_with_a_native_dialog_warning() ->
 /// navigation to a page behind one ends at once with who asks (Firefox waits on its dialog and
 /// its page answers nothing meanwhile; headless Chromium gives up on it); a request the page's
 /// script made that asks is reported on perceive and in a guarded click's `pageAsks`. Going
-/// elsewhere leaves nothing behind.
+/// elsewhere leaves nothing behind. A user name and password in the address are the browser's
+/// answer: refused, the navigation says who asks; right, the page opens.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_browsers_own_http_sign_in_is_reported_with_who_asks() -> anyhow::Result<()> {
     let firefox = nova_e2e::BrowserKind::from_env() == nova_e2e::BrowserKind::Firefox;
@@ -538,9 +539,16 @@ async fn the_browsers_own_http_sign_in_is_reported_with_who_asks() -> anyhow::Re
     let document = json!({"origin": origin, "realm": "Nova fixture", "proxy": false, "document": true});
     assert_eq!((r["httpSignIn"].clone(), r["navigated"].clone()), (document, Value::Null), "{r}");
 
-    // A sign-in the browser answers itself (the person put it in the address): the page opens,
-    // and the password is kept nowhere.
+    // A sign-in in the address that the site refuses: the browser asks (or gave up), and says so.
     let (user, password) = (nova_e2e::fixtures::PRIVATE_USER, nova_e2e::fixtures::PRIVATE_PASSWORD);
+    let wrong = nova.url("private").replacen("http://", &format!("http://{user}:not-{password}@"), 1);
+    let r = structured(&c.call("nova.navigate", json!({"url": wrong, "newTab": true})).await?);
+    assert_eq!(r["reasonCode"], "http_sign_in", "{r}");
+    let said = r["message"].as_str().unwrap_or_default();
+    assert!(said.contains(&who) && said.contains("in the address were refused"), "{r}");
+
+    // A sign-in the browser answers itself (the person put it in the address): the page opens,
+    // however long it takes after the site's first ask, and the password is kept nowhere.
     let with = nova.url("private").replacen("http://", &format!("http://{user}:{password}@"), 1);
     let r = structured(&c.call("nova.navigate", json!({"url": with})).await?);
     assert_eq!((r["ok"].clone(), r["title"].clone()), (json!(true), json!("Private")), "{r}");

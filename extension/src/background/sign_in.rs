@@ -27,6 +27,9 @@ struct SignIns {
     /// The last document sign-in asked in each tab since its navigation began, answered or
     /// not, until a document commits there.
     last: HashMap<i32, HttpSignIn>,
+    /// How many times each tab's document asked since its navigation began (the site's first
+    /// ask, then one per answer it refused), until a document commits there.
+    asks: HashMap<i32, u32>,
     /// The document sign-in each tab's navigation failed on (headless Chromium gives up on the
     /// dialog it cannot show), with when (ms since the epoch), until the tab's next navigation:
     /// the failed navigation names it.
@@ -47,6 +50,13 @@ fn origin(url: &str) -> String {
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     format!("{scheme}://{host}")
+}
+
+/// Whether `url` carries a user name (and password) for its site, as `http://ada:…@host/`:
+/// the browser answers the site's first ask with them, without a dialog.
+pub(super) fn in_address(url: &str) -> bool {
+    let Some((_, rest)) = url.split_once("://") else { return false };
+    rest.split(['/', '?', '#']).next().unwrap_or_default().contains('@')
 }
 
 /// Records a sign-in from an `onAuthRequired` detail; the tab it was asked in, when the
@@ -96,6 +106,7 @@ fn record(detail: &JsValue, mut sign_in: HttpSignIn) -> Option<i32> {
         let mut s = s.borrow_mut();
         if document {
             s.last.insert(tab, sign_in.clone());
+            *s.asks.entry(tab).or_default() += 1;
         }
         s.waiting.insert(id, Asked { tab, sign_in });
     });
@@ -152,7 +163,13 @@ pub(super) fn committed(tab: i32) {
         let mut s = s.borrow_mut();
         s.waiting.retain(|_, a| a.tab != tab || !a.sign_in.document);
         s.last.remove(&tab);
+        s.asks.remove(&tab);
     });
+}
+
+/// How many times the document `tab` is opening asked for a sign-in.
+pub(super) fn asks(tab: i32) -> u32 {
+    SIGN_INS.with(|s| s.borrow().asks.get(&tab).copied().unwrap_or(0))
 }
 
 /// A navigation of `tab` begins: nothing asked before names what happens to it.
@@ -180,13 +197,14 @@ pub(super) fn closed(tab: i32) {
         let mut s = s.borrow_mut();
         s.waiting.retain(|_, a| a.tab != tab);
         s.last.remove(&tab);
+        s.asks.remove(&tab);
         s.gave_up.remove(&tab);
     });
 }
 
 #[cfg(test)]
 mod tests {
-    use super::origin;
+    use super::{in_address, origin};
 
     #[test]
     fn an_origin_drops_the_path_and_any_credentials() {
@@ -194,5 +212,13 @@ mod tests {
         assert_eq!(origin("https://ada:secret@intranet.example/a"), "https://intranet.example");
         assert_eq!(origin("https://intranet.example"), "https://intranet.example");
         assert_eq!(origin("nonsense"), "");
+    }
+
+    #[test]
+    fn a_sign_in_is_in_the_address_only_before_its_host() {
+        assert!(in_address("http://ada:secret@127.0.0.1:5232/private"));
+        assert!(in_address("https://ada@intranet.example"));
+        assert!(!in_address("https://intranet.example/a@b?to=ada@example.org"));
+        assert!(!in_address("mailto:ada@example.org"));
     }
 }
