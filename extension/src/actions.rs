@@ -628,7 +628,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     // browser may legitimately keep less (maxlength), which is reported, not overridden.
     let now = value_of(&field);
     let landed = match &field {
-        Field::Editable(e) => dom::collapse(&e.inner_text()).contains(&dom::collapse(&p.text)),
+        Field::Editable(e) => crate::readback::shows(e, &p.text),
         _ => {
             now == expected
                 || (now != before && expected.starts_with(&now))
@@ -677,11 +677,7 @@ pub fn type_text(p: &TypeParams) -> Result<ActionReport, Failure> {
     let after = value_of(&field);
     let mut warnings = Vec::new();
     if taken && !landed {
-        warnings.push(
-            "the editor took the text itself and did not show it yet when read back: read the page to see what \
-             it holds before typing again"
-                .to_owned(),
-        );
+        warnings.push(crate::readback::NOT_DRAWN_YET.to_owned());
     }
     let requested = expected.chars().count();
     // Password fields are left out: their lengths are not reported either.

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use nova_shared::protocol::{
     ActParams, CheckParams, ClickParams, DOUBLE_CLICK_GAP_MS, PageAction, PerceiveParams, RevParams,
-    RevResult, WatchParams, method,
+    RevResult, TypeParams, WatchParams, method,
 };
 use nova_shared::reason;
 use serde::Serialize;
@@ -79,6 +79,24 @@ fn twice(p: ClickParams, then: impl FnOnce(ClickParams) -> JsValue + 'static) ->
         Ok(then(p))
     })
     .into()
+}
+
+/// `page.type`; the reply waits for an editor that took the text to draw it
+/// ([`crate::readback`]).
+fn typed(msg: &JsValue) -> JsValue {
+    let p: TypeParams = match params(msg) {
+        Ok(p) => p,
+        Err(e) => return text_envelope(Err(e)),
+    };
+    match actions::type_text(&p) {
+        Ok(report) if crate::readback::pending(&report) => {
+            wasm_bindgen_futures::future_to_promise(async move {
+                Ok(text_envelope(out(Ok(crate::readback::read_back(&p, report).await))))
+            })
+            .into()
+        }
+        r => text_envelope(out(r)),
+    }
 }
 
 /// [`act`] once the action can be dispatched.
@@ -270,7 +288,7 @@ fn answer(msg: &JsValue) -> JsValue {
             Ok(p) if p.double_click => return twice(p, |p| text_envelope(out(actions::click(&p)))),
             p => p.and_then(|p| out(actions::click(&p))),
         },
-        method::TYPE => params(msg).and_then(|p| out(actions::type_text(&p))),
+        method::TYPE => return typed(msg),
         method::CHECK => params(msg).and_then(|p: CheckParams| out(Ok(watch::check(&p)))),
         method::ACT => return act(msg),
         method::WATCH => return watch_only(msg),

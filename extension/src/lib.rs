@@ -30,7 +30,8 @@
 //!   ended with (a code editor's tokens, each in an element of its own).
 //! - [`actions`]: click, type and a `<select>`'s choice with pre-dispatch checks;
 //!   [`edit_context`]: typing into an editor that reads an EditContext; [`taken`]: whether
-//!   a rich text editor with a model of its own took what was typed; [`keys`]: the key
+//!   a rich text editor with a model of its own took what was typed; [`readback`]: the
+//!   readback of what such an editor took, once it drew it; [`keys`]: the key
 //!   events typing announces (the last key released, Enter pressed); [`listbox`]:
 //!   choosing in a picker (one that is not a `<select>` is opened and its option waited for);
 //!   [`leaving`]: whether an action
@@ -86,6 +87,7 @@ pub mod perceive;
 pub mod pks;
 pub mod placed;
 pub mod proxied;
+pub mod readback;
 pub mod scan;
 pub mod seen;
 pub mod select2;

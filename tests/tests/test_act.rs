@@ -313,8 +313,9 @@ async fn typing_reaches_an_editor_that_reads_an_edit_context() -> anyhow::Result
 /// was drawn over (Wagtail saved an empty body). The text is announced, its line breaks in it; a
 /// plain editable region gets its lines from the browser's editing commands. The
 /// editor is named by the label of the hidden field it stands for (not by a field a person
-/// sees beside it), and its line shows what it holds as its value, not as its name. A readback
-/// taken before such an editor drew the text says so.
+/// sees beside it), and its line shows what it holds as its value, not as its name. The reply
+/// waits for such an editor to draw the text, so its readback is what the editor holds; one
+/// that draws later than that is said to be early.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> anyhow::Result<()> {
     let nova = Nova::start().await?;
@@ -337,9 +338,10 @@ async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> any
     let typed = json!({"selector": "#rich", "text": "Open daily from 9 to 5.\nClosed on Sundays."});
     let r = c.structured("nova.type_selector", typed).await?;
     assert_eq!(r["method"], "contenteditable", "{r}");
-    // It draws a moment later: the readback is told to be early.
+    // It draws a moment later: the reply waits for it.
     let early = |r: &Value| r["warnings"].to_string().contains("did not show it yet");
-    assert!(early(&r), "{r}");
+    assert!(!early(&r), "{r}");
+    assert_eq!(r["readback"], "Open daily from 9 to 5.\nClosed on Sundays.", "{r}");
     assert_eq!(text_of(&c, "#held").await?, r#"["Open daily from 9 to 5.","Closed on Sundays."]"#);
     let more = json!({"selector": "#rich", "text": "\nHolidays 10 to 2.", "clear": false});
     c.structured("nova.type_selector", more).await?;
@@ -360,6 +362,10 @@ async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> any
     );
     let r = c.structured("nova.read_text", json!({"selector": "#plain"})).await?;
     assert_eq!(r["text"].as_str().map(|t| t.lines().count()), Some(2), "on two lines: {r}");
+
+    // An editor that draws later than the reply waits: the readback is told to be early.
+    let r = c.structured("nova.type_selector", json!({"selector": "#slow", "text": "Bakery"})).await?;
+    assert!(early(&r) && !r["readback"].to_string().contains("Bakery"), "{r}");
     Ok(())
 }
 
