@@ -127,7 +127,16 @@ fn armed(p: ActParams) -> JsValue {
     match taken {
         Some(Ok(r)) => {
             WATCHES.with(|w| w.borrow_mut().insert(p.watch_id, promise));
-            actions::envelope(Ok(to_js(&r)))
+            match p.action {
+                // The watch is armed; the report waits for an editor that took the text to draw it.
+                PageAction::Type(t) if crate::readback::pending(&r) => {
+                    wasm_bindgen_futures::future_to_promise(async move {
+                        Ok(actions::envelope(Ok(to_js(&crate::readback::read_back(&t, r).await))))
+                    })
+                    .into()
+                }
+                _ => actions::envelope(Ok(to_js(&r))),
+            }
         }
         Some(Err(e)) => actions::envelope(Err(e)),
         None => actions::envelope(Err(fail(reason::INTERNAL, "the action did not run"))),

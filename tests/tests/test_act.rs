@@ -363,6 +363,13 @@ async fn a_rich_text_editor_with_a_model_of_its_own_gets_each_line_once() -> any
     let r = c.structured("nova.read_text", json!({"selector": "#plain"})).await?;
     assert_eq!(r["text"].as_str().map(|t| t.lines().count()), Some(2), "on two lines: {r}");
 
+    // Guarded, too: the watch is armed and the report waits for the editor to draw.
+    let contract = json!({"postconditions": {"success": {"all": [
+        {"factKey": "dom.text(#held)", "operator": "contains", "expected": "Weekends"}]}}});
+    let typed = json!({"selector": "#rich", "text": "\nWeekends closed.", "clear": false, "transitionContract": contract});
+    let r = c.structured("nova.type_selector", typed).await?;
+    assert!(!early(&r) && r["readback"].as_str().is_some_and(|t| t.ends_with("\nWeekends closed.")), "{r}");
+
     // An editor that draws later than the reply waits: the readback is told to be early.
     let r = c.structured("nova.type_selector", json!({"selector": "#slow", "text": "Bakery"})).await?;
     assert!(early(&r) && !r["readback"].to_string().contains("Bakery"), "{r}");
