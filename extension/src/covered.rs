@@ -262,7 +262,7 @@ pub fn drawn_boxes(el: &Element, paint: &mut impl Paint) -> Vec<Drawn> {
         {
             return boxes;
         }
-        let px = |name: &str| v(name).strip_suffix("px").and_then(|n| n.parse::<f64>().ok());
+        let px = |name: &str| dom::px(&v(name));
         let (Some(left), Some(top), Some(width), Some(height), Some(ml), Some(mt)) =
             (px("left"), px("top"), px("width"), px("height"), px("margin-left"), px("margin-top"))
         else {

@@ -420,6 +420,11 @@ pub fn is_disabled_with(el: &Element, t: &str, attrs: &Attrs) -> bool {
         || attrs.get(el, "aria-disabled").is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
+/// A computed CSS length in px (`12.5px`); `None` in any other unit (a percentage, `auto`).
+pub fn px(v: &str) -> Option<f64> {
+    v.trim().strip_suffix("px")?.trim().parse().ok()
+}
+
 /// Collapses whitespace and trims, and drops the characters a browser draws as nothing
 /// ([`nova_shared::invisible`]).
 pub fn collapse(s: &str) -> String {
@@ -875,4 +880,19 @@ pub fn as_function(v: &JsValue) -> Option<&js_sys::Function> {
 pub fn computed(el: &Element, property: &str) -> Option<String> {
     let view = el.owner_document()?.default_view()?;
     view.get_computed_style(el).ok().flatten()?.get_property_value(property).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::px;
+
+    #[test]
+    fn a_length_is_read_in_px_only() {
+        assert_eq!(px("12.5px"), Some(12.5));
+        assert_eq!(px(" -3px "), Some(-3.0));
+        assert_eq!(px("0px"), Some(0.0));
+        assert_eq!(px("50%"), None);
+        assert_eq!(px("auto"), None);
+        assert_eq!(px("2em"), None);
+    }
 }

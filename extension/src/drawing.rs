@@ -130,7 +130,7 @@ pub fn paint(style: &CssStyleDeclaration, paint: &str, alpha: &str) -> Option<Rg
 /// The width of a drawing's outline (`stroke-width`) in px; 0 when in other units.
 pub fn stroke_width(style: &CssStyleDeclaration) -> f64 {
     let w = style.get_property_value("stroke-width").unwrap_or_default();
-    w.trim().strip_suffix("px").and_then(|v| v.trim().parse().ok()).unwrap_or(0.0)
+    dom::px(&w).unwrap_or(0.0)
 }
 
 /// The shapes of one drawing with what they paint, in the order they are painted: read once per

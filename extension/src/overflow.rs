@@ -52,12 +52,7 @@ pub fn parse(overflow: &str) -> [Axis; 2] {
 /// it clips (`None`: not clipped there). `style` is read only for a `clip` (its margin); an
 /// unreadable margin leaves that axis open.
 pub fn window(axes: [Axis; 2], at: Rect, style: &CssStyleDeclaration) -> [Option<(f64, f64)>; 2] {
-    let margin = || {
-        style
-            .get_property_value("overflow-clip-margin")
-            .ok()
-            .and_then(|m| m.trim().strip_suffix("px").and_then(|n| n.parse::<f64>().ok()))
-    };
+    let margin = || style.get_property_value("overflow-clip-margin").ok().and_then(|m| crate::dom::px(&m));
     let span = |axis: Axis, start: f64, length: f64| match axis {
         Axis::Open | Axis::Scroll => None,
         Axis::Hidden => Some((start, start + length)),

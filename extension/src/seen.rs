@@ -111,7 +111,7 @@ struct Reads {
 
 impl Reads {
     fn font_size(&mut self, style: &CssStyleDeclaration) -> Option<f64> {
-        self.font_size.read(style, "font-size", |f| f.trim_end_matches("px").trim().parse::<f64>().ok())
+        self.font_size.read(style, "font-size", dom::px)
     }
 
     /// Whether the text is drawn in a ligature icon font ([`icon_font`]).
@@ -167,9 +167,7 @@ impl Reads {
 
     /// `text-indent` in px; a value in other units (a percentage) counts as 0 and is not judged.
     fn text_indent(&mut self, style: &CssStyleDeclaration) -> f64 {
-        self.text_indent.read(style, "text-indent", |t| {
-            t.trim().strip_suffix("px").and_then(|v| v.parse().ok()).unwrap_or(0.0)
-        })
+        self.text_indent.read(style, "text-indent", |t| dom::px(t).unwrap_or(0.0))
     }
 }
 
@@ -860,9 +858,7 @@ fn outline_inks(style: &CssStyleDeclaration, drawing: bool) -> Vec<Rgba> {
         inks.retain(|c| c.3 >= FAINT);
         return inks;
     }
-    let stroke = prop(style, "-webkit-text-stroke-width")
-        .and_then(|w| w.trim().trim_end_matches("px").parse::<f64>().ok())
-        .unwrap_or(0.0);
+    let stroke = prop(style, "-webkit-text-stroke-width").and_then(|w| dom::px(&w)).unwrap_or(0.0);
     if stroke > 0.0 {
         inks.extend(prop(style, "-webkit-text-stroke-color").and_then(|c| parse_colour(&c)));
     }
